@@ -1,0 +1,33 @@
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, type Options } from '@mikro-orm/postgresql';
+import { ENTITIES } from './src/entities/index.js';
+import { MIGRATIONS } from './src/db/migrations/index.js';
+
+/** Where the ORM connects: a URL for a real PostgreSQL, or host/port of the embedded socket. */
+export type DbConnection = Pick<Options, 'clientUrl' | 'host' | 'port' | 'dbName' | 'user' | 'password'>;
+
+/** The one ORM configuration; only the connection and pool size vary between runs. */
+export function ormConfig(connection: DbConnection, poolMax = 10) {
+  return defineConfig({
+    ...connection,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    discovery: { disableDynamicFileAccess: true },
+    migrations: {
+      path: 'src/db/migrations',
+      pathTs: 'src/db/migrations',
+      emit: 'ts',
+      snapshot: false,
+      silent: true,
+      transactional: true,
+      allOrNothing: true,
+      migrationsList: MIGRATIONS,
+    },
+    pool: { min: 0, max: poolMax },
+    forceUtcTimezone: true,
+    debug: false,
+    allowGlobalContext: false,
+  });
+}
+
+export default ormConfig({ clientUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' });

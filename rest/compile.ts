@@ -1,0 +1,80 @@
+import type { GraphQLSchema } from 'graphql';
+import { responseSchema, type JsonSchema } from './jsonSchema.js';
+import { loadOperations, operationVariables, requiredInputFields, variableInputType, type LoadedOperation } from './operations.js';
+import { COMMON_ERRORS, WORKSPACE_PARAM, type ParamDef, type Route } from './route.js';
+import { compileBody, compileParams, type Check } from './validate.js';
+
+/** A route joined with its pre-validated document, validators and derived response schema. */
+export interface CompiledRoute {
+  route: Route;
+  op: LoadedOperation;
+  pathParams: Record<string, ParamDef>;
+  checkPath: Check;
+  checkQuery: Check;
+  checkBody: Check | null;
+  /** Schema of the success body (the root field's result, or its `items` for lists). */
+  responseSchema: JsonSchema;
+  errors: number[];
+}
+
+/**
+ * Compiles the route table against the schema at start. Every mismatch between a row and its
+ * document (unknown document, unknown variable, body field the input type lacks, required input
+ * field the body does not require) fails the start instead of a request.
+ */
+export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledRoute[] {
+  const operations = loadOperations(schema);
+  const seen = new Set<string>();
+  return routes.map((route) => {
+    const where = `route ${route.name} (${route.method} ${route.path})`;
+    if (seen.has(route.name)) throw new Error(`${where}: duplicate name`);
+    seen.add(route.name);
+    const op = operations.get(route.operation);
+    if (!op) throw new Error(`${where}: no document schema/operations/${route.operation}.graphql`);
+    const pathParams = { ...(route.path.includes('{workspace}') ? { workspace: WORKSPACE_PARAM } : {}), ...route.pathParams };
+    const placeholders = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    if (placeholders.sort().join() !== Object.keys(pathParams).sort().join()) throw new Error(`${where}: path placeholders and pathParams differ`);
+    checkVariables(schema, route, op, pathParams, where);
+    const rootSchema = responseSchema(schema, op.document);
+    const body = route.list ? (rootSchema.properties as Record<string, JsonSchema> | undefined)?.items : rootSchema;
+    if (!body) throw new Error(`${where}: a list route's root field must select items`);
+    return {
+      route,
+      op,
+      pathParams,
+      checkPath: compileParams(pathParams, 'path'),
+      checkQuery: compileParams(route.query, 'query'),
+      checkBody: route.body ? compileBody(route.body.schema) : null,
+      responseSchema: body,
+      errors: [...new Set([...COMMON_ERRORS, ...(route.extraErrors ?? [])])].sort(),
+    };
+  });
+}
+
+function checkVariables(schema: GraphQLSchema, route: Route, op: LoadedOperation, pathParams: Record<string, ParamDef>, where: string) {
+  const vars = operationVariables(op);
+  const supplied = new Set<string>();
+  for (const [name, def] of [...Object.entries(pathParams), ...Object.entries(route.query ?? {})]) {
+    const variable = def.variable ?? name;
+    if (!vars.has(variable)) throw new Error(`${where}: parameter ${name} has no variable $${variable}`);
+    supplied.add(variable);
+  }
+  if (route.body) {
+    const input = variableInputType(schema, op, route.body.variable);
+    if (!input) throw new Error(`${where}: body variable $${route.body.variable} is not an input object`);
+    supplied.add(route.body.variable);
+    const fields = input.getFields();
+    const rename = route.body.rename ?? {};
+    for (const prop of Object.keys(route.body.schema.properties)) {
+      const field = rename[prop] ?? prop;
+      if (!fields[field]) throw new Error(`${where}: body field ${prop} is not a field of ${input.name}`);
+    }
+    const requiredBody = new Set(((route.body.schema.required as string[] | undefined) ?? []).map((p) => rename[p] ?? p));
+    for (const field of requiredInputFields(input)) {
+      if (!requiredBody.has(field)) throw new Error(`${where}: ${input.name}.${field} is required but the body does not require it`);
+    }
+  }
+  for (const [variable, required] of vars) {
+    if (required && !supplied.has(variable)) throw new Error(`${where}: required variable $${variable} is never supplied`);
+  }
+}

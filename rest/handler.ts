@@ -1,0 +1,98 @@
+import { execute, type GraphQLSchema } from 'graphql';
+import type { Context } from 'koa';
+import { InvalidRequestError } from '../src/errors.js';
+import type { CompiledRoute } from './compile.js';
+import type { LocatedIssue } from './validate.js';
+
+/** What the facade needs from the domain: the schema and a per-request context (no entities). */
+export interface GraphQLBackend {
+  schema: GraphQLSchema;
+  /** Builds the GraphQL context; with `requireCredential` it throws the 401 for a missing or bad key. */
+  createContext(input: { authorization: string | undefined; requestId: string; requireCredential: boolean }): Promise<unknown>;
+}
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** The one handler every route row runs: validate, build variables, execute in-process, respond. */
+export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
+  const { route, op } = compiled;
+  return async (ctx: Context & { params?: Record<string, string> }) => {
+    const contextValue = await backend.createContext({
+      authorization: ctx.get('authorization') || undefined,
+      requestId: ctx.state.requestId as string,
+      requireCredential: true,
+    });
+    const variables = await buildVariables(compiled, ctx);
+    const result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
+    if (result.errors?.length) throw result.errors[0];
+    const data = (result.data as Record<string, unknown>)[op.rootField] as Record<string, unknown>;
+    ctx.status = route.status;
+    if (route.list) {
+      const next = data.nextCursor as string | null;
+      if (next) ctx.set('Link', `<${nextUrl(ctx, next)}>; rel="next"`);
+      ctx.body = data.items;
+    } else {
+      ctx.body = data;
+    }
+  };
+}
+
+async function buildVariables(compiled: CompiledRoute, ctx: Context & { params?: Record<string, string> }): Promise<Record<string, unknown>> {
+  const { route } = compiled;
+  const issues: LocatedIssue[] = [];
+  const variables: Record<string, unknown> = {};
+  const path = compiled.checkPath(ctx.params ?? {});
+  if (path.ok) assign(variables, path.value, compiled.pathParams);
+  else issues.push(...path.issues);
+  const query = compiled.checkQuery(ctx.query);
+  if (query.ok) assign(variables, query.value, route.query ?? {});
+  else issues.push(...query.issues);
+  if (route.body && compiled.checkBody) {
+    const raw = await readJson(ctx);
+    const body = compiled.checkBody(raw);
+    if (body.ok) {
+      const rename = route.body.rename ?? {};
+      variables[route.body.variable] = Object.fromEntries(Object.entries(body.value).map(([k, v]) => [rename[k] ?? k, v]));
+    } else issues.push(...body.issues);
+  }
+  if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
+  return variables;
+}
+
+function assign(variables: Record<string, unknown>, values: Record<string, unknown>, defs: Record<string, { variable?: string }>) {
+  for (const [name, value] of Object.entries(values)) variables[defs[name]?.variable ?? name] = value;
+}
+
+/** Reads and parses a JSON body of at most 1 MiB; every failure is a 400 naming the body. */
+export async function readJson(ctx: Context): Promise<unknown> {
+  const type = ctx.get('content-type');
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new InvalidRequestError('The body must be JSON (Content-Type: application/json).', [{ field: 'body', message: 'Content-Type must be application/json', in: 'body' } as LocatedIssue]);
+  }
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > JSON_BODY_LIMIT) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    size += (chunk as Buffer).length;
+    if (size > JSON_BODY_LIMIT) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.trim()) throw new InvalidRequestError('A JSON body is required.', [{ field: 'body', message: 'is required', in: 'body' } as LocatedIssue]);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [{ field: 'body', message: 'is not valid JSON', in: 'body' } as LocatedIssue]);
+  }
+}
+
+function tooLarge() {
+  return new InvalidRequestError(`The body exceeds ${JSON_BODY_LIMIT} bytes.`, [{ field: 'body', message: `must be at most ${JSON_BODY_LIMIT} bytes`, in: 'body' } as LocatedIssue]);
+}
+
+function nextUrl(ctx: Context, cursor: string): string {
+  const params = new URLSearchParams(ctx.querystring);
+  params.set('cursor', cursor);
+  return `${ctx.path}?${params.toString()}`;
+}

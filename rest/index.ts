@@ -1,0 +1,85 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { GraphQLError } from 'graphql';
+import { classifyError, DomainError } from '../src/errors.js';
+import { compileRoutes, type CompiledRoute } from './compile.js';
+import { envelope } from './envelope.js';
+import { routeHandler, type GraphQLBackend } from './handler.js';
+import { API_PREFIX, buildOpenApi } from './openapi.js';
+import type { Route } from './route.js';
+
+export interface RestApi {
+  middleware: Middleware;
+  openapi: Record<string, unknown>;
+  routes: CompiledRoute[];
+}
+
+export interface RestOptions {
+  version: string;
+  /** Receives unexpected errors (never shown to the client). */
+  logError(error: unknown, ctx: Context): void;
+}
+
+/** The Koa facade: every row of the route table mounted under /api/v1 on the one generic handler. */
+export function createRestApi(backend: GraphQLBackend, table: Route[], options: RestOptions): RestApi {
+  const routes = compileRoutes(backend.schema, table);
+  const openapi = buildOpenApi(routes, { version: options.version });
+  const openapiJson = JSON.stringify(openapi);
+  const router = new Router({ prefix: API_PREFIX });
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = openapiJson;
+  });
+  for (const compiled of routes) {
+    const koaPath = compiled.route.path.replace(/\{(\w+)\}/g, ':$1');
+    router.register(koaPath, [compiled.route.method], routeHandler(compiled, backend), { name: compiled.route.name });
+  }
+  const matchers = routes.map((c) => ({ method: c.route.method, re: new RegExp(`^${API_PREFIX}${c.route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
+  const dispatch = router.routes();
+
+  const middleware: Middleware = async (ctx, next) => {
+    if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
+    try {
+      await dispatch(ctx as Parameters<typeof dispatch>[0], noop);
+      if (ctx.body === undefined && ctx.status === 404) {
+        const allowed = matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method);
+        if (allowed.length) {
+          ctx.set('Allow', allowed.join(', '));
+          send(ctx, 405, { error: { code: 'method_not_allowed', message: `${ctx.method} is not supported here; use ${allowed.join(', ')}.`, status: 405, details: null } });
+        } else {
+          const { status, body } = envelope('not_found', `No endpoint ${ctx.method} ${ctx.path}; see ${API_PREFIX}/openapi.json.`);
+          send(ctx, status, body);
+        }
+      }
+    } catch (error) {
+      renderError(ctx, error, options);
+    }
+  };
+  return { middleware, openapi, routes };
+}
+
+const noop = (async () => undefined) as unknown as Next;
+
+function renderError(ctx: Context, error: unknown, options: RestOptions) {
+  let code: string;
+  let message: string;
+  let details: unknown = null;
+  if (error instanceof DomainError) {
+    ({ code, message, details } = error);
+  } else if (error instanceof GraphQLError) {
+    const classified = classifyError(error);
+    if (classified.unexpected) options.logError(error.originalError ?? error, ctx);
+    ({ code, message, details } = classified);
+  } else {
+    options.logError(error, ctx);
+    code = 'internal';
+    message = 'The server failed to process the request.';
+  }
+  const { status, body } = envelope(code, message, details);
+  send(ctx, status, body);
+}
+
+function send(ctx: Context, status: number, body: unknown) {
+  ctx.status = status;
+  ctx.body = body;
+}

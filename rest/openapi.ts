@@ -1,0 +1,70 @@
+import type { CompiledRoute } from './compile.js';
+import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from './envelope.js';
+import type { JsonSchema } from './jsonSchema.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** The served OpenAPI 3.1 document, generated from the compiled route table. */
+export function buildOpenApi(routes: CompiledRoute[], info: { version: string }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const statuses = new Set<number>();
+  for (const c of routes) {
+    const { route } = c;
+    const parameters = [
+      ...Object.entries(c.pathParams).map(([name, def]) => ({ name, in: 'path', required: true, description: def.description, schema: def.schema })),
+      ...Object.entries(route.query ?? {}).map(([name, def]) => ({ name, in: 'query', required: Boolean(def.required), description: def.description, schema: def.schema })),
+    ];
+    const responses: Record<string, unknown> = {
+      [String(route.status)]: {
+        description: route.summary,
+        ...(route.list ? { headers: { Link: { description: 'RFC 8288 link to the next page (`rel="next"`), absent on the last page.', schema: { type: 'string' } } } } : {}),
+        content: { 'application/json': { schema: c.responseSchema } },
+      },
+    };
+    for (const status of c.errors) {
+      statuses.add(status);
+      responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+    }
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = {
+      operationId: route.name,
+      tags: [route.tag],
+      summary: route.summary,
+      description: `${route.description}\n\nPermissions: ${route.permissions.map((p) => `\`${p}\``).join(', ')}.`,
+      parameters,
+      ...(route.body
+        ? { requestBody: { required: true, description: route.body.description, content: { 'application/json': { schema: route.body.schema as JsonSchema } } } }
+        : {}),
+      responses,
+      'x-permissions': route.permissions,
+    };
+  }
+  const errorResponses: Record<string, unknown> = {};
+  for (const status of [...statuses].sort()) {
+    errorResponses[`Error${status}`] = {
+      description: STATUS_DESCRIPTIONS[status] ?? `Error ${status}`,
+      ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } } : {}),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Workspace Knowledge Service',
+      version: info.version,
+      description:
+        'REST interface to a documentation and knowledge workspace. Every request carries `Authorization: Bearer svc_pat_…`. ' +
+        '`{workspace}` is a workspace id, or `-` for the workspace a key is bound to. Errors use one envelope: ' +
+        '`{"error":{"code","message","status","details"}}`.',
+    },
+    servers: [{ url: API_PREFIX }],
+    security: [{ bearerAuth: [] }],
+    tags: [...new Set(routes.map((c) => c.route.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An agent key (`svc_pat_…`), shown once when created.' } },
+      schemas: { Error: ENVELOPE_SCHEMA },
+      responses: errorResponses,
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { JsonSchema } from './jsonSchema.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A path or query parameter: its schema, and the GraphQL variable it becomes (default: same name). */
+export interface ParamDef {
+  schema: JsonSchema;
+  description: string;
+  variable?: string;
+  required?: boolean;
+}
+
+/** A JSON body that becomes one GraphQL input variable; `rename` maps body names to input fields. */
+export interface BodyDef {
+  schema: JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
+  variable: string;
+  rename?: Record<string, string>;
+  description?: string;
+}
+
+/** One REST endpoint: everything the generic handler, the OpenAPI document and the agent tools need. */
+export interface Route {
+  /** Stable operationId (and agent tool name), e.g. `changelog_list`. */
+  name: string;
+  method: HttpMethod;
+  /** Relative to /api/v1, with `{param}` placeholders. */
+  path: string;
+  /** The document in schema/operations/ (without `.graphql`). */
+  operation: string;
+  tag: string;
+  summary: string;
+  description: string;
+  /** Permissions the endpoint needs (documentation and tool filtering; enforced by the service). */
+  permissions: string[];
+  pathParams?: Record<string, ParamDef>;
+  query?: Record<string, ParamDef>;
+  body?: BodyDef;
+  /** HTTP status on success. */
+  status: number;
+  /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */
+  list?: boolean;
+  /** Error statuses beyond the ones every endpoint declares. */
+  extraErrors?: number[];
+}
+
+/** Statuses every endpoint can return (SPEC "Declared statuses", plus 500 which any call may hit). */
+export const COMMON_ERRORS = [400, 401, 403, 404, 429, 500];
+
+/** The `{workspace}` path segment every workspace endpoint has. */
+export const WORKSPACE_PARAM: ParamDef = {
+  schema: { type: 'string', minLength: 1, maxLength: 64 },
+  description: 'A workspace id, or `-` for the workspace the key is bound to (an org-wide key must name an id).',
+};
+
+/** Cursor-pagination query parameters shared by every list. */
+export const PAGE_QUERY = (max: number, fallback: number): Record<string, ParamDef> => ({
+  limit: { schema: { type: 'integer', minimum: 1, maximum: max, default: fallback }, description: `Page size, 1–${max} (default ${fallback}).` },
+  cursor: { schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Opaque cursor from the `Link: rel="next"` header of the previous page.' },
+});

@@ -1,0 +1,72 @@
+import type { AgentPrincipal, RequestContext } from '../context.js';
+import {
+  InvalidRequestError, NotFoundError, PermissionDeniedError, PlanRequiredError, TwoFactorRequiredError, UnauthorizedError,
+} from '../errors.js';
+import { isUuid } from '../ids.js';
+import { effectivePermissions, type Permission, type Plan } from './permissions.js';
+
+/** What an authorized call may touch: one workspace of one organization, as one key. */
+export interface Scope {
+  workspaceId: string;
+  agent: AgentPrincipal;
+  /** Effective permissions (key AND role ceiling). */
+  permissions: ReadonlySet<Permission>;
+}
+
+/** The agent behind the request, or 401/403 before anything else is looked at. */
+export function requireAgent(ctx: RequestContext): AgentPrincipal {
+  const p = ctx.principal;
+  if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
+  if (p.kind === 'admin') throw new PermissionDeniedError([], 'The admin token manages organizations; workspace content needs an agent key (svc_pat_…).');
+  if (p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.twoFactorEnabled) throw new TwoFactorRequiredError();
+  return p;
+}
+
+/**
+ * The one authorization check (SPEC "Authentication", CONTRACT "Permissions"):
+ * 401 key → 403 two-factor → `{workspace}` scope (400 / 404) → 403 permission.
+ */
+export async function authorize(ctx: RequestContext, workspace: string, required: readonly Permission[]): Promise<Scope> {
+  const agent = requireAgent(ctx);
+  const workspaceId = await resolveWorkspace(ctx, agent, workspace);
+  const permissions = effectivePermissions(agent.permissions, agent.role);
+  requirePermissions(permissions, required);
+  return { workspaceId, agent, permissions };
+}
+
+/** 403 `permission_denied` naming every missing permission. */
+export function requirePermissions(permissions: ReadonlySet<Permission>, required: readonly Permission[]): void {
+  const missing = required.filter((p) => !permissions.has(p));
+  if (missing.length) throw new PermissionDeniedError(missing);
+}
+
+/** 403 `plan_required` unless the organization's plan is one of `plans`. */
+export function requirePlan(scope: Scope, plans: readonly Plan[], what: string): void {
+  if (!plans.includes(scope.agent.plan)) throw new PlanRequiredError(what, [...plans], scope.agent.plan);
+}
+
+async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, workspace: string): Promise<string> {
+  if (workspace === '-') {
+    if (!agent.boundWorkspaceId) {
+      throw new InvalidRequestError('This key is org-wide: name a workspace id instead of "-".', [{ field: 'workspace', message: 'an org-wide key must name a workspace id' }]);
+    }
+    return agent.boundWorkspaceId;
+  }
+  // Every unreachable workspace gets the same 404 as a nonexistent one.
+  if (!isUuid(workspace)) throw new NotFoundError('Workspace');
+  const id = workspace.toLowerCase();
+  if (agent.boundWorkspaceId) {
+    if (agent.boundWorkspaceId !== id) throw new NotFoundError('Workspace');
+    return id;
+  }
+  const rows = await ctx.em.getConnection().execute('select 1 from workspaces where id = ? and organization_id = ?', [id, agent.organizationId]);
+  if (!rows.length) throw new NotFoundError('Workspace');
+  return id;
+}
+
+/** Only the admin token passes; an agent key gets 403, no credential 401. */
+export function requireAdmin(ctx: RequestContext): void {
+  const p = ctx.principal;
+  if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
+  if (p.kind !== 'admin') throw new PermissionDeniedError([], 'This operation needs the admin token.');
+}

@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AgentPrincipal, Principal } from '../context.js';
+import type { Plan, Role } from './permissions.js';
+import { digestSecret, isWellFormedKey, KEY_PREFIX, safeEqual } from './keys.js';
+
+/** Secrets the server checks credentials against. */
+export interface Credentials {
+  serverSecret: string;
+  adminTokenDigest: string;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  permissions: string[];
+  workspace_id: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  member_id: string;
+  role: Role;
+  two_factor_enabled: boolean;
+  organization_id: string;
+  plan: Plan;
+  require_two_factor: boolean;
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000; // one write per key per minute, not per request
+
+/** Resolves an `Authorization` header to a principal with one indexed lookup. */
+export async function resolvePrincipal(em: EntityManager, credentials: Credentials, header: string | undefined): Promise<Principal> {
+  if (!header) return { kind: 'anonymous' };
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match) return { kind: 'invalid' };
+  const token = match[1];
+  const digest = digestSecret(credentials.serverSecret, token);
+  if (!token.startsWith(KEY_PREFIX)) {
+    return safeEqual(digest, credentials.adminTokenDigest) ? { kind: 'admin' } : { kind: 'invalid' };
+  }
+  if (!isWellFormedKey(token)) return { kind: 'invalid' };
+  const rows: KeyRow[] = await em.getConnection().execute(
+    `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at,
+            m.id as member_id, m.role, m.two_factor_enabled,
+            o.id as organization_id, o.plan, o.require_two_factor
+       from agent_keys k
+       join members m on m.id = k.member_id
+       join organizations o on o.id = k.organization_id
+      where k.digest = ?`,
+    [digest],
+  );
+  const row = rows[0];
+  const now = Date.now();
+  if (!row || row.revoked_at || (row.expires_at && new Date(row.expires_at).getTime() <= now)) return { kind: 'invalid' };
+  if (!row.last_used_at || now - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
+    // Best effort and outside any transaction: a failed touch must not fail the request.
+    em.getConnection().execute('update agent_keys set last_used_at = ? where id = ?', [new Date(now), row.id]).catch(() => undefined);
+  }
+  return toPrincipal(row);
+}
+
+function toPrincipal(row: KeyRow): AgentPrincipal {
+  return {
+    kind: 'agent',
+    keyId: row.id,
+    keyName: row.name,
+    permissions: row.permissions,
+    boundWorkspaceId: row.workspace_id,
+    memberId: row.member_id,
+    role: row.role,
+    twoFactorEnabled: row.two_factor_enabled,
+    organizationId: row.organization_id,
+    plan: row.plan,
+    requireTwoFactor: row.require_two_factor,
+  };
+}

@@ -1,0 +1,29 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Plan, Role } from './auth/permissions.js';
+
+/** An authenticated agent key, with what authorization needs already loaded. */
+export interface AgentPrincipal {
+  kind: 'agent';
+  keyId: string;
+  keyName: string;
+  permissions: readonly string[];
+  boundWorkspaceId: string | null;
+  memberId: string;
+  role: Role;
+  twoFactorEnabled: boolean;
+  organizationId: string;
+  plan: Plan;
+  requireTwoFactor: boolean;
+}
+
+/** Who is calling: nobody, a bad credential, the admin token, or an agent key. */
+export type Principal = { kind: 'anonymous' } | { kind: 'invalid' } | { kind: 'admin' } | AgentPrincipal;
+
+/** Per-request state shared by every resolver and service; one forked EntityManager per request. */
+export interface RequestContext {
+  em: EntityManager;
+  principal: Principal;
+  requestId: string;
+  /** HMAC key for agent-key digests (new keys are stored under it). */
+  serverSecret: string;
+}

@@ -1,0 +1,12 @@
+import { AgentKey } from './AgentKey.js';
+import { AuditEvent } from './AuditEvent.js';
+import { ChangelogEntry } from './ChangelogEntry.js';
+import { Member } from './Member.js';
+import { Organization } from './Organization.js';
+import { Setting } from './Setting.js';
+import { Workspace } from './Workspace.js';
+
+/** Every entity, for the ORM's discovery. */
+export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting];
+
+export { AgentKey, AuditEvent, ChangelogEntry, Member, Organization, Setting, Workspace };

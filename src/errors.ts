@@ -1,0 +1,160 @@
+import { GraphQLError } from 'graphql';
+
+/** The envelope codes of SPEC "Errors"; rest/envelope.ts maps each to its HTTP status. */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'permission_denied'
+  | 'plan_required'
+  | 'two_factor_required'
+  | 'not_found'
+  | 'conflict'
+  | 'memory_quota_exceeded'
+  | 'precondition_failed'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+/** A field-level problem reported in `details` of a 400. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+/** An expected failure of a domain rule; its code is part of the public contract. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: unknown = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** 400: the request is malformed; `details` lists the offending fields. */
+export class InvalidRequestError extends DomainError {
+  constructor(message: string, issues: FieldIssue[] | null = null) {
+    super('invalid_request', message, issues);
+  }
+}
+
+/** 400 for one named field. */
+export function invalidField(field: string, message: string): InvalidRequestError {
+  return new InvalidRequestError(`${field}: ${message}`, [{ field, message }]);
+}
+
+/** 401: one body for a missing, malformed, unknown, expired or revoked key. */
+export class UnauthorizedError extends DomainError {
+  constructor() {
+    super('unauthorized', 'A valid API key is required: send "Authorization: Bearer <key>".');
+  }
+}
+
+/** 403: the key (after the role ceiling) lacks permissions. */
+export class PermissionDeniedError extends DomainError {
+  constructor(missing: string[], message?: string) {
+    super('permission_denied', message ?? `This key lacks the permission(s): ${missing.join(', ')}.`, { missing });
+  }
+}
+
+/** 403: the organization's plan does not allow the operation. */
+export class PlanRequiredError extends DomainError {
+  constructor(what: string, plans: string[], current: string) {
+    super('plan_required', `${what} requires the ${plans.join(' or ')} plan.`, { requiredPlans: plans, currentPlan: current });
+  }
+}
+
+/** 403: the org requires two-factor and the key's admin/owner member has not enabled it. */
+export class TwoFactorRequiredError extends DomainError {
+  constructor() {
+    super('two_factor_required', 'This organization requires admins and owners to enable two-factor authentication before their keys can be used.');
+  }
+}
+
+/** 404: absent or unreachable; the message never says which. */
+export class NotFoundError extends DomainError {
+  constructor(what = 'The requested object') {
+    super('not_found', `${what} was not found.`);
+  }
+}
+
+/** 409: a conflicting state (e.g. a duplicate). */
+export class ConflictError extends DomainError {
+  constructor(message: string, details: unknown = null) {
+    super('conflict', message, details);
+  }
+}
+
+export interface ClassifiedError {
+  code: ErrorCode | string;
+  message: string;
+  details: unknown;
+  /** true when the cause was unexpected and must be logged, never shown. */
+  unexpected: boolean;
+}
+
+const INTERNAL_MESSAGE = 'The server failed to process the request.';
+
+/** Sorts any error raised while executing GraphQL into a public code, message and details. */
+export function classifyError(error: GraphQLError): ClassifiedError {
+  const original = unwrap(error);
+  if (original instanceof DomainError) {
+    return { code: original.code, message: original.message, details: original.details, unexpected: false };
+  }
+  if (original && isUniqueViolation(original)) {
+    return { code: 'conflict', message: 'An object with the same unique key already exists.', details: null, unexpected: false };
+  }
+  if (original && isConnectionFailure(original)) {
+    return { code: 'unavailable', message: 'The database is unavailable; retry shortly.', details: null, unexpected: true };
+  }
+  const argValidation = validationIssues(original ?? error);
+  if (argValidation) {
+    return { code: 'invalid_request', message: argValidation.map((i) => `${i.field}: ${i.message}`).join('; '), details: argValidation, unexpected: false };
+  }
+  const code = error.extensions?.code;
+  // graphql-js leaves parse/validation/variable-coercion errors without a code and without a path.
+  if (!original && (code === undefined || code === 'BAD_USER_INPUT' || code === 'GRAPHQL_VALIDATION_FAILED') && !error.path) {
+    return { code: 'invalid_request', message: error.message, details: null, unexpected: false };
+  }
+  return { code: 'internal', message: INTERNAL_MESSAGE, details: null, unexpected: true };
+}
+
+function unwrap(error: GraphQLError): Error | undefined {
+  let current: unknown = error.originalError;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current instanceof Error && !(current instanceof GraphQLError) ? current : (current as Error | undefined);
+}
+
+function isUniqueViolation(error: Error): boolean {
+  return error.name === 'UniqueConstraintViolationException' || (error as { code?: string }).code === '23505';
+}
+
+function isConnectionFailure(error: Error): boolean {
+  const code = (error as { code?: string }).code;
+  return error.name === 'ConnectionException' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === '57P01' || code === '57P03' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(error.message);
+}
+
+/** type-graphql's ArgumentValidationError carries class-validator results; flatten them to field issues. */
+function validationIssues(error: Error): FieldIssue[] | null {
+  const list = (error as { extensions?: { validationErrors?: unknown } }).extensions?.validationErrors
+    ?? (error as { validationErrors?: unknown }).validationErrors;
+  if (!Array.isArray(list)) return null;
+  const issues: FieldIssue[] = [];
+  const walk = (items: ValidationLike[], prefix: string) => {
+    for (const item of items) {
+      const field = prefix ? `${prefix}.${item.property}` : item.property;
+      for (const message of Object.values(item.constraints ?? {})) issues.push({ field, message });
+      if (item.children?.length) walk(item.children, field);
+    }
+  };
+  walk(list as ValidationLike[], '');
+  return issues.length ? issues : null;
+}
+
+interface ValidationLike {
+  property: string;
+  constraints?: Record<string, string>;
+  children?: ValidationLike[];
+}

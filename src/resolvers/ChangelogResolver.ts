@@ -1,0 +1,90 @@
+import { ArrayMaxSize, MaxLength, MinLength } from 'class-validator';
+import { Arg, Args, ArgsType, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
+import { LIMITS } from '../limits.js';
+import * as changelog from '../services/changelog.js';
+
+enum ChangelogStatusValue {
+  draft = 'draft',
+  published = 'published',
+}
+registerEnumType(ChangelogStatusValue, { name: 'ChangelogStatus', description: 'draft | published' });
+
+@InputType()
+class CreateChangelogEntryInput {
+  @Field() @MinLength(1) @MaxLength(LIMITS.titleLength) title!: string;
+  @Field() @MaxLength(LIMITS.markdownLength) markdown!: string;
+  @Field(() => ChangelogStatusValue) status!: ChangelogStatus;
+  @Field(() => [String]) @ArrayMaxSize(LIMITS.tagCount) @MaxLength(LIMITS.tagLength, { each: true }) tags!: string[];
+  @Field(() => Date, { nullable: true, description: 'Publication time; a published entry without one gets now.' }) publishedAt!: Date | null;
+}
+
+@InputType()
+class UpdateChangelogEntryInput {
+  @Field({ nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string;
+  @Field({ nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string;
+  @Field(() => ChangelogStatusValue, { nullable: true }) status?: ChangelogStatus;
+  @Field(() => [String], { nullable: true }) @ArrayMaxSize(LIMITS.tagCount) @MaxLength(LIMITS.tagLength, { each: true }) tags?: string[];
+  @Field(() => Date, { nullable: true }) publishedAt?: Date | null;
+}
+
+@ArgsType()
+class ListChangelogArgs {
+  @Field(() => String, { description: 'Workspace id, or "-" for the key\'s bound workspace.' }) workspace!: string;
+  @Field(() => Boolean, { nullable: true, description: 'Include drafts (honoured only with changelog.update).' }) drafts?: boolean | null;
+  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @Field(() => String, { nullable: true }) @MaxLength(LIMITS.cursorLength) cursor?: string | null;
+}
+
+@ObjectType()
+class ChangelogEntryPage {
+  @Field(() => [ChangelogEntry]) items!: ChangelogEntry[];
+  @Field(() => String, { nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' }) nextCursor!: string | null;
+}
+
+@ObjectType()
+class DeletedChangelogEntry {
+  @Field(() => Int) id!: number;
+  @Field() deleted!: boolean;
+}
+
+/** Changelog endpoints 1–4; rules live in services/changelog.ts. */
+@Resolver()
+export class ChangelogResolver {
+  @Query(() => ChangelogEntryPage, { description: 'Published entries, newest first (drafts with changelog.update).' })
+  changelogEntries(@Ctx() ctx: RequestContext, @Args(() => ListChangelogArgs) args: ListChangelogArgs) {
+    return changelog.listChangelog(ctx, args.workspace, args);
+  }
+
+  @Mutation(() => ChangelogEntry)
+  createChangelogEntry(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateChangelogEntryInput) input: CreateChangelogEntryInput) {
+    return changelog.createChangelogEntry(ctx, workspace, input);
+  }
+
+  @Mutation(() => ChangelogEntry)
+  updateChangelogEntry(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('id', () => Int) id: number,
+    @Arg('input', () => UpdateChangelogEntryInput) input: UpdateChangelogEntryInput,
+  ) {
+    return changelog.updateChangelogEntry(ctx, workspace, id, stripNulls(input));
+  }
+
+  @Mutation(() => DeletedChangelogEntry)
+  deleteChangelogEntry(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number) {
+    return changelog.deleteChangelogEntry(ctx, workspace, id);
+  }
+}
+
+/** In an update, null means "leave as is" for non-nullable fields; only publishedAt may be cleared. */
+function stripNulls(input: UpdateChangelogEntryInput): changelog.ChangelogInput {
+  const out: changelog.ChangelogInput = {};
+  if (input.title != null) out.title = input.title;
+  if (input.markdown != null) out.markdown = input.markdown;
+  if (input.status != null) out.status = input.status;
+  if (input.tags != null) out.tags = input.tags;
+  if (input.publishedAt !== undefined) out.publishedAt = input.publishedAt;
+  return out;
+}

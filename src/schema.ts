@@ -1,0 +1,19 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { DateTimeResolver } from 'graphql-scalars';
+import { buildSchema } from 'type-graphql';
+import { AdminResolver } from './resolvers/AdminResolver.js';
+import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
+
+/** Every resolver of the schema. */
+export const RESOLVERS = [AdminResolver, ChangelogResolver] as const;
+
+/** Builds the executable schema (once per process). */
+export async function buildAppSchema(): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: RESOLVERS,
+    scalarsMap: [{ type: Date, scalar: DateTimeResolver }],
+    validate: { forbidUnknownValues: false },
+    emitSchemaFile: false,
+  });
+}

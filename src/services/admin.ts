@@ -1,0 +1,123 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireAdmin } from '../auth/authorize.js';
+import { digestSecret, generateKeySecret } from '../auth/keys.js';
+import { isPermission, PLANS, ROLES, type Plan, type Role } from '../auth/permissions.js';
+import type { RequestContext } from '../context.js';
+import { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
+import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { recordAudit } from './audit.js';
+
+function checkPlan(plan: string, field: string): Plan {
+  if (!(PLANS as readonly string[]).includes(plan)) throw invalidField(field, `must be one of ${PLANS.join(', ')}`);
+  return plan as Plan;
+}
+
+function checkRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) throw invalidField('input.role', `must be one of ${ROLES.join(', ')}`);
+  return role as Role;
+}
+
+async function findOrganization(em: EntityManager, id: string): Promise<Organization> {
+  const org = isUuid(id) ? await em.findOne(Organization, { id }) : null;
+  if (!org) throw new NotFoundError('Organization');
+  return org;
+}
+
+/** createOrganization (CONTRACT "Admin GraphQL"). */
+export async function createOrganization(ctx: RequestContext, input: { name: string; plan: string; requireTwoFactor?: boolean | null }): Promise<Organization> {
+  requireAdmin(ctx);
+  const plan = checkPlan(input.plan, 'input.plan');
+  return ctx.em.transactional(async (em) => {
+    const org = em.create(Organization, { name: input.name, plan, requireTwoFactor: input.requireTwoFactor ?? false, createdAt: new Date() });
+    recordAudit(em, ctx, { action: 'organization.created', targetType: 'organization', targetId: org.id, organizationId: org.id });
+    return org;
+  });
+}
+
+/** updateOrganization: plan and two-factor requirement. */
+export async function updateOrganization(ctx: RequestContext, id: string, input: { plan?: string | null; requireTwoFactor?: boolean | null }): Promise<Organization> {
+  requireAdmin(ctx);
+  return ctx.em.transactional(async (em) => {
+    const org = await findOrganization(em, id);
+    if (input.plan !== undefined && input.plan !== null) org.plan = checkPlan(input.plan, 'input.plan');
+    if (input.requireTwoFactor !== undefined && input.requireTwoFactor !== null) org.requireTwoFactor = input.requireTwoFactor;
+    recordAudit(em, ctx, { action: 'organization.updated', targetType: 'organization', targetId: org.id, organizationId: org.id });
+    return org;
+  });
+}
+
+/** createWorkspace in an existing organization. */
+export async function createWorkspace(ctx: RequestContext, input: { organizationId: string; name: string }): Promise<Workspace> {
+  requireAdmin(ctx);
+  return ctx.em.transactional(async (em) => {
+    const organization = await findOrganization(em, input.organizationId);
+    const workspace = em.create(Workspace, { organization, name: input.name, createdAt: new Date() });
+    recordAudit(em, ctx, { action: 'workspace.created', targetType: 'workspace', targetId: workspace.id, organizationId: organization.id, workspaceId: workspace.id });
+    return workspace;
+  });
+}
+
+/** createMember: e-mail unique within the organization. */
+export async function createMember(ctx: RequestContext, input: { organizationId: string; email: string; role: string; twoFactorEnabled?: boolean | null }): Promise<Member> {
+  requireAdmin(ctx);
+  const role = checkRole(input.role);
+  return ctx.em.transactional(async (em) => {
+    const organization = await findOrganization(em, input.organizationId);
+    const email = input.email.trim().toLowerCase();
+    if (await em.count(Member, { organization, email })) throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'input.email' });
+    const member = em.create(Member, { organization, email, role, twoFactorEnabled: input.twoFactorEnabled ?? false, createdAt: new Date() });
+    recordAudit(em, ctx, { action: 'member.created', targetType: 'member', targetId: member.id, organizationId: organization.id });
+    return member;
+  });
+}
+
+export interface CreateAgentKeyInput {
+  memberId: string;
+  name: string;
+  permissions: string[];
+  workspaceId?: string | null;
+  expiresAt?: Date | null;
+}
+
+/** createAgentKey: returns the secret once; only its HMAC digest is stored. */
+export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
+  requireAdmin(ctx);
+  const unknown = input.permissions.filter((p) => !isPermission(p));
+  if (unknown.length) throw new InvalidRequestError(`input.permissions: unknown permission(s) ${unknown.join(', ')}`, [{ field: 'input.permissions', message: `unknown: ${unknown.join(', ')}` }]);
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('input.expiresAt', 'must be in the future');
+  return ctx.em.transactional(async (em) => {
+    const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
+    if (!member) throw new NotFoundError('Member');
+    let workspace: Workspace | null = null;
+    if (input.workspaceId) {
+      workspace = isUuid(input.workspaceId) ? await em.findOne(Workspace, { id: input.workspaceId, organization: member.organization }) : null;
+      if (!workspace) throw new NotFoundError('Workspace');
+    }
+    const key = generateKeySecret();
+    const agentKey = em.create(AgentKey, {
+      organization: member.organization,
+      member,
+      workspace,
+      name: input.name,
+      permissions: [...new Set(input.permissions)],
+      digest: digestSecret(ctx.serverSecret, key),
+      expiresAt: input.expiresAt ?? null,
+      createdAt: new Date(),
+    });
+    recordAudit(em, ctx, { action: 'agent_key.created', targetType: 'agent_key', targetId: agentKey.id, organizationId: member.organization.id, workspaceId: workspace?.id ?? null });
+    return { key, agentKey };
+  });
+}
+
+/** revokeAgentKey: the key stops working at once; revoking twice keeps the first time. */
+export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<AgentKey> {
+  requireAdmin(ctx);
+  return ctx.em.transactional(async (em) => {
+    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
+    if (!agentKey) throw new NotFoundError('Agent key');
+    agentKey.revokedAt ??= new Date();
+    recordAudit(em, ctx, { action: 'agent_key.revoked', targetType: 'agent_key', targetId: agentKey.id, organizationId: agentKey.organization.id, workspaceId: agentKey.workspace?.id ?? null });
+    return agentKey;
+  });
+}

@@ -1,0 +1,111 @@
+import { authorize, requirePermissions, type Scope } from '../auth/authorize.js';
+import type { RequestContext } from '../context.js';
+import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
+import { NotFoundError } from '../errors.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import { recordAudit } from './audit.js';
+
+export interface ListChangelogArgs {
+  drafts?: boolean | null;
+  limit?: number | null;
+  cursor?: string | null;
+}
+
+export interface ChangelogInput {
+  title?: string;
+  markdown?: string;
+  status?: ChangelogStatus;
+  tags?: string[];
+  publishedAt?: Date | null;
+}
+
+/** Published entries, newest first; drafts too when asked for and the key has `changelog.update`. */
+export async function listChangelog(ctx: RequestContext, workspace: string, args: ListChangelogArgs): Promise<Page<ChangelogEntry>> {
+  const scope = await authorize(ctx, workspace, ['changelog.read']);
+  const size = pageSize(args.limit);
+  const withDrafts = Boolean(args.drafts) && scope.permissions.has('changelog.update');
+  const params: unknown[] = [scope.workspaceId];
+  let where = 'workspace_id = ?';
+  if (!withDrafts) where += ` and status = 'published'`;
+  if (args.cursor) {
+    const [at, id] = decodeCursor<[string, number]>(args.cursor, ['string', 'number']);
+    where += ' and (coalesce(published_at, created_at), id) < (?::timestamptz, ?)';
+    params.push(at, id);
+  }
+  params.push(size + 1);
+  const rows = await ctx.em.getConnection().execute(
+    `select * from changelog_entries where ${where} order by coalesce(published_at, created_at) desc, id desc limit ?`,
+    params,
+  );
+  const entries = rows.map((row: Record<string, unknown>) => ctx.em.map(ChangelogEntry, row));
+  return toPage(entries, size, (e) => [(e.publishedAt ?? e.createdAt).toISOString(), e.id]);
+}
+
+/** Creates an entry; `status: published` also needs `changelog.publish`. */
+export async function createChangelogEntry(ctx: RequestContext, workspace: string, input: Required<Omit<ChangelogInput, 'publishedAt'>> & { publishedAt: Date | null }): Promise<ChangelogEntry> {
+  const scope = await authorize(ctx, workspace, input.status === 'published' ? ['changelog.update', 'changelog.publish'] : ['changelog.update']);
+  return ctx.em.transactional(async (em) => {
+    const now = new Date();
+    const entry = em.create(ChangelogEntry, {
+      workspace: scope.workspaceId,
+      author: scope.agent.keyName,
+      title: input.title,
+      markdown: input.markdown,
+      status: input.status,
+      tags: uniqueTags(input.tags),
+      publishedAt: input.publishedAt ?? (input.status === 'published' ? now : null),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await em.flush();
+    recordAudit(em, ctx, { action: 'changelog.created', targetType: 'changelog_entry', targetId: entry.id, workspaceId: scope.workspaceId });
+    return entry;
+  });
+}
+
+/**
+ * Updates the given fields. Changing `status`, or the publication time of a published entry,
+ * also needs `changelog.publish`. Moving to draft clears `publishedAt` unless one is sent.
+ */
+export async function updateChangelogEntry(ctx: RequestContext, workspace: string, id: number, input: ChangelogInput): Promise<ChangelogEntry> {
+  const scope = await authorize(ctx, workspace, ['changelog.update']);
+  return ctx.em.transactional(async (em) => {
+    const entry = await findEntry(em, scope, id);
+    const statusChanges = input.status !== undefined && input.status !== entry.status;
+    const publishedAtChanges = input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
+    if (statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published')) requirePermissions(scope.permissions, ['changelog.publish']);
+    if (input.title !== undefined) entry.title = input.title;
+    if (input.markdown !== undefined) entry.markdown = input.markdown;
+    if (input.tags !== undefined) entry.tags = uniqueTags(input.tags);
+    if (input.publishedAt !== undefined) entry.publishedAt = input.publishedAt;
+    if (statusChanges) {
+      entry.status = input.status!;
+      if (entry.status === 'published') entry.publishedAt ??= new Date();
+      else if (input.publishedAt === undefined) entry.publishedAt = null;
+    }
+    entry.updatedAt = new Date();
+    recordAudit(em, ctx, { action: statusChanges ? 'changelog.status_changed' : 'changelog.updated', targetType: 'changelog_entry', targetId: entry.id, workspaceId: scope.workspaceId });
+    return entry;
+  });
+}
+
+/** Deletes an entry of the workspace (404 for any other workspace's id). */
+export async function deleteChangelogEntry(ctx: RequestContext, workspace: string, id: number): Promise<{ id: number; deleted: true }> {
+  const scope = await authorize(ctx, workspace, ['changelog.update']);
+  return ctx.em.transactional(async (em) => {
+    const entry = await findEntry(em, scope, id);
+    em.remove(entry);
+    recordAudit(em, ctx, { action: 'changelog.deleted', targetType: 'changelog_entry', targetId: id, workspaceId: scope.workspaceId });
+    return { id, deleted: true as const };
+  });
+}
+
+async function findEntry(em: RequestContext['em'], scope: Scope, id: number): Promise<ChangelogEntry> {
+  const entry = await em.findOne(ChangelogEntry, { id, workspace: scope.workspaceId });
+  if (!entry) throw new NotFoundError('Changelog entry');
+  return entry;
+}
+
+function uniqueTags(tags: string[]): string[] {
+  return [...new Set(tags.map((t) => t.trim()).filter(Boolean))];
+}
