@@ -7,8 +7,8 @@ import type { LocatedIssue } from './validate.js';
 /** What the facade needs from the domain: the schema and a per-request context (no entities). */
 export interface GraphQLBackend {
   schema: GraphQLSchema;
-  /** Builds the GraphQL context; with `requireCredential` it throws the 401 for a missing or bad key. */
-  createContext(input: { authorization: string | undefined; requestId: string; requireCredential: boolean }): Promise<unknown>;
+  /** Builds the GraphQL context for a request; with `requireCredential` it throws the 401 for a missing or bad key. */
+  createContext(ctx: Context, requireCredential: boolean): Promise<unknown>;
 }
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -17,11 +17,7 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
   const { route, op } = compiled;
   return async (ctx: Context & { params?: Record<string, string> }) => {
-    const contextValue = await backend.createContext({
-      authorization: ctx.get('authorization') || undefined,
-      requestId: ctx.state.requestId as string,
-      requireCredential: true,
-    });
+    const contextValue = await backend.createContext(ctx, true);
     const variables = await buildVariables(compiled, ctx);
     const result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
     if (result.errors?.length) throw result.errors[0];

@@ -7,6 +7,7 @@ const server = await startServer({
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
+  rateLimit: { max: Number(process.env.RATE_LIMIT_MAX || 600), windowSeconds: Number(process.env.RATE_LIMIT_WINDOW_S || 60) },
 });
 
 let stopping = false;

@@ -14,10 +14,11 @@ import { createRestApi } from '../rest/index.js';
 import { ROUTES } from '../rest/routes.js';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { resolvePrincipal, type Credentials } from './auth/principal.js';
-import type { RequestContext } from './context.js';
+import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate, openOrm } from './db/orm.js';
 import { classifyError, UnauthorizedError } from './errors.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
 import { buildAppSchema } from './schema.js';
 import { loadCredentials } from './services/settings.js';
 
@@ -34,6 +35,8 @@ export interface ServerOptions {
   embeddedDump?: Blob;
   adminToken?: string;
   keyHashSecret?: string;
+  /** Requests per key per window (CONTRACT: RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
+  rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
   /** Sandbox landing page on GET /graphql (default: not in production). */
   sandbox?: boolean;
@@ -79,12 +82,38 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 async function listen(orm: MikroORM, credentials: Credentials, options: ServerOptions, logger: Logger, embedded: EmbeddedDatabase | null): Promise<RunningServer> {
   const schema = await buildAppSchema();
 
-  /** One forked EntityManager and one resolved principal per request, for REST and GraphQL alike. */
-  const createContext = async (input: { authorization: string | undefined; requestId: string; requireCredential: boolean }): Promise<RequestContext> => {
-    const em = orm.em.fork();
-    const principal = await resolvePrincipal(em, credentials, input.authorization);
-    if (input.requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
-    return { em, principal, requestId: input.requestId, serverSecret: credentials.serverSecret };
+  const limits = options.rateLimit ?? { max: 600, windowSeconds: 60 };
+  const limiter: RateLimiter = options.databaseUrl
+    ? new PostgresRateLimiter(orm.em.fork(), limits.max, limits.windowSeconds)
+    : new MemoryRateLimiter(limits.max, limits.windowSeconds);
+
+  /** One forked EntityManager per request, with the principal the authentication middleware resolved. */
+  const createContext = async (ctx: Koa.Context, requireCredential: boolean): Promise<RequestContext> => {
+    const principal = ctx.state.principal as Principal;
+    if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
+    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret };
+  };
+
+  /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */
+  const authenticate: Koa.Middleware = async (ctx, next) => {
+    const principal = await resolvePrincipal(orm.em.fork(), credentials, ctx.get('authorization') || undefined);
+    ctx.state.principal = principal;
+    if (principal.kind === 'agent') {
+      const r = await limiter.hit(principal.keyId);
+      ctx.set('RateLimit-Policy', `"default";q=${r.limit};w=${limiter.windowSeconds}`);
+      ctx.set('RateLimit', `"default";r=${r.remaining};t=${r.resetSeconds}`);
+      if (!r.allowed) {
+        ctx.set('Retry-After', String(r.resetSeconds));
+        const message = `Rate limit of ${r.limit} requests per ${limiter.windowSeconds} s exceeded; retry in ${r.resetSeconds} s.`;
+        const details = { limit: r.limit, windowSeconds: limiter.windowSeconds, retryAfterSeconds: r.resetSeconds };
+        ctx.status = 429;
+        ctx.body = ctx.path === '/graphql'
+          ? { errors: [{ message, extensions: { code: 'rate_limited', details } }] }
+          : { error: { code: 'rate_limited', message, status: 429, details } };
+        return;
+      }
+    }
+    await next();
   };
 
   const rest = createRestApi({ schema, createContext }, ROUTES, {
@@ -119,10 +148,11 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
   });
+  app.use(async (ctx, next) => (ctx.path === '/graphql' || (ctx.path.startsWith('/api/') && ctx.path !== '/api/v1/openapi.json') ? authenticate(ctx, next) : next()));
   app.use(rest.middleware);
   const graphqlBody = koaBody({ jsonLimit: '1mb', multipart: false });
   const graphqlHandler = koaMiddleware(apollo, {
-    context: async ({ ctx }) => createContext({ authorization: ctx.get('authorization') || undefined, requestId: ctx.state.requestId, requireCredential: false }),
+    context: async ({ ctx }) => createContext(ctx, false),
   });
   app.use(async (ctx, next) => {
     if (ctx.path !== '/graphql') return next();

@@ -3,10 +3,11 @@ import { AuditEvent } from './AuditEvent.js';
 import { ChangelogEntry } from './ChangelogEntry.js';
 import { Member } from './Member.js';
 import { Organization } from './Organization.js';
+import { RateLimitCounter } from './RateLimitCounter.js';
 import { Setting } from './Setting.js';
 import { Workspace } from './Workspace.js';
 
 /** Every entity, for the ORM's discovery. */
-export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting];
+export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter];
 
-export { AgentKey, AuditEvent, ChangelogEntry, Member, Organization, Setting, Workspace };
+export { AgentKey, AuditEvent, ChangelogEntry, Member, Organization, RateLimitCounter, Setting, Workspace };

@@ -14,7 +14,7 @@ function checkPlan(plan: string, field: string): Plan {
 }
 
 function checkRole(role: string): Role {
-  if (!(ROLES as readonly string[]).includes(role)) throw invalidField('input.role', `must be one of ${ROLES.join(', ')}`);
+  if (!(ROLES as readonly string[]).includes(role)) throw invalidField('role', `must be one of ${ROLES.join(', ')}`);
   return role as Role;
 }
 
@@ -27,7 +27,7 @@ async function findOrganization(em: EntityManager, id: string): Promise<Organiza
 /** createOrganization (CONTRACT "Admin GraphQL"). */
 export async function createOrganization(ctx: RequestContext, input: { name: string; plan: string; requireTwoFactor?: boolean | null }): Promise<Organization> {
   requireAdmin(ctx);
-  const plan = checkPlan(input.plan, 'input.plan');
+  const plan = checkPlan(input.plan, 'plan');
   return ctx.em.transactional(async (em) => {
     const org = em.create(Organization, { name: input.name, plan, requireTwoFactor: input.requireTwoFactor ?? false, createdAt: new Date() });
     recordAudit(em, ctx, { action: 'organization.created', targetType: 'organization', targetId: org.id, organizationId: org.id });
@@ -40,7 +40,7 @@ export async function updateOrganization(ctx: RequestContext, id: string, input:
   requireAdmin(ctx);
   return ctx.em.transactional(async (em) => {
     const org = await findOrganization(em, id);
-    if (input.plan !== undefined && input.plan !== null) org.plan = checkPlan(input.plan, 'input.plan');
+    if (input.plan !== undefined && input.plan !== null) org.plan = checkPlan(input.plan, 'plan');
     if (input.requireTwoFactor !== undefined && input.requireTwoFactor !== null) org.requireTwoFactor = input.requireTwoFactor;
     recordAudit(em, ctx, { action: 'organization.updated', targetType: 'organization', targetId: org.id, organizationId: org.id });
     return org;
@@ -65,7 +65,7 @@ export async function createMember(ctx: RequestContext, input: { organizationId:
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const email = input.email.trim().toLowerCase();
-    if (await em.count(Member, { organization, email })) throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'input.email' });
+    if (await em.count(Member, { organization, email })) throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'email' });
     const member = em.create(Member, { organization, email, role, twoFactorEnabled: input.twoFactorEnabled ?? false, createdAt: new Date() });
     recordAudit(em, ctx, { action: 'member.created', targetType: 'member', targetId: member.id, organizationId: organization.id });
     return member;
@@ -84,8 +84,8 @@ export interface CreateAgentKeyInput {
 export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
   requireAdmin(ctx);
   const unknown = input.permissions.filter((p) => !isPermission(p));
-  if (unknown.length) throw new InvalidRequestError(`input.permissions: unknown permission(s) ${unknown.join(', ')}`, [{ field: 'input.permissions', message: `unknown: ${unknown.join(', ')}` }]);
-  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('input.expiresAt', 'must be in the future');
+  if (unknown.length) throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [{ field: 'permissions', message: `unknown: ${unknown.join(', ')}` }]);
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return ctx.em.transactional(async (em) => {
     const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
     if (!member) throw new NotFoundError('Member');

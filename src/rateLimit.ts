@@ -1,0 +1,65 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** The outcome of counting one request against a key's window. */
+export interface RateLimitResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (whole seconds, at least 1). */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  readonly max: number;
+  readonly windowSeconds: number;
+  hit(key: string): Promise<RateLimitResult>;
+}
+
+function windowOf(windowSeconds: number, now: number) {
+  const size = windowSeconds * 1000;
+  const start = Math.floor(now / size) * size;
+  return { start, resetSeconds: Math.max(1, Math.ceil((start + size - now) / 1000)) };
+}
+
+function result(max: number, count: number, resetSeconds: number): RateLimitResult {
+  return { allowed: count <= max, limit: max, remaining: Math.max(0, max - count), resetSeconds };
+}
+
+/** Fixed windows counted in process memory: right for the embedded database, where one process serves. */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly counts = new Map<string, { start: number; count: number }>();
+
+  constructor(readonly max: number, readonly windowSeconds: number) {}
+
+  async hit(key: string): Promise<RateLimitResult> {
+    const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
+    let entry = this.counts.get(key);
+    if (!entry || entry.start !== start) {
+      if (this.counts.size > 10_000) for (const [k, v] of this.counts) if (v.start !== start) this.counts.delete(k);
+      entry = { start, count: 0 };
+      this.counts.set(key, entry);
+    }
+    entry.count += 1;
+    return result(this.max, entry.count, resetSeconds);
+  }
+}
+
+/** Fixed windows counted by an atomic upsert in PostgreSQL, so the limit holds across processes. */
+export class PostgresRateLimiter implements RateLimiter {
+  constructor(private readonly em: EntityManager, readonly max: number, readonly windowSeconds: number) {}
+
+  async hit(key: string): Promise<RateLimitResult> {
+    const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
+    const connection = this.em.getConnection();
+    const rows = await connection.execute(
+      `insert into rate_limit_counters (key, window_start, count) values (?, ?, 1)
+       on conflict (key, window_start) do update set count = rate_limit_counters.count + 1
+       returning count`,
+      [key, new Date(start)],
+    );
+    if (Math.random() < 0.01) {
+      connection.execute('delete from rate_limit_counters where window_start < ?', [new Date(start - this.windowSeconds * 1000)]).catch(() => undefined);
+    }
+    return result(this.max, Number(rows[0].count), resetSeconds);
+  }
+}

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { OpenApiChecker } from './openapiCheck.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (for malformed bodies); implies no JSON encoding. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** A running service on its own database copy, with clients that validate every response. */
+export interface TestApp {
+  server: RunningServer;
+  url: string;
+  adminToken: string;
+  /** A REST call; the response is checked against the served OpenAPI document. */
+  api<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** A GraphQL call with the admin token unless another bearer is given (null = none). */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, bearer?: string | null): Promise<{ status: number; data: T; errors?: { message: string; extensions: { code: string; details?: any } }[] }>;
+  close(): Promise<void>;
+}
+
+/** Starts the app like `npm start` does, on a copy of the migrated database (or the real one). */
+export async function startTestApp(overrides: Partial<ServerOptions> = {}): Promise<TestApp> {
+  const dump = inject('pgliteDump');
+  const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
+  const server = await startServer({
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    embeddedDump: dump ? new Blob([readFileSync(dump)]) : undefined,
+    adminToken,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    rateLimit: { max: 10_000, windowSeconds: 60 },
+    ...overrides,
+  });
+  const openapi = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
+  const checker = new OpenApiChecker(openapi);
+
+  const api: TestApp['api'] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const url = `${server.url}${path}`;
+    const res = await fetch(url, { method, headers, body });
+    const text = await res.text();
+    const contentType = res.headers.get('content-type');
+    const parsed = contentType?.includes('json') && text ? JSON.parse(text) : text;
+    checker.check(method, url, res.status, contentType, parsed);
+    return { status: res.status, headers: res.headers, body: parsed };
+  };
+
+  const gql: TestApp['gql'] = async (query, variables = {}, bearer = adminToken) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+    const json = (await res.json()) as { data: any; errors?: any[] };
+    return { status: res.status, data: json.data, errors: json.errors };
+  };
+
+  return { server, url: server.url, adminToken, api, gql, close: () => server.close() };
+}

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import type { TestApp } from './app.js';
+
+const uniq = () => randomBytes(4).toString('hex');
+
+async function admin<T>(app: TestApp, query: string, variables: Record<string, unknown>): Promise<T> {
+  const res = await app.gql(query, variables);
+  if (res.errors?.length) throw new Error(`admin GraphQL failed: ${JSON.stringify(res.errors)}`);
+  return Object.values(res.data as Record<string, T>)[0];
+}
+
+export interface Org { id: string; plan: string }
+export interface Ws { id: string }
+export interface MemberRow { id: string; role: string }
+
+export function createOrg(app: TestApp, input: { plan?: string; requireTwoFactor?: boolean } = {}): Promise<Org> {
+  return admin(app, 'mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id plan requireTwoFactor } }', {
+    input: { name: `Org ${uniq()}`, plan: input.plan ?? 'free', requireTwoFactor: input.requireTwoFactor ?? false },
+  });
+}
+
+export function createWorkspace(app: TestApp, organizationId: string): Promise<Ws> {
+  return admin(app, 'mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id organizationId } }', {
+    input: { organizationId, name: `Workspace ${uniq()}` },
+  });
+}
+
+export function createMember(app: TestApp, organizationId: string, input: { role?: string; twoFactorEnabled?: boolean } = {}): Promise<MemberRow> {
+  return admin(app, 'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role } }', {
+    input: { organizationId, email: `m-${uniq()}@example.com`, role: input.role ?? 'owner', twoFactorEnabled: input.twoFactorEnabled ?? false },
+  });
+}
+
+export async function createKey(
+  app: TestApp,
+  memberId: string,
+  input: { permissions: string[]; workspaceId?: string | null; expiresAt?: string; name?: string },
+): Promise<{ key: string; id: string }> {
+  const created = await admin<{ key: string; agentKey: { id: string } }>(
+    app,
+    'mutation($input: CreateAgentKeyInput!) { createAgentKey(input: $input) { key agentKey { id workspaceId permissions expiresAt } } }',
+    { input: { memberId, name: input.name ?? `key-${uniq()}`, permissions: input.permissions, workspaceId: input.workspaceId ?? null, expiresAt: input.expiresAt ?? null } },
+  );
+  return { key: created.key, id: created.agentKey.id };
+}
+
+export const ALL_PERMISSIONS = [
+  'article.read', 'article.create', 'article.update', 'article.publish', 'proposal.read', 'proposal.create',
+  'section.create', 'upload.image', 'changelog.read', 'changelog.update', 'changelog.publish',
+  'memory.read', 'memory.write', 'search.read', 'content_gap.report', 'openapi.read', 'openapi.manage',
+];
+
+export interface Tenant {
+  org: Org;
+  workspace: Ws;
+  member: MemberRow;
+  /** A key bound to the workspace with the requested permissions. */
+  key: string;
+  keyId: string;
+}
+
+/** A fresh organization with one workspace, one member and one workspace-bound key. */
+export async function tenant(app: TestApp, options: { plan?: string; role?: string; permissions?: string[]; orgWide?: boolean } = {}): Promise<Tenant> {
+  const org = await createOrg(app, { plan: options.plan });
+  const workspace = await createWorkspace(app, org.id);
+  const member = await createMember(app, org.id, { role: options.role ?? 'owner' });
+  const { key, id } = await createKey(app, member.id, { permissions: options.permissions ?? ALL_PERMISSIONS, workspaceId: options.orgWide ? null : workspace.id });
+  return { org, workspace, member, key, keyId: id };
+}
