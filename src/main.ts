@@ -1,13 +1,25 @@
 import { startServer } from './server.js';
 
+/** A positive integer from the environment, or the default; anything else stops the start. */
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < (name === 'PORT' ? 0 : 1)) {
+    console.error(`${name} must be a positive integer, got "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}
+
 /** Entry point of `npm start`: configuration from the environment (see README). */
 const server = await startServer({
-  port: Number(process.env.PORT ?? 8080),
+  port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
-  rateLimit: { max: Number(process.env.RATE_LIMIT_MAX || 600), windowSeconds: Number(process.env.RATE_LIMIT_WINDOW_S || 60) },
+  rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
 });
 
 let stopping = false;
@@ -16,9 +28,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     server.logger.info({ signal }, 'shutting down');
-    server.close().then(() => process.exit(0), (error) => {
-      server.logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    });
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        server.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   });
 }
