@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import { startTestApp, type ApiResponse, type TestApp } from './support/app.js';
 import { createKey, tenant, type Tenant } from './support/factories.js';
 
 let app: TestApp;
@@ -110,11 +110,11 @@ describe('GET /changelog (1)', () => {
     let url: string | null = `${base()}?limit=2`;
     let pages = 0;
     while (url) {
-      const res = await app.api('GET', url, { key: t.key });
+      const res: ApiResponse = await app.api('GET', url, { key: t.key });
       expect(res.status).toBe(200);
       expect(Array.isArray(res.body)).toBe(true);
       seen.push(...res.body.map((e: { id: number }) => e.id));
-      const link = res.headers.get('link');
+      const link: string | null = res.headers.get('link');
       url = link ? /<([^>]+)>; rel="next"/.exec(link)![1] : null;
       pages++;
     }
