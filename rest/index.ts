@@ -10,6 +10,8 @@ import type { Route } from './route.js';
 
 export interface RestApi {
   middleware: Middleware;
+  /** Renders any error thrown below it on an /api path as the envelope (mount it first). */
+  errors: Middleware;
   openapi: Record<string, unknown>;
   routes: CompiledRoute[];
 }
@@ -55,7 +57,15 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], options: 
       renderError(ctx, error, options);
     }
   };
-  return { middleware, openapi, routes };
+  const errors: Middleware = async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!ctx.path.startsWith('/api/')) throw error;
+      renderError(ctx, error, options);
+    }
+  };
+  return { middleware, errors, openapi, routes };
 }
 
 const noop = (async () => undefined) as unknown as Next;

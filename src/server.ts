@@ -6,7 +6,7 @@ import { ApolloServer, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { koaMiddleware } from '@as-integrations/koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
@@ -147,6 +147,18 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     ctx.state.requestId = /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
+  });
+  app.use(rest.errors);
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (ctx.path !== '/graphql') throw error;
+      const classified = classifyError(new GraphQLError('request failed', { originalError: error as Error }));
+      logger.error({ err: error, requestId: ctx.state.requestId }, 'graphql request failed');
+      ctx.status = classified.code === 'unavailable' ? 503 : 500;
+      ctx.body = { errors: [{ message: classified.message, extensions: { code: classified.code } }] };
+    }
   });
   app.use(async (ctx, next) => (ctx.path === '/graphql' || (ctx.path.startsWith('/api/') && ctx.path !== '/api/v1/openapi.json') ? authenticate(ctx, next) : next()));
   app.use(rest.middleware);
