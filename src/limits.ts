@@ -10,4 +10,12 @@ export const LIMITS = {
   pageDefault: 50,
   pageMax: 100,
   cursorLength: 200,
+  memoryBodyBytes: 16_384,
+  memoryPathBytes: 512,
+  memoryKindPattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$',
+  memoryLinkCount: 50,
+  memoryLinkBytes: 512,
+  searchPageDefault: 20,
+  searchPageMax: 50,
+  searchQueryLength: 500,
 } as const;

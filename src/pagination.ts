@@ -23,10 +23,10 @@ export function decodeCursor<T extends (string | number)[]>(cursor: string, shap
   throw invalidField('cursor', 'is not a cursor returned by this list');
 }
 
-/** The page size, defaulted and bounded (1..LIMITS.pageMax), or a 400 naming `limit`. */
-export function pageSize(limit: number | null | undefined): number {
-  if (limit === null || limit === undefined) return LIMITS.pageDefault;
-  if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.pageMax) throw invalidField('limit', `must be an integer from 1 to ${LIMITS.pageMax}`);
+/** The page size, defaulted and bounded (1..max), or a 400 naming `limit`. */
+export function pageSize(limit: number | null | undefined, max: number = LIMITS.pageMax, fallback: number = LIMITS.pageDefault): number {
+  if (limit === null || limit === undefined) return fallback;
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw invalidField('limit', `must be an integer from 1 to ${max}`);
   return limit;
 }
 

@@ -4,9 +4,10 @@ import { DateTimeResolver } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { AdminResolver } from './resolvers/AdminResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
+import { MemoryResolver } from './resolvers/MemoryResolver.js';
 
 /** Every resolver of the schema. */
-export const RESOLVERS = [AdminResolver, ChangelogResolver] as const;
+export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver] as const;
 
 /** Builds the executable schema (once per process). */
 export async function buildAppSchema(): Promise<GraphQLSchema> {

@@ -36,3 +36,6 @@ export function effectivePermissions(keyPermissions: readonly string[], role: Ro
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
+
+/** Memory notes a workspace may hold per plan (null: unlimited). */
+export const MEMORY_QUOTA: Record<Plan, number | null> = { free: 200, pro: 10_000, enterprise: null };

@@ -1,0 +1,62 @@
+import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Workspace } from './Workspace.js';
+
+/** Full-text document: path segments and tags weigh more than the body (A > B > C). */
+export const MEMORY_SEARCH_EXPRESSION =
+  "(((setweight(to_tsvector('english'::regconfig, translate(path, '/._-'::text, '    '::text)), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, wks_array_text(tags)), 'B'::\"char\")) || setweight(to_tsvector('english'::regconfig, body), 'C'::\"char\")))";
+
+@ObjectType({ description: 'A shared workspace memory note: Markdown addressed by a file-like path.' })
+@Entity({ tableName: 'memory_notes' })
+@Unique({ name: 'memory_notes_workspace_path_unique', properties: ['workspace', 'path'] })
+@Index({ name: 'memory_notes_search_idx', expression: 'create index "memory_notes_search_idx" on "memory_notes" using gin ("search")' })
+@Index({ name: 'memory_notes_links_idx', expression: 'create index "memory_notes_links_idx" on "memory_notes" using gin ("links")' })
+export class MemoryNote {
+  @Field(() => Int)
+  @PrimaryKey({ autoincrement: true })
+  id!: number;
+
+  @ManyToOne(() => Workspace, { fieldName: 'workspace_id', deleteRule: 'cascade' })
+  workspace!: Workspace;
+
+  @Field({ description: 'Normalised path: "/"-separated segments, case-sensitive.' })
+  @Property({ type: 'text', columnType: 'text collate "C"' })
+  path!: string;
+
+  @Field({ description: 'A short token saying what the note is (note, decision, runbook, …).' })
+  @Property({ type: 'text' })
+  kind!: string;
+
+  @Field({ description: 'Markdown, at most 16 KiB in UTF-8.' })
+  @Property({ type: 'text' })
+  body!: string;
+
+  @Field(() => [String], { description: 'Paths (or URLs) this note points to.' })
+  @Property({ type: ArrayType, columnType: 'text[]' })
+  links: string[] = [];
+
+  @Field(() => [String])
+  @Property({ type: ArrayType, columnType: 'text[]' })
+  tags: string[] = [];
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  updatedAt: Date = new Date();
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  accessedAt: Date = new Date();
+
+  /** Maintained by the database; never loaded. */
+  @Property({ columnType: 'tsvector', generated: `${MEMORY_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
+  search?: unknown;
+
+  @Field(() => ID)
+  workspaceId(): string {
+    return this.workspace.id;
+  }
+}

@@ -1,0 +1,103 @@
+import { Arg, Args, ArgsType, Ctx, Field, Float, InputType, Int, Mutation, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { MemoryNote } from '../entities/MemoryNote.js';
+import * as memory from '../services/memoryNotes.js';
+
+@InputType({ description: 'A note to create (new path) or update (existing path).' })
+class PutMemoryNoteInput {
+  @Field() path!: string;
+  @Field({ description: 'Markdown, at most 16,384 bytes in UTF-8.' }) body!: string;
+  @Field() kind!: string;
+  @Field(() => [String]) links!: string[];
+  @Field(() => [String]) tags!: string[];
+}
+
+@ObjectType({ description: 'A note in the index: everything but the body.' })
+class MemoryIndexEntry {
+  @Field() path!: string;
+  @Field() kind!: string;
+  @Field(() => [String]) tags!: string[];
+  @Field(() => Int, { description: 'Body size in UTF-8 bytes.' }) size!: number;
+  @Field(() => Date) updatedAt!: Date;
+  @Field(() => Date) accessedAt!: Date;
+}
+
+@ObjectType()
+class MemoryIndexPage {
+  @Field(() => [MemoryIndexEntry]) items!: MemoryIndexEntry[];
+  @Field(() => String, { nullable: true }) nextCursor!: string | null;
+}
+
+@ObjectType({ description: 'A full-text hit: the note\'s path and a snippet with matches wrapped in <mark>…</mark>.' })
+class MemorySearchHit {
+  @Field() path!: string;
+  @Field() kind!: string;
+  @Field(() => [String]) tags!: string[];
+  @Field(() => Float, { description: 'Relevance (higher is better); path and tag matches weigh more than body matches.' }) score!: number;
+  @Field() snippet!: string;
+  @Field(() => Date) updatedAt!: Date;
+}
+
+@ObjectType()
+class MemorySearchPage {
+  @Field(() => [MemorySearchHit]) items!: MemorySearchHit[];
+  @Field(() => String, { nullable: true }) nextCursor!: string | null;
+}
+
+@ObjectType()
+class DeletedMemoryNote {
+  @Field() path!: string;
+  @Field() deleted!: boolean;
+}
+
+@ArgsType()
+class MemoryIndexArgs {
+  @Field() workspace!: string;
+  @Field(() => String, { nullable: true, description: 'Directory-like prefix: "ops" matches "ops" and "ops/…".' }) prefix?: string | null;
+  @Field(() => String, { nullable: true }) tag?: string | null;
+  @Field(() => String, { nullable: true }) kind?: string | null;
+  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @Field(() => String, { nullable: true }) cursor?: string | null;
+}
+
+@ArgsType()
+class MemorySearchArgs {
+  @Field() workspace!: string;
+  @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
+  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @Field(() => String, { nullable: true }) cursor?: string | null;
+}
+
+/** Memory endpoints 5–9 and backlinks for dashboards; rules live in services/memoryNotes.ts. */
+@Resolver(() => MemoryNote)
+export class MemoryResolver {
+  @Query(() => MemoryNote, { description: 'A note by path; accessedAt advances.' })
+  memoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('path') path: string) {
+    return memory.getNote(ctx, workspace, path);
+  }
+
+  @Query(() => MemoryIndexPage, { description: 'The index of notes (no bodies), sorted by path.' })
+  memoryNotes(@Ctx() ctx: RequestContext, @Args(() => MemoryIndexArgs) args: MemoryIndexArgs) {
+    return memory.listNotes(ctx, args.workspace, args);
+  }
+
+  @Query(() => MemorySearchPage, { description: 'Full-text search over path, tags and body.' })
+  searchMemory(@Ctx() ctx: RequestContext, @Args(() => MemorySearchArgs) args: MemorySearchArgs) {
+    return memory.searchNotes(ctx, args.workspace, args);
+  }
+
+  @Mutation(() => MemoryNote, { description: 'Creates the note at a new path, or updates the note at an existing path.' })
+  putMemoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput) {
+    return memory.putNote(ctx, workspace, input);
+  }
+
+  @Mutation(() => DeletedMemoryNote)
+  deleteMemoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('path') path: string) {
+    return memory.deleteNote(ctx, workspace, path);
+  }
+
+  @FieldResolver(() => [MemoryIndexEntry], { description: 'Notes whose links contain this note\'s path.' })
+  backlinks(@Root() note: MemoryNote, @Ctx() ctx: RequestContext) {
+    return memory.backlinks(ctx.em, note.workspace.id, note.path);
+  }
+}

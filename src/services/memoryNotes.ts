@@ -1,0 +1,246 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authorize } from '../auth/authorize.js';
+import { MEMORY_QUOTA } from '../auth/permissions.js';
+import type { RequestContext } from '../context.js';
+import { MemoryNote } from '../entities/MemoryNote.js';
+import { DomainError, InvalidRequestError, invalidField, NotFoundError, type FieldIssue } from '../errors.js';
+import { LIMITS } from '../limits.js';
+import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import { recordAudit } from './audit.js';
+import { normalizePath } from './memoryPaths.js';
+
+const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at';
+const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
+
+export interface PutNoteInput {
+  path: string;
+  body: string;
+  kind: string;
+  links: string[];
+  tags: string[];
+}
+
+/** A note without its body, as the index and backlinks list it. */
+export interface MemoryIndexEntryData {
+  path: string;
+  kind: string;
+  tags: string[];
+  size: number;
+  updatedAt: Date;
+  accessedAt: Date;
+}
+
+export interface MemorySearchHitData extends Omit<MemoryIndexEntryData, 'accessedAt' | 'size'> {
+  score: number;
+  snippet: string;
+}
+
+/** 409 when creating one more note would exceed the plan's quota. */
+export class MemoryQuotaExceededError extends DomainError {
+  constructor(limit: number, usage: number, plan: string) {
+    super('memory_quota_exceeded', `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is always allowed).`, { limit, usage, plan });
+  }
+}
+
+/** Runs raw SQL inside the EntityManager's transaction (if any). */
+function sql<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[] = []): Promise<T[]> {
+  return em.getConnection().execute(text, params, 'all', em.getTransactionContext());
+}
+
+/** A text[] literal: knex would expand a JS array binding into a list of parameters. */
+function pgArray(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+}
+
+class PathTakenMeanwhile extends Error {}
+
+/**
+ * Creates the note at a new path or updates the existing one (SPEC rule 1). A create takes a
+ * quota slot with `update memory_usage … where used < limit` in the insert's transaction, so the
+ * quota holds exactly across processes; a concurrent create of the same path retries as an update.
+ */
+export async function putNote(ctx: RequestContext, workspace: string, input: PutNoteInput): Promise<MemoryNote> {
+  const scope = await authorize(ctx, workspace, ['memory.write']);
+  const note = validateNote(input);
+  const limit = MEMORY_QUOTA[scope.agent.plan];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await ctx.em.transactional(async (em) => {
+        const now = new Date();
+        const updated = await sql(em, `update memory_notes set kind = ?, body = ?, links = ?::text[], tags = ?::text[], updated_at = ? where workspace_id = ? and path = ? returning ${NOTE_COLUMNS}`, [note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, scope.workspaceId, note.path]);
+        if (updated.length) {
+          recordAudit(em, ctx, { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
+          return em.map(MemoryNote, updated[0]);
+        }
+        await sql(em, 'insert into memory_usage (workspace_id, used) values (?, 0) on conflict (workspace_id) do nothing', [scope.workspaceId]);
+        const slot = await sql(em, 'update memory_usage set used = used + 1 where workspace_id = ? and (?::int is null or used < ?::int) returning used', [scope.workspaceId, limit, limit]);
+        if (!slot.length) {
+          const [usage] = await sql<{ used: number }>(em, 'select used from memory_usage where workspace_id = ?', [scope.workspaceId]);
+          throw new MemoryQuotaExceededError(limit!, Number(usage.used), scope.agent.plan);
+        }
+        const inserted = await sql(em, `insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at) values (?, ?, ?, ?, ?::text[], ?::text[], ?, ?, ?) on conflict (workspace_id, path) do nothing returning ${NOTE_COLUMNS}`, [scope.workspaceId, note.path, note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, now, now]);
+        if (!inserted.length) throw new PathTakenMeanwhile(); // rolls the slot back; the retry updates
+        recordAudit(em, ctx, { action: 'memory.note.created', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
+        return em.map(MemoryNote, inserted[0]);
+      });
+    } catch (error) {
+      if (!(error instanceof PathTakenMeanwhile) || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** Reads a note by path; `accessedAt` advances. */
+export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
+  const scope = await authorize(ctx, workspace, ['memory.read']);
+  const path = normalizePath(rawPath);
+  const rows = await sql(ctx.em, `update memory_notes set accessed_at = ? where workspace_id = ? and path = ? returning ${NOTE_COLUMNS}`, [new Date(), scope.workspaceId, path]);
+  if (!rows.length) throw new NotFoundError('Memory note');
+  return ctx.em.map(MemoryNote, rows[0]);
+}
+
+/** Deletes a note by path and frees its quota slot, in one transaction. */
+export async function deleteNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<{ path: string; deleted: true }> {
+  const scope = await authorize(ctx, workspace, ['memory.write']);
+  const path = normalizePath(rawPath);
+  return ctx.em.transactional(async (em) => {
+    const rows = await sql(em, 'delete from memory_notes where workspace_id = ? and path = ? returning id', [scope.workspaceId, path]);
+    if (!rows.length) throw new NotFoundError('Memory note');
+    await sql(em, 'update memory_usage set used = greatest(used - 1, 0) where workspace_id = ?', [scope.workspaceId]);
+    recordAudit(em, ctx, { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId });
+    return { path, deleted: true as const };
+  });
+}
+
+export interface IndexArgs {
+  prefix?: string | null;
+  tag?: string | null;
+  kind?: string | null;
+  limit?: number | null;
+  cursor?: string | null;
+}
+
+/** The index: notes without bodies, sorted by path, filterable by directory prefix, tag and kind. */
+export async function listNotes(ctx: RequestContext, workspace: string, args: IndexArgs): Promise<Page<MemoryIndexEntryData>> {
+  const scope = await authorize(ctx, workspace, ['memory.read']);
+  const size = pageSize(args.limit);
+  const params: unknown[] = [scope.workspaceId];
+  let where = 'workspace_id = ?';
+  if (args.prefix != null && args.prefix.replace(/\//g, '') !== '') {
+    const prefix = normalizePath(args.prefix, 'prefix');
+    // Directory-like: the prefix itself or anything below it ("/" + 1 = "0" in the C collation).
+    where += ` and (path = ? or (path >= ? and path < ?))`;
+    params.push(prefix, `${prefix}/`, `${prefix}0`);
+  }
+  if (args.tag != null) {
+    where += ' and tags @> array[?]::text[]';
+    params.push(args.tag);
+  }
+  if (args.kind != null) {
+    where += ' and kind = ?';
+    params.push(args.kind);
+  }
+  if (args.cursor) {
+    const [after] = decodeCursor<[string]>(args.cursor, ['string']);
+    where += ' and path > ?';
+    params.push(after);
+  }
+  params.push(size + 1);
+  const rows = await sql(ctx.em, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+  return toPage(rows.map(toEntry), size, (e) => [e.path]);
+}
+
+/** Full-text search over path, tags and body (websearch syntax), best first, with highlighted snippets. */
+export async function searchNotes(ctx: RequestContext, workspace: string, args: { q: string; limit?: number | null; cursor?: string | null }): Promise<Page<MemorySearchHitData>> {
+  const scope = await authorize(ctx, workspace, ['memory.read']);
+  const q = args.q.trim();
+  if (!q) throw invalidField('q', 'must not be empty');
+  if (q.length > LIMITS.searchQueryLength) throw invalidField('q', `must be at most ${LIMITS.searchQueryLength} characters`);
+  const size = pageSize(args.limit, LIMITS.searchPageMax, LIMITS.searchPageDefault);
+  const offset = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : 0;
+  if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
+  const rows = await sql(
+    ctx.em,
+    `with q as (select websearch_to_tsquery('english', ?) as query),
+     hits as (
+       select n.path, n.kind, n.tags, n.updated_at, n.body, ts_rank(n.search, q.query) as score
+         from memory_notes n, q
+        where n.workspace_id = ? and n.search @@ q.query
+        order by score desc, n.path
+        limit ? offset ?)
+     select h.path, h.kind, h.tags, h.updated_at, h.score,
+            ts_headline('english', h.body, q.query, 'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "') as snippet
+       from hits h, q
+      order by h.score desc, h.path`,
+    [q, scope.workspaceId, size + 1, offset],
+  );
+  const hits = rows.map((r) => ({
+    path: r.path as string,
+    kind: r.kind as string,
+    tags: r.tags as string[],
+    updatedAt: new Date(r.updated_at as string),
+    score: Math.round(Number(r.score) * 1e6) / 1e6,
+    snippet: r.snippet as string,
+  }));
+  const items = hits.slice(0, size);
+  return { items, nextCursor: hits.length > size ? encodeCursor([offset + size]) : null };
+}
+
+/** Notes whose `links` contain the given note's path. */
+export async function backlinks(em: EntityManager, workspaceId: string, path: string): Promise<MemoryIndexEntryData[]> {
+  const rows = await sql(em, `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`, [workspaceId, path]);
+  return rows.map(toEntry);
+}
+
+function toEntry(r: Record<string, unknown>): MemoryIndexEntryData {
+  return {
+    path: r.path as string,
+    kind: r.kind as string,
+    tags: r.tags as string[],
+    size: Number(r.size),
+    updatedAt: new Date(r.updated_at as string),
+    accessedAt: new Date(r.accessed_at as string),
+  };
+}
+
+const KIND = new RegExp(LIMITS.memoryKindPattern);
+
+/** Checks a PUT body beyond its types: path rules, body bytes, kind token, bounded links and tags. */
+function validateNote(input: PutNoteInput): PutNoteInput {
+  const issues: FieldIssue[] = [];
+  const check = (field: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      if (error instanceof InvalidRequestError) issues.push(...((error.details as FieldIssue[]) ?? []));
+      else throw error;
+    }
+  };
+  let path = input.path;
+  check('path', () => {
+    path = normalizePath(input.path);
+  });
+  const bytes = Buffer.byteLength(input.body, 'utf8');
+  if (bytes > LIMITS.memoryBodyBytes) issues.push({ field: 'body', message: `must be at most ${LIMITS.memoryBodyBytes} bytes in UTF-8 (got ${bytes})` });
+  if (!KIND.test(input.kind)) issues.push({ field: 'kind', message: 'must be a short token: letters, digits, ".", "_" or "-", at most 32 characters' });
+  if (input.links.length > LIMITS.memoryLinkCount) issues.push({ field: 'links', message: `must have at most ${LIMITS.memoryLinkCount} items` });
+  // Links to other notes are normalised like paths, so backlinks match; URLs are kept as sent.
+  const links = input.links.map((link, i) => {
+    if (!link.trim() || Buffer.byteLength(link, 'utf8') > LIMITS.memoryLinkBytes) {
+      issues.push({ field: `links[${i}]`, message: `must be 1 to ${LIMITS.memoryLinkBytes} bytes` });
+      return link;
+    }
+    if (/^[a-z][a-z0-9+.-]*:/i.test(link.trim())) return link.trim();
+    let normalized = link;
+    check(`links[${i}]`, () => {
+      normalized = normalizePath(link, `links[${i}]`);
+    });
+    return normalized;
+  });
+  if (input.tags.length > LIMITS.tagCount) issues.push({ field: 'tags', message: `must have at most ${LIMITS.tagCount} items` });
+  input.tags.forEach((tag, i) => {
+    if (!tag.trim() || tag.length > LIMITS.tagLength) issues.push({ field: `tags[${i}]`, message: `must be 1 to ${LIMITS.tagLength} characters` });
+  });
+  if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
+  const tags = [...new Set(input.tags.map((t) => t.trim()))];
+  return { path, body: input.body, kind: input.kind, links: [...new Set(links)], tags };
+}
