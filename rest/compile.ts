@@ -12,6 +12,7 @@ export interface CompiledRoute {
   checkPath: Check;
   checkQuery: Check;
   checkBody: Check | null;
+  checkHeaders: Check;
   /** Schema of the success body (the root field's result, or its `items` for lists). */
   responseSchema: JsonSchema;
   errors: number[];
@@ -45,6 +46,7 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
       checkPath: compileParams(pathParams, 'path'),
       checkQuery: compileParams(route.query, 'query'),
       checkBody: route.body ? compileBody(route.body.schema) : null,
+      checkHeaders: compileParams(route.headers, 'header'),
       responseSchema: body,
       errors: [...new Set([...COMMON_ERRORS, ...(route.extraErrors ?? [])])].sort(),
     };
@@ -54,7 +56,13 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
 function checkVariables(schema: GraphQLSchema, route: Route, op: LoadedOperation, pathParams: Record<string, ParamDef>, where: string) {
   const vars = operationVariables(op);
   const supplied = new Set<string>();
-  for (const [name, def] of [...Object.entries(pathParams), ...Object.entries(route.query ?? {})]) {
+  if (route.body && route.upload) throw new Error(`${where}: a route has a JSON body or an upload, not both`);
+  if (route.upload) {
+    const def = op.operation.variableDefinitions?.find((v) => v.variable.name.value === route.upload!.variable);
+    if (!def || !/Upload/.test(JSON.stringify(def.type))) throw new Error(`${where}: upload variable $${route.upload.variable} must be of type Upload`);
+    supplied.add(route.upload.variable);
+  }
+  for (const [name, def] of [...Object.entries(pathParams), ...Object.entries(route.query ?? {}), ...Object.entries(route.headers ?? {})]) {
     const variable = def.variable ?? name;
     if (!vars.has(variable)) throw new Error(`${where}: parameter ${name} has no variable $${variable}`);
     supplied.add(variable);

@@ -2,6 +2,7 @@ import { execute, type GraphQLSchema } from 'graphql';
 import type { Context } from 'koa';
 import { InvalidRequestError } from '../src/errors.js';
 import type { CompiledRoute } from './compile.js';
+import { readUpload } from './multipart.js';
 import type { LocatedIssue } from './validate.js';
 
 /** What the facade needs from the domain: the schema and a per-request context (no entities). */
@@ -18,11 +19,21 @@ export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
   const { route, op } = compiled;
   return async (ctx: Context & { params?: Record<string, string> }) => {
     const contextValue = await backend.createContext(ctx, true);
-    const variables = await buildVariables(compiled, ctx);
-    const result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
+    const cleanups: (() => Promise<void>)[] = [];
+    let result;
+    try {
+      const variables = await buildVariables(compiled, ctx, cleanups);
+      result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
+    } finally {
+      for (const cleanup of cleanups) await cleanup();
+    }
     if (result.errors?.length) throw result.errors[0];
     const data = (result.data as Record<string, unknown>)[op.rootField] as Record<string, unknown>;
     ctx.status = route.status;
+    for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
+      const value = header.value(data);
+      if (value !== null) ctx.set(name, value);
+    }
     if (route.list) {
       const next = data.nextCursor as string | null;
       if (next) ctx.set('Link', `<${nextUrl(ctx, next)}>; rel="next"`);
@@ -33,7 +44,7 @@ export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
   };
 }
 
-async function buildVariables(compiled: CompiledRoute, ctx: Context & { params?: Record<string, string> }): Promise<Record<string, unknown>> {
+async function buildVariables(compiled: CompiledRoute, ctx: Context & { params?: Record<string, string> }, cleanups: (() => Promise<void>)[]): Promise<Record<string, unknown>> {
   const { route } = compiled;
   const issues: LocatedIssue[] = [];
   const variables: Record<string, unknown> = {};
@@ -43,6 +54,17 @@ async function buildVariables(compiled: CompiledRoute, ctx: Context & { params?:
   const query = compiled.checkQuery(ctx.query);
   if (query.ok) assign(variables, query.value, route.query ?? {});
   else issues.push(...query.issues);
+  if (route.headers) {
+    const values = Object.fromEntries(Object.keys(route.headers).filter((h) => ctx.get(h) !== '').map((h) => [h, ctx.get(h)]));
+    const headers = compiled.checkHeaders(values);
+    if (headers.ok) assign(variables, headers.value, route.headers);
+    else issues.push(...headers.issues);
+  }
+  if (route.upload && !issues.length) {
+    const upload = await readUpload(ctx, route.upload);
+    cleanups.push(upload.cleanup);
+    variables[route.upload.variable] = upload.value;
+  }
   if (route.body && compiled.checkBody) {
     const raw = await readJson(ctx);
     const body = compiled.checkBody(raw);

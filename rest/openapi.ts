@@ -13,11 +13,16 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
     const parameters = [
       ...Object.entries(c.pathParams).map(([name, def]) => ({ name, in: 'path', required: true, description: def.description, schema: def.schema })),
       ...Object.entries(route.query ?? {}).map(([name, def]) => ({ name, in: 'query', required: Boolean(def.required), description: def.description, schema: def.schema })),
+      ...Object.entries(route.headers ?? {}).map(([name, def]) => ({ name, in: 'header', required: Boolean(def.required), description: def.description, schema: def.schema })),
     ];
+    const headers: Record<string, unknown> = Object.fromEntries(
+      Object.entries(route.responseHeaders ?? {}).map(([name, h]) => [name, { description: h.description, schema: { type: 'string' } }]),
+    );
+    if (route.list) headers.Link = { description: 'RFC 8288 link to the next page (`rel="next"`), absent on the last page.', schema: { type: 'string' } };
     const responses: Record<string, unknown> = {
       [String(route.status)]: {
         description: route.summary,
-        ...(route.list ? { headers: { Link: { description: 'RFC 8288 link to the next page (`rel="next"`), absent on the last page.', schema: { type: 'string' } } } } : {}),
+        ...(Object.keys(headers).length ? { headers } : {}),
         content: { 'application/json': { schema: c.responseSchema } },
       },
     };
@@ -34,6 +39,19 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
       parameters,
       ...(route.body
         ? { requestBody: { required: true, description: route.body.description, content: { 'application/json': { schema: route.body.schema as JsonSchema } } } }
+        : {}),
+      ...(route.upload
+        ? {
+            requestBody: {
+              required: true,
+              description: route.upload.description,
+              content: {
+                'multipart/form-data': {
+                  schema: { type: 'object', required: [route.upload.field], additionalProperties: false, properties: { [route.upload.field]: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } } },
+                },
+              },
+            },
+          }
         : {}),
       responses,
       'x-permissions': route.permissions,

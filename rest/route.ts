@@ -18,6 +18,20 @@ export interface BodyDef {
   description?: string;
 }
 
+/** A multipart/form-data file field that becomes a GraphQL `Upload` variable. */
+export interface UploadDef {
+  field: string;
+  variable: string;
+  maxBytes: number;
+  description: string;
+}
+
+/** A response header computed from the operation's result. */
+export interface ResponseHeaderDef {
+  description: string;
+  value(data: Record<string, unknown>): string | null;
+}
+
 /** One REST endpoint: everything the generic handler, the OpenAPI document and the agent tools need. */
 export interface Route {
   /** Stable operationId (and agent tool name), e.g. `changelog_list`. */
@@ -35,6 +49,12 @@ export interface Route {
   pathParams?: Record<string, ParamDef>;
   query?: Record<string, ParamDef>;
   body?: BodyDef;
+  /** Request headers that become variables (lower-case names), e.g. `if-match` → `ifMatch`. */
+  headers?: Record<string, ParamDef>;
+  /** A multipart file upload instead of a JSON body. */
+  upload?: UploadDef;
+  /** Response headers derived from the result (e.g. ETag). */
+  responseHeaders?: Record<string, ResponseHeaderDef>;
   /** HTTP status on success. */
   status: number;
   /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */

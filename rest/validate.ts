@@ -17,7 +17,7 @@ function makeAjv(coerce: boolean) {
 const bodyAjv = makeAjv(false);
 const paramAjv = makeAjv(true);
 
-export type Location = 'path' | 'query' | 'body';
+export type Location = 'path' | 'query' | 'header' | 'body';
 export interface LocatedIssue extends FieldIssue {
   in: Location;
 }
@@ -26,14 +26,15 @@ export interface LocatedIssue extends FieldIssue {
 export type Check = (value: unknown) => { ok: true; value: Record<string, unknown> } | { ok: false; issues: LocatedIssue[] };
 
 /** Compiles parameters (strings from the URL, coerced to their types) into one check. */
-export function compileParams(params: Record<string, ParamDef> | undefined, where: 'path' | 'query'): Check {
+export function compileParams(params: Record<string, ParamDef> | undefined, where: 'path' | 'query' | 'header'): Check {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, def] of Object.entries(params ?? {})) {
     properties[name] = def.schema;
     if (where === 'path' || def.required) required.push(name);
   }
-  return wrap(paramAjv.compile({ type: 'object', properties, required, additionalProperties: false }), where);
+  // Unknown query parameters are refused; other headers are simply not ours to check.
+  return wrap(paramAjv.compile({ type: 'object', properties, required, additionalProperties: where === 'header' }), where);
 }
 
 /** Compiles a JSON body schema (no coercion: a string is not a number). */

@@ -10,6 +10,7 @@ export const LIMITS = {
   pageDefault: 50,
   pageMax: 100,
   cursorLength: 200,
+  summaryLength: 500,
   memoryBodyBytes: 16_384,
   memoryPathBytes: 512,
   memoryKindPattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$',

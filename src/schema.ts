@@ -3,11 +3,14 @@ import type { GraphQLSchema } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { AdminResolver } from './resolvers/AdminResolver.js';
+import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
+import { ProposalResolver } from './resolvers/ProposalResolver.js';
+import { UploadResolver } from './resolvers/UploadResolver.js';
 
 /** Every resolver of the schema. */
-export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver] as const;
+export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver] as const;
 
 /** Builds the executable schema (once per process). */
 export async function buildAppSchema(): Promise<GraphQLSchema> {

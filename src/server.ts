@@ -7,6 +7,7 @@ import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPag
 import { koaMiddleware } from '@as-integrations/koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { graphqlUploadKoa } from 'graphql-upload-minimal';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
@@ -21,6 +22,7 @@ import { classifyError, UnauthorizedError } from './errors.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
 import { buildAppSchema } from './schema.js';
 import { loadCredentials } from './services/settings.js';
+import { readUpload, UPLOAD_LIMITS } from './services/uploads.js';
 
 export const VERSION = '1.0.0';
 
@@ -166,11 +168,30 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   const graphqlHandler = koaMiddleware(apollo, {
     context: async ({ ctx }) => createContext(ctx, false),
   });
+  // GraphQL multipart requests (uploads) first, JSON bodies otherwise, then Apollo (STACK pitfall 4).
+  const graphqlUploads = graphqlUploadKoa({ maxFileSize: UPLOAD_LIMITS.maxBytes, maxFiles: 1 });
   app.use(async (ctx, next) => {
     if (ctx.path !== '/graphql') return next();
-    await graphqlBody(ctx, async () => {
-      await graphqlHandler(ctx, next);
-    });
+    const run = () => graphqlHandler(ctx, next);
+    if (ctx.is('multipart/form-data')) await graphqlUploads(ctx, run);
+    else await graphqlBody(ctx, run);
+  });
+  // Uploaded images: public, immutable, served with their own type from the database.
+  app.use(async (ctx, next) => {
+    const match = /^\/uploads\/([^/]+)$/.exec(ctx.path);
+    if (!match || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const file = await readUpload(orm.em.fork(), match[1]);
+    if (!file) {
+      ctx.status = 404;
+      ctx.body = { error: { code: 'not_found', message: 'No such upload.', status: 404, details: null } };
+      return;
+    }
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'");
+    ctx.set('ETag', `"${file.sha256}"`);
+    ctx.type = file.contentType;
+    ctx.body = file.data;
   });
   app.on('error', (error) => logger.error({ err: error }, 'koa error'));
 

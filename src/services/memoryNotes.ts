@@ -6,6 +6,7 @@ import { MemoryNote } from '../entities/MemoryNote.js';
 import { DomainError, InvalidRequestError, invalidField, NotFoundError, type FieldIssue } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import { pgArray, sql } from '../db/sql.js';
 import { recordAudit } from './audit.js';
 import { normalizePath } from './memoryPaths.js';
 
@@ -40,16 +41,6 @@ export class MemoryQuotaExceededError extends DomainError {
   constructor(limit: number, usage: number, plan: string) {
     super('memory_quota_exceeded', `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is always allowed).`, { limit, usage, plan });
   }
-}
-
-/** Runs raw SQL inside the EntityManager's transaction (if any). */
-function sql<T = Record<string, unknown>>(em: EntityManager, text: string, params: unknown[] = []): Promise<T[]> {
-  return em.getConnection().execute(text, params, 'all', em.getTransactionContext());
-}
-
-/** A text[] literal: knex would expand a JS array binding into a list of parameters. */
-function pgArray(values: string[]): string {
-  return `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
 
 class PathTakenMeanwhile extends Error {}

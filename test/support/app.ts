@@ -17,6 +17,8 @@ export interface RequestOptions {
   /** Sent as is (for malformed bodies); implies no JSON encoding. */
   rawBody?: string;
   headers?: Record<string, string>;
+  /** A multipart/form-data body. */
+  form?: FormData;
 }
 
 /** A running service on its own database copy, with clients that validate every response. */
@@ -51,7 +53,7 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
   const api: TestApp['api'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key) headers.authorization = `Bearer ${options.key}`;
-    let body: string | undefined = options.rawBody;
+    let body: string | FormData | undefined = options.form ?? options.rawBody;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122005315_initial } from './Migration20261122005315_initial.js';
 import { Migration20261122005554_rate_limits } from './Migration20261122005554_rate_limits.js';
 import { Migration20261122010528_memory } from './Migration20261122010528_memory.js';
+import { Migration20261122011131_articles } from './Migration20261122011131_articles.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122005315_initial', class: Migration20261122005315_initial },
   { name: 'Migration20261122005554_rate_limits', class: Migration20261122005554_rate_limits },
   { name: 'Migration20261122010528_memory', class: Migration20261122010528_memory },
+  { name: 'Migration20261122011131_articles', class: Migration20261122011131_articles },
 ];

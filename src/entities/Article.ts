@@ -1,0 +1,66 @@
+import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Section, type Visibility } from './Section.js';
+import { Workspace } from './Workspace.js';
+
+export const ARTICLE_STATUSES = ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] as const;
+export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
+
+@ObjectType({ description: 'A documentation article, addressed by its slug.' })
+@Entity({ tableName: 'articles' })
+@Unique({ name: 'articles_workspace_slug_unique', properties: ['workspace', 'slug'] })
+@Index({ name: 'articles_section_position_idx', properties: ['section', 'position'] })
+export class Article {
+  @PrimaryKey({ autoincrement: true })
+  id!: number;
+
+  @ManyToOne(() => Workspace, { fieldName: 'workspace_id', deleteRule: 'cascade' })
+  workspace!: Workspace;
+
+  @ManyToOne(() => Section, { fieldName: 'section_id', deleteRule: 'restrict' })
+  section!: Section;
+
+  @Field({ description: 'Generated from the title at creation; never changes.' })
+  @Property({ type: 'text' })
+  slug!: string;
+
+  @Field()
+  @Property({ type: 'text' })
+  title!: string;
+
+  @Field()
+  @Property({ type: 'text' })
+  markdown!: string;
+
+  @Field(() => String, { description: 'DRAFT | STABLE | DEPRECATED | ARCHIVED' })
+  @Property({ type: 'text' })
+  status: ArticleStatus = 'DRAFT';
+
+  @Field(() => String, { description: 'public | restricted' })
+  @Property({ type: 'text' })
+  visibility: Visibility = 'public';
+
+  @Field(() => Int, { description: 'Order within its section, 0-based.' })
+  @Property({ type: 'integer' })
+  position: number = 0;
+
+  @Field(() => Int, { description: 'Increments on every change; the ETag is "v<version>".' })
+  @Property({ type: 'integer' })
+  version: number = 1;
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  updatedAt: Date = new Date();
+
+  /** Key of the section, filled in by the service that loads the article (not a column). */
+  @Field(() => String, { name: 'section', description: 'Key of the section the article is in.' })
+  sectionKey!: string;
+
+  @Field(() => Date, { nullable: true, description: 'First time it became STABLE.' })
+  @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })
+  publishedAt: Date | null = null;
+}

@@ -1,0 +1,72 @@
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Workspace } from './Workspace.js';
+
+export type ProposalKind = 'edit' | 'new';
+export type ProposalStatus = 'open' | 'approved' | 'rejected';
+
+@ObjectType({ description: 'An agent\'s proposed article edit or new draft, for editor review.' })
+@Entity({ tableName: 'proposals' })
+@Index({ name: 'proposals_key_idx', properties: ['workspace', 'agentKeyId', 'id'] })
+export class Proposal {
+  @Field(() => Int)
+  @PrimaryKey({ autoincrement: true })
+  id!: number;
+
+  @ManyToOne(() => Workspace, { fieldName: 'workspace_id', deleteRule: 'cascade' })
+  workspace!: Workspace;
+
+  @Field(() => String, { description: 'edit (of an existing article) | new (a new draft)' })
+  @Property({ type: 'text' })
+  kind!: ProposalKind;
+
+  @Field(() => String, { description: 'open | approved | rejected' })
+  @Property({ type: 'text' })
+  status: ProposalStatus = 'open';
+
+  @Field(() => String, { nullable: true, description: 'Slug of the edited article (edit), or of the draft created on approval (new).' })
+  @Property({ type: 'text', nullable: true })
+  articleSlug: string | null = null;
+
+  @Field(() => Int, { nullable: true, description: 'Article version the edit was based on.' })
+  @Property({ type: 'integer', nullable: true })
+  baseVersion: number | null = null;
+
+  @Field(() => String, { nullable: true, description: 'Section key of a new draft.' })
+  @Property({ type: 'text', nullable: true })
+  section: string | null = null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  title: string | null = null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  markdown: string | null = null;
+
+  @Field()
+  @Property({ type: 'text' })
+  summary!: string;
+
+  @Property({ type: 'uuid' })
+  agentKeyId!: string;
+
+  @Property({ type: 'uuid' })
+  memberId!: string;
+
+  @Field(() => String, { nullable: true, description: 'Member id of the reviewer.' })
+  @Property({ type: 'uuid', nullable: true })
+  reviewedBy: string | null = null;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })
+  reviewedAt: Date | null = null;
+
+  @Field(() => String, { nullable: true, description: 'Why it was rejected.' })
+  @Property({ type: 'text', nullable: true })
+  reason: string | null = null;
+
+  @Field(() => Date)
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  createdAt: Date = new Date();
+}

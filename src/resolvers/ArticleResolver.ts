@@ -1,0 +1,112 @@
+import { MaxLength, MinLength } from 'class-validator';
+import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { Article, type ArticleStatus } from '../entities/Article.js';
+import { Section, type Visibility } from '../entities/Section.js';
+import { LIMITS } from '../limits.js';
+import * as articles from '../services/articles.js';
+import * as sections from '../services/sections.js';
+
+enum ArticleStatusValue {
+  DRAFT = 'DRAFT',
+  STABLE = 'STABLE',
+  DEPRECATED = 'DEPRECATED',
+  ARCHIVED = 'ARCHIVED',
+}
+registerEnumType(ArticleStatusValue, { name: 'ArticleStatus', description: 'DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT' });
+
+enum VisibilityValue {
+  public = 'public',
+  restricted = 'restricted',
+}
+registerEnumType(VisibilityValue, { name: 'Visibility', description: 'restricted needs the pro or enterprise plan and hides the content from viewer-role keys' });
+
+@InputType()
+class CreateSectionInput {
+  @Field() @MinLength(1) @MaxLength(LIMITS.nameLength) label!: string;
+  @Field(() => String, { nullable: true, description: 'Slug; generated from the label when omitted.' }) key?: string | null;
+  @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
+  @Field(() => Int, { nullable: true, description: '0-based sidebar position; default: last.' }) position?: number | null;
+}
+
+@InputType()
+class CreateArticleInput {
+  @Field() @MinLength(1) @MaxLength(LIMITS.titleLength) title!: string;
+  @Field({ description: 'Key of an existing section.' }) section!: string;
+  @Field() @MaxLength(LIMITS.markdownLength) markdown!: string;
+  @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
+}
+
+@InputType()
+class UpdateArticleInput {
+  @Field({ nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string;
+  @Field({ nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string;
+  @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility;
+  @Field(() => ArticleStatusValue, { nullable: true }) status?: ArticleStatus;
+}
+
+@InputType()
+class PlaceArticleInput {
+  @Field({ description: 'Key of the target section (may be the current one).' }) section!: string;
+  @Field(() => Int, { nullable: true, description: '0-based position in the target section; default: last.' }) position?: number | null;
+}
+
+@ObjectType({ description: 'A sidebar section with its articles, in order.' })
+class SidebarSection {
+  @Field() key!: string;
+  @Field() label!: string;
+  @Field() visibility!: string;
+  @Field(() => Int) articleCount!: number;
+  @Field(() => [Article]) articles!: Article[];
+}
+
+/** Sections and articles, endpoints 11–15, 18–19; rules live in services/articles.ts and sections.ts. */
+@Resolver()
+export class ArticleResolver {
+  @Query(() => [Section], { description: 'Sections in sidebar order.' })
+  sections(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
+    return sections.listSections(ctx, workspace);
+  }
+
+  @Mutation(() => Section)
+  createSection(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateSectionInput) input: CreateSectionInput) {
+    return sections.createSection(ctx, workspace, input);
+  }
+
+  @Query(() => [SidebarSection], { description: 'The sidebar tree: sections in order, each with its articles in order.' })
+  async articleTree(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('status', () => ArticleStatusValue, { nullable: true }) status?: ArticleStatus | null) {
+    const tree = await articles.articleTree(ctx, workspace, status);
+    return tree.map(({ section, articles: list }) => ({ key: section.key, label: section.label, visibility: section.visibility, articleCount: section.articleCount, articles: list }));
+  }
+
+  @Query(() => Article)
+  article(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('slug') slug: string) {
+    return articles.getArticle(ctx, workspace, slug);
+  }
+
+  @Mutation(() => Article, { description: 'Creates a DRAFT at the end of the section.' })
+  createArticle(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateArticleInput) input: CreateArticleInput) {
+    return articles.createArticle(ctx, workspace, input);
+  }
+
+  @Mutation(() => Article)
+  updateArticle(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('input', () => UpdateArticleInput) input: UpdateArticleInput,
+    @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the edit is based on ("v<version>"); 412 when it is stale.' }) ifMatch?: string | null,
+  ) {
+    const clean: articles.UpdateArticleInput = {};
+    if (input.title != null) clean.title = input.title;
+    if (input.markdown != null) clean.markdown = input.markdown;
+    if (input.visibility != null) clean.visibility = input.visibility;
+    if (input.status != null) clean.status = input.status;
+    return articles.updateArticle(ctx, workspace, slug, clean, ifMatch);
+  }
+
+  @Mutation(() => Article, { description: 'Moves an article into a section at a position, renumbering the others.' })
+  placeArticle(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('slug') slug: string, @Arg('input', () => PlaceArticleInput) input: PlaceArticleInput) {
+    return articles.placeArticle(ctx, workspace, slug, input);
+  }
+}

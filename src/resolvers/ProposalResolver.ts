@@ -1,0 +1,69 @@
+import { MaxLength, MinLength } from 'class-validator';
+import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
+import { LIMITS } from '../limits.js';
+import * as proposals from '../services/proposals.js';
+
+enum ProposalStatusValue {
+  open = 'open',
+  approved = 'approved',
+  rejected = 'rejected',
+}
+registerEnumType(ProposalStatusValue, { name: 'ProposalStatus' });
+
+@InputType({ description: 'An edit (name `article`, send `title` and/or `markdown`) or a new draft (send `section`, `title`, `markdown`).' })
+class CreateProposalInput {
+  @Field(() => String, { nullable: true, description: 'Slug of the article to edit; omit for a new draft.' }) article?: string | null;
+  @Field(() => String, { nullable: true, description: 'Section key of a new draft.' }) section?: string | null;
+  @Field(() => String, { nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string | null;
+  @Field(() => String, { nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string | null;
+  @Field({ description: 'What the change does and why, for the reviewer.' }) @MinLength(1) @MaxLength(LIMITS.summaryLength) summary!: string;
+}
+
+@ObjectType()
+class ProposalPage {
+  @Field(() => [Proposal]) items!: Proposal[];
+  @Field(() => String, { nullable: true }) nextCursor!: string | null;
+}
+
+/** Edit proposals, endpoints 16–17, and the review operations editors use over GraphQL. */
+@Resolver()
+export class ProposalResolver {
+  @Query(() => ProposalPage, { description: "The calling key's own proposals, newest first." })
+  myProposals(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
+  ) {
+    return proposals.listMyProposals(ctx, workspace, { status, limit, cursor });
+  }
+
+  @Query(() => ProposalPage, { description: 'Every proposal of the workspace, for reviewers (article.update).' })
+  proposals(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
+  ) {
+    return proposals.listAllProposals(ctx, workspace, { status, limit, cursor });
+  }
+
+  @Mutation(() => Proposal)
+  createProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateProposalInput) input: CreateProposalInput) {
+    return proposals.createProposal(ctx, workspace, input);
+  }
+
+  @Mutation(() => Proposal, { description: 'Applies an open proposal (edit: article.update; new draft: article.create); 409 if the article changed since.' })
+  approveProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number) {
+    return proposals.approveProposal(ctx, workspace, id);
+  }
+
+  @Mutation(() => Proposal)
+  rejectProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number, @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string) {
+    return proposals.rejectProposal(ctx, workspace, id, reason);
+  }
+}

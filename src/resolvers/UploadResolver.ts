@@ -1,0 +1,24 @@
+import { GraphQLUpload, type FileUpload } from 'graphql-upload-minimal';
+import { Arg, Ctx, Field, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import * as uploads from '../services/uploads.js';
+
+@ObjectType({ description: 'A stored image. `url` is a same-origin path anyone can GET (immutable, unguessable).' })
+class UploadResult {
+  @Field() url!: string;
+  @Field() id!: string;
+  @Field({ description: 'Detected from the bytes: image/png, image/jpeg, image/webp or image/gif.' }) contentType!: string;
+  @Field(() => Int, { description: 'Bytes.' }) size!: number;
+  @Field(() => Int) width!: number;
+  @Field(() => Int) height!: number;
+  @Field() sha256!: string;
+}
+
+/** Image uploads, endpoint 20 (also reachable as a GraphQL multipart request). */
+@Resolver()
+export class UploadResolver {
+  @Mutation(() => UploadResult)
+  async uploadImage(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>) {
+    return uploads.uploadImage(ctx, workspace, await file);
+  }
+}

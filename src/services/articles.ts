@@ -1,0 +1,216 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authorize, canSeeRestricted, requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
+import { PAID_PLANS, type Permission } from '../auth/permissions.js';
+import type { RequestContext } from '../context.js';
+import { sql } from '../db/sql.js';
+import { Article, ARTICLE_STATUSES, type ArticleStatus } from '../entities/Article.js';
+import type { Section, Visibility } from '../entities/Section.js';
+import { DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { nextFreeSlug, slugify } from '../slug.js';
+import { recordAudit } from './audit.js';
+import { findVisibleSection, loadSections } from './sections.js';
+
+/**
+ * Allowed status transitions. DRAFT is where articles start; STABLE is published;
+ * DEPRECATED is still published but discouraged; ARCHIVED is withdrawn and can only go back to DRAFT.
+ */
+export const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
+  DRAFT: ['STABLE', 'ARCHIVED'],
+  STABLE: ['DRAFT', 'DEPRECATED', 'ARCHIVED'],
+  DEPRECATED: ['STABLE', 'ARCHIVED'],
+  ARCHIVED: ['DRAFT'],
+};
+
+const ARTICLE_COLUMNS = 'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, s.key as section_key';
+
+/** 412: the client's `If-Match` does not name the current version. */
+export class PreconditionFailedError extends DomainError {
+  constructor(current: string) {
+    super('precondition_failed', `The article has changed: its current ETag is ${current}. Fetch it again and retry.`, { etag: current });
+  }
+}
+
+/** The ETag of an article version. */
+export function articleEtag(version: number): string {
+  return `"v${version}"`;
+}
+
+/** A sidebar section with its visible articles, in order. */
+export interface TreeSection {
+  section: Section;
+  articles: Article[];
+}
+
+/** The sidebar tree: visible sections in order, each with its visible articles in order (two queries). */
+export async function articleTree(ctx: RequestContext, workspace: string, status?: ArticleStatus | null): Promise<TreeSection[]> {
+  const scope = await authorize(ctx, workspace, ['article.read']);
+  const sections = await loadSections(ctx.em, scope);
+  const params: unknown[] = [scope.workspaceId, canSeeRestricted(scope)];
+  let where = `a.workspace_id = ? and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
+  if (status) {
+    where += ' and a.status = ?';
+    params.push(status);
+  }
+  const rows = await sql(ctx.em, `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where ${where} order by a.section_id, a.position, a.id`, params);
+  const bySection = new Map<number, Article[]>();
+  for (const row of rows) {
+    const list = bySection.get(row.section_id) ?? [];
+    list.push(toArticle(ctx.em, row));
+    bySection.set(row.section_id, list);
+  }
+  return sections.map((section) => ({ section, articles: bySection.get(section.id) ?? [] }));
+}
+
+/** One article by slug; restricted ones are 404 for keys that may not see them. */
+export async function getArticle(ctx: RequestContext, workspace: string, slug: string): Promise<Article> {
+  const scope = await authorize(ctx, workspace, ['article.read']);
+  return findArticle(ctx.em, scope, slug, false);
+}
+
+/** Loads a visible article (optionally locking its row), or 404. */
+export async function findArticle(em: EntityManager, scope: Scope, slug: string, lock: boolean): Promise<Article> {
+  const [row] = await sql(
+    em,
+    `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id
+      where a.workspace_id = ? and a.slug = ? and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))${lock ? ' for update of a' : ''}`,
+    [scope.workspaceId, slug, canSeeRestricted(scope)],
+  );
+  if (!row) throw new NotFoundError('Article');
+  return toArticle(em, row);
+}
+
+export interface CreateArticleInput {
+  title: string;
+  section: string;
+  markdown: string;
+  visibility?: Visibility | null;
+}
+
+/** Creates a DRAFT at the end of a section, with a slug generated from the title. */
+export async function createArticle(ctx: RequestContext, workspace: string, input: CreateArticleInput): Promise<Article> {
+  const scope = await authorize(ctx, workspace, ['article.create']);
+  return ctx.em.transactional(async (em) => {
+    const article = await insertArticle(em, scope, input);
+    recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    return article;
+  });
+}
+
+/** The insert behind createArticle and approved new-draft proposals; call inside a transaction. */
+export async function insertArticle(em: EntityManager, scope: Scope, input: CreateArticleInput): Promise<Article> {
+  const visibility = input.visibility ?? 'public';
+  if (visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  const section = await findVisibleSection(em, scope, input.section);
+  if (!section) throw invalidField('section', `no section with key "${input.section}" (create it first: POST /sections)`);
+  // Lock the section so concurrent creates and placements agree on positions.
+  await sql(em, 'select id from sections where id = ? for update', [section.id]);
+  const [{ count }] = await sql<{ count: number }>(em, 'select count(*)::int as count from articles where section_id = ?', [section.id]);
+  const base = slugify(input.title);
+  const taken = await sql<{ slug: string }>(em, `select slug from articles where workspace_id = ? and (slug = ? or slug like ?)`, [scope.workspaceId, base, `${base}-%`]);
+  const slug = nextFreeSlug(base, taken.map((t) => t.slug));
+  const now = new Date();
+  const [row] = await sql(
+    em,
+    `insert into articles (workspace_id, section_id, slug, title, markdown, status, visibility, position, version, created_at, updated_at)
+     values (?, ?, ?, ?, ?, 'DRAFT', ?, ?, 1, ?, ?) returning id`,
+    [scope.workspaceId, section.id, slug, input.title, input.markdown, visibility, count, now, now],
+  );
+  return findArticleById(em, row.id);
+}
+
+export interface UpdateArticleInput {
+  title?: string;
+  markdown?: string;
+  visibility?: Visibility;
+  status?: ArticleStatus;
+}
+
+/**
+ * Edits title, markdown, visibility and status. A status change needs `article.update` AND
+ * `article.publish` and must follow TRANSITIONS; restricted visibility needs a paid plan;
+ * `ifMatch` (the `If-Match` header) must name the current ETag when given.
+ */
+export async function updateArticle(ctx: RequestContext, workspace: string, slug: string, input: UpdateArticleInput, ifMatch?: string | null): Promise<Article> {
+  const scope = await authorize(ctx, workspace, ['article.update']);
+  if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  return ctx.em.transactional(async (em) => {
+    const article = await findArticle(em, scope, slug, true);
+    checkIfMatch(ifMatch, article.version);
+    const statusChanges = input.status !== undefined && input.status !== article.status;
+    if (statusChanges) {
+      requirePermissions(scope.permissions, ['article.update', 'article.publish'] as Permission[]);
+      const from = article.status;
+      const to = input.status!;
+      if (!TRANSITIONS[from].includes(to)) {
+        throw new InvalidRequestError(`status: cannot change from ${from} to ${to}; from ${from} an article can go to ${TRANSITIONS[from].join(' or ')}.`, [
+          { field: 'status', message: `transition ${from} → ${to} is not allowed (allowed: ${TRANSITIONS[from].join(', ')})` },
+        ]);
+      }
+    }
+    const now = new Date();
+    const next = {
+      title: input.title ?? article.title,
+      markdown: input.markdown ?? article.markdown,
+      visibility: input.visibility ?? article.visibility,
+      status: input.status ?? article.status,
+      publishedAt: article.publishedAt ?? (input.status === 'STABLE' ? now : null),
+    };
+    await sql(em, 'update articles set title = ?, markdown = ?, visibility = ?, status = ?, published_at = ?, version = version + 1, updated_at = ? where id = ?', [
+      next.title, next.markdown, next.visibility, next.status, next.publishedAt, now, article.id,
+    ]);
+    recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    if (statusChanges) recordAudit(em, ctx, { action: 'article.status_changed', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    return findArticleById(em, article.id);
+  });
+}
+
+/**
+ * Moves an article into a section at a 0-based position (default: the end), renumbering the
+ * articles of both sections in the same transaction.
+ */
+export async function placeArticle(ctx: RequestContext, workspace: string, slug: string, input: { section: string; position?: number | null }): Promise<Article> {
+  const scope = await authorize(ctx, workspace, ['article.update']);
+  return ctx.em.transactional(async (em) => {
+    const target = await findVisibleSection(em, scope, input.section);
+    if (!target) throw invalidField('section', `no section with key "${input.section}"`);
+    const article = await findArticle(em, scope, slug, false);
+    const sourceId = article.section.id;
+    // Lock both sections in id order (no deadlock between opposite moves).
+    await sql(em, 'select id from sections where id in (?, ?) order by id for update', [sourceId, target.id]);
+    const siblings = await sql<{ id: number; section_id: number }>(em, 'select id, section_id from articles where section_id in (?, ?) order by position, id', [sourceId, target.id]);
+    const source = siblings.filter((r) => r.section_id === sourceId && r.id !== article.id).map((r) => r.id);
+    const dest = target.id === sourceId ? source : siblings.filter((r) => r.section_id === target.id).map((r) => r.id);
+    const position = input.position ?? dest.length;
+    if (position < 0 || position > dest.length) throw invalidField('position', `must be from 0 to ${dest.length} in section "${target.key}"`);
+    dest.splice(position, 0, article.id);
+    const moves: [number, number, number][] = dest.map((id, i) => [id, target.id, i]);
+    if (target.id !== sourceId) source.forEach((id, i) => moves.push([id, sourceId, i]));
+    const values = moves.map(() => '(?::int, ?::int, ?::int)').join(', ');
+    await sql(em, `update articles a set section_id = v.section_id, position = v.position from (values ${values}) as v(id, section_id, position) where a.id = v.id and (a.section_id <> v.section_id or a.position <> v.position)`, moves.flat());
+    await sql(em, 'update articles set version = version + 1, updated_at = ? where id = ?', [new Date(), article.id]);
+    recordAudit(em, ctx, { action: 'article.moved', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    return findArticleById(em, article.id);
+  });
+}
+
+/** Throws 412 unless `ifMatch` is absent, `*`, or names the version (weak or strong). */
+export function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
+  if (!ifMatch || ifMatch.trim() === '*') return;
+  const current = articleEtag(version);
+  const candidates = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (!candidates.includes(current)) throw new PreconditionFailedError(current);
+}
+
+export function isArticleStatus(value: string): value is ArticleStatus {
+  return (ARTICLE_STATUSES as readonly string[]).includes(value);
+}
+
+async function findArticleById(em: EntityManager, id: number): Promise<Article> {
+  const [row] = await sql(em, `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`, [id]);
+  return toArticle(em, row);
+}
+
+function toArticle(em: EntityManager, row: Record<string, unknown>): Article {
+  const article = em.map(Article, row);
+  return Object.assign(article, { sectionKey: row.section_key as string });
+}
