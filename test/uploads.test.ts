@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.js';
+import { createKey, tenant, type Tenant } from './support/factories.js';
+import { png, TINY } from './support/images.js';
+
+let app: TestApp;
+let t: Tenant;
+beforeAll(async () => {
+  app = await startTestApp();
+  t = await tenant(app);
+});
+afterAll(async () => app?.close());
+
+const URL_ = '/api/v1/workspaces/-/uploads';
+
+function form(bytes: Buffer, name: string, type: string, field = 'file') {
+  const f = new FormData();
+  f.append(field, new Blob([new Uint8Array(bytes)], { type }), name);
+  return f;
+}
+
+const upload = (bytes: Buffer, name = 'x.png', type = 'image/png', key = t.key) => app.api('POST', URL_, { key, form: form(bytes, name, type) });
+
+describe('uploads (20)', () => {
+  it.each([
+    ['png', png(3, 2), 'image/png', 'png', 3, 2],
+    ['jpeg', TINY.jpeg, 'image/jpeg', 'jpg', 1, 1],
+    ['webp', TINY.webp, 'image/webp', 'webp', 1, 1],
+    ['gif', TINY.gif, 'image/gif', 'gif', 1, 1],
+  ])('stores a tiny %s and serves the exact bytes back with its type', async (_n, bytes, type, ext, width, height) => {
+    const res = await upload(bytes as Buffer, `whatever.bin`, 'application/octet-stream');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ contentType: type, size: (bytes as Buffer).length, width, height });
+    expect(res.body.url).toMatch(new RegExp(`^/uploads/[A-Za-z0-9_-]{22}\\.${ext}$`));
+    const served = await fetch(`${app.url}${res.body.url}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe(type);
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(served.headers.get('cache-control')).toMatch(/immutable/);
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes as Buffer)).toBe(true);
+  });
+
+  it('returns the same URL for the same bytes in a workspace', async () => {
+    const bytes = png(5, 5);
+    const a = await upload(bytes);
+    const b = await upload(bytes);
+    expect(b.body.url).toBe(a.body.url);
+  });
+
+  it.each([
+    ['a text file named .png', Buffer.from('hello, I am text'), 'evil.png', 'image/png'],
+    ['an SVG', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>'), 'x.svg', 'image/svg+xml'],
+    ['a PDF named .jpg', Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF'), 'x.jpg', 'image/jpeg'],
+    ['an empty file', Buffer.alloc(0), 'x.png', 'image/png'],
+    ['a huge-dimension PNG (decompression bomb)', png(100_000, 100_000, true), 'bomb.png', 'image/png'],
+  ])('refuses %s with 400', async (_n, bytes, name, type) => {
+    const res = await upload(bytes, name, type);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.details[0].field).toBe('file');
+  });
+
+  it('refuses a file just over 10 MiB with 400', async () => {
+    const big = Buffer.concat([png(1, 1), randomBytes(10 * 1024 * 1024 + 1 - png(1, 1).length)]);
+    expect(big.length).toBe(10 * 1024 * 1024 + 1);
+    const res = await upload(big);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/at most/);
+  });
+
+  it('accepts exactly 10 MiB', async () => {
+    const head = png(1, 1);
+    const exact = Buffer.concat([head, randomBytes(10 * 1024 * 1024 - head.length)]);
+    const res = await upload(exact);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
+  it('refuses a missing field, a wrong field name, JSON, and two files', async () => {
+    expect((await app.api('POST', URL_, { key: t.key, form: form(png(1, 1), 'a.png', 'image/png', 'image') })).status).toBe(400);
+    expect((await app.api('POST', URL_, { key: t.key, body: { file: 'abc' } })).status).toBe(400);
+    const two = form(png(1, 1), 'a.png', 'image/png');
+    two.append('file', new Blob([new Uint8Array(png(2, 2))]), 'b.png');
+    expect((await app.api('POST', URL_, { key: t.key, form: two })).status).toBe(400);
+  });
+
+  it('needs upload.image, and a URL that does not exist is 404', async () => {
+    const reader = await createKey(app, t.member.id, { permissions: ['article.read'], workspaceId: t.workspace.id });
+    const res = await upload(png(1, 1), 'a.png', 'image/png', reader.key);
+    expect(res.status).toBe(403);
+    expect(res.body.error.details).toEqual({ missing: ['upload.image'] });
+    expect((await fetch(`${app.url}/uploads/AAAAAAAAAAAAAAAAAAAAAA.png`)).status).toBe(404);
+    expect((await fetch(`${app.url}/uploads/../../etc/passwd`)).status).toBe(404);
+  });
+
+  it('accepts a GraphQL multipart request on /graphql too', async () => {
+    const f = new FormData();
+    f.append('operations', JSON.stringify({ query: 'mutation($file: Upload!) { uploadImage(workspace: "-", file: $file) { url contentType width } }', variables: { file: null } }));
+    f.append('map', JSON.stringify({ 0: ['variables.file'] }));
+    f.append('0', new Blob([new Uint8Array(png(4, 4))]), 'g.png');
+    const res = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'apollo-require-preflight': 'true' }, body: f });
+    const json = await res.json();
+    expect(json.errors).toBeUndefined();
+    expect(json.data.uploadImage).toMatchObject({ contentType: 'image/png', width: 4 });
+  });
+});
