@@ -23,6 +23,8 @@ export function ormConfig(connection: DbConnection, poolMax = 10) {
       allOrNothing: true,
       migrationsList: MIGRATIONS,
     },
+    // The pgvector column exists only where the extension does (see the search migration).
+    schemaGenerator: { skipColumns: { embeddings: ['embedding'] } },
     pool: { min: 0, max: poolMax },
     forceUtcTimezone: true,
     debug: false,

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Plan, Role } from './auth/permissions.js';
+import type { Embedder } from './search/embedder.js';
+import type { VectorIndex } from './search/vectors.js';
 
 /** An authenticated agent key, with what authorization needs already loaded. */
 export interface AgentPrincipal {
@@ -26,4 +28,6 @@ export interface RequestContext {
   requestId: string;
   /** HMAC key for agent-key digests (new keys are stored under it). */
   serverSecret: string;
+  /** Semantic search: the configured embedder and the vector store. */
+  search: { embedder: Embedder; index: VectorIndex };
 }

@@ -7,10 +7,11 @@ import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
 import { ProposalResolver } from './resolvers/ProposalResolver.js';
+import { SearchResolver } from './resolvers/SearchResolver.js';
 import { UploadResolver } from './resolvers/UploadResolver.js';
 
 /** Every resolver of the schema. */
-export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver] as const;
+export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver, SearchResolver] as const;
 
 /** Builds the executable schema (once per process). */
 export async function buildAppSchema(): Promise<GraphQLSchema> {

@@ -21,6 +21,9 @@ import { migrate, openOrm } from './db/orm.js';
 import { classifyError, UnauthorizedError } from './errors.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
 import { buildAppSchema } from './schema.js';
+import { DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
+import { VectorIndex } from './search/vectors.js';
+import { EmbeddingWorker } from './search/worker.js';
 import { loadCredentials } from './services/settings.js';
 import { readUpload, UPLOAD_LIMITS } from './services/uploads.js';
 
@@ -42,6 +45,10 @@ export interface ServerOptions {
   logger?: Logger;
   /** Sandbox landing page on GET /graphql (default: not in production). */
   sandbox?: boolean;
+  /** Embedder for semantic search (default: from EMBEDDINGS / EMBEDDINGS_URL, else the local model). */
+  embedder?: Embedder;
+  /** Run the background embedding worker (default true). */
+  embeddingWorker?: boolean;
 }
 
 export interface RunningServer {
@@ -49,6 +56,10 @@ export interface RunningServer {
   port: number;
   orm: MikroORM;
   logger: Logger;
+  /** Embeds everything queued so far (tests, backfill). */
+  drainEmbeddings(): Promise<number>;
+  /** Where vectors live: the pgvector column, or the portable real[] column ranked in process. */
+  vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -83,6 +94,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
 async function listen(orm: MikroORM, credentials: Credentials, options: ServerOptions, logger: Logger, embedded: EmbeddedDatabase | null): Promise<RunningServer> {
   const schema = await buildAppSchema();
+  const embedder = options.embedder ?? embedderFromEnv(process.env);
+  const vectorIndex = await VectorIndex.open(orm.em.fork());
+  const worker = new EmbeddingWorker(orm, embedder, vectorIndex, logger);
+  if (options.embeddingWorker !== false && !(embedder instanceof DisabledEmbedder)) worker.start();
 
   const limits = options.rateLimit ?? { max: 600, windowSeconds: 60 };
   const limiter: RateLimiter = options.databaseUrl
@@ -93,7 +108,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   const createContext = async (ctx: Koa.Context, requireCredential: boolean): Promise<RequestContext> => {
     const principal = ctx.state.principal as Principal;
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
-    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret };
+    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex } };
   };
 
   /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */
@@ -200,16 +215,19 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
-  logger.info({ port, database: embedded ? 'embedded' : 'postgresql' }, `listening on ${url}`);
+  logger.info({ port, database: embedded ? 'embedded' : 'postgresql', vectors: vectorIndex.pgvector ? 'pgvector' : 'portable', embedder: embedder.model }, `listening on ${url}`);
   return {
     url,
     port,
     orm,
     logger,
     openapi: rest.openapi,
+    drainEmbeddings: () => worker.drain(),
+    vectorStore: vectorIndex.pgvector ? 'pgvector' : 'portable',
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
+      await worker.stop();
       await apollo.stop();
       await orm.close();
       await embedded?.close();

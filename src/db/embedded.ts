@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { DbConnection } from '../../mikro-orm.config.js';
 
@@ -22,7 +23,7 @@ export interface EmbeddedOptions {
 /** Starts PGlite behind a Postgres-protocol unix socket, so the ordinary driver connects to it. */
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir });
+  const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, extensions: { vector } });
   const socketDir = await mkdtemp(join(tmpdir(), 'wks-pg-'));
   const server = new PGLiteSocketServer({
     db,

