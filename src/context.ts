@@ -30,4 +30,6 @@ export interface RequestContext {
   serverSecret: string;
   /** Semantic search: the configured embedder and the vector store. */
   search: { embedder: Embedder; index: VectorIndex };
+  /** Outbound HTTP policy (OUTBOUND_ALLOW_LOOPBACK, for tests and local development only). */
+  outbound: { allowLoopback: boolean };
 }

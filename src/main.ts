@@ -19,6 +19,7 @@ const server = await startServer({
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
+  outboundAllowLoopback: process.env.OUTBOUND_ALLOW_LOOPBACK === 'true',
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
 });
 

@@ -49,6 +49,8 @@ export interface ServerOptions {
   embedder?: Embedder;
   /** Run the background embedding worker (default true). */
   embeddingWorker?: boolean;
+  /** OUTBOUND_ALLOW_LOOPBACK: let spec fetches and webhooks reach loopback addresses (tests, local development). */
+  outboundAllowLoopback?: boolean;
 }
 
 export interface RunningServer {
@@ -108,7 +110,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   const createContext = async (ctx: Koa.Context, requireCredential: boolean): Promise<RequestContext> => {
     const principal = ctx.state.principal as Principal;
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
-    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex } };
+    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex }, outbound: { allowLoopback: options.outboundAllowLoopback ?? false } };
   };
 
   /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */

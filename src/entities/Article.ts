@@ -12,6 +12,7 @@ export const ARTICLE_SEARCH_EXPRESSION =
 @ObjectType({ description: 'A documentation article, addressed by its slug.' })
 @Entity({ tableName: 'articles' })
 @Unique({ name: 'articles_workspace_slug_unique', properties: ['workspace', 'slug'] })
+@Unique({ name: 'articles_workspace_operation_unique', properties: ['workspace', 'apiOperationKey'] })
 @Index({ name: 'articles_section_position_idx', properties: ['section', 'position'] })
 @Index({ name: 'articles_search_idx', expression: 'create index "articles_search_idx" on "articles" using gin ("search")' })
 export class Article {
@@ -63,6 +64,24 @@ export class Article {
   /** Key of the section, filled in by the service that loads the article (not a column). */
   @Field(() => String, { name: 'section', description: 'Key of the section the article is in.' })
   sectionKey!: string;
+
+  /** For pages generated from the attached OpenAPI spec: the operation key (operationId, else "METHOD /path"). */
+  @Property({ type: 'text', nullable: true })
+  apiOperationKey: string | null = null;
+
+  /** Hash of the operation the page was last generated from (drift detection for detached pages). */
+  @Property({ type: 'text', nullable: true })
+  apiOperationHash: string | null = null;
+
+  /** generated (sync owns it) | detached (a normal article now); null for ordinary articles. */
+  @Property({ type: 'text', nullable: true })
+  apiState: 'generated' | 'detached' | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  apiMethod: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  apiPath: string | null = null;
 
   /** Full-text document maintained by the database: title (A) above markdown (B). */
   @Property({ columnType: 'tsvector', generated: `${ARTICLE_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })

@@ -31,6 +31,10 @@ export class Section {
   @Property({ type: 'integer' })
   position: number = 0;
 
+  /** For sections that collect generated API-reference pages: the OpenAPI tag they collect. */
+  @Property({ type: 'text', nullable: true })
+  apiTag: string | null = null;
+
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();
 

@@ -1,4 +1,5 @@
 import { AgentKey } from './AgentKey.js';
+import { ApiSpec } from './ApiSpec.js';
 import { Article } from './Article.js';
 import { AuditEvent } from './AuditEvent.js';
 import { ChangelogEntry } from './ChangelogEntry.js';
@@ -18,6 +19,6 @@ import { Upload } from './Upload.js';
 import { Workspace } from './Workspace.js';
 
 /** Every entity, for the ORM's discovery. */
-export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup];
+export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup, ApiSpec];
 
-export { AgentKey, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Workspace };
+export { AgentKey, ApiSpec, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Workspace };

@@ -5,7 +5,7 @@ import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { Article, ARTICLE_STATUSES, type ArticleStatus } from '../entities/Article.js';
 import type { Section, Visibility } from '../entities/Section.js';
-import { DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
@@ -22,7 +22,7 @@ export const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
   ARCHIVED: ['DRAFT'],
 };
 
-const ARTICLE_COLUMNS = 'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, s.key as section_key';
+const ARTICLE_COLUMNS = 'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
 
 /** 412: the client's `If-Match` does not name the current version. */
 export class PreconditionFailedError extends DomainError {
@@ -138,6 +138,9 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
   if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
+    if (article.apiState === 'generated') {
+      throw new ConflictError(`"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`, { state: 'generated' });
+    }
     checkIfMatch(ifMatch, article.version);
     const statusChanges = input.status !== undefined && input.status !== article.status;
     if (statusChanges) {
@@ -177,6 +180,11 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
  */
 export async function placeArticle(ctx: RequestContext, workspace: string, slug: string, input: { section: string; position?: number | null }): Promise<Article> {
   const scope = await authorize(ctx, workspace, ['article.update']);
+  return moveArticle(ctx, scope, slug, input);
+}
+
+/** The move behind placeArticle and generated-page placement (the caller has authorized). */
+export async function moveArticle(ctx: RequestContext, scope: Scope, slug: string, input: { section: string; position?: number | null }): Promise<Article> {
   return ctx.em.transactional(async (em) => {
     const target = await findVisibleSection(em, scope, input.section);
     if (!target) throw invalidField('section', `no section with key "${input.section}"`);

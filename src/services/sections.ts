@@ -40,6 +40,11 @@ export interface CreateSectionInput {
 /** Creates a section (at the end, or at `position`, shifting the ones after it). */
 export async function createSection(ctx: RequestContext, workspace: string, input: CreateSectionInput): Promise<Section> {
   const scope = await authorize(ctx, workspace, ['section.create']);
+  return insertSection(ctx, scope, input, null);
+}
+
+/** The insert behind createSection and API-reference sections (`apiTag`); the caller has authorized. */
+export async function insertSection(ctx: RequestContext, scope: Scope, input: CreateSectionInput, apiTag: string | null): Promise<Section> {
   const visibility = input.visibility ?? 'public';
   if (visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   const explicitKey = input.key ? checkSlug(input.key, 'key') : null;
@@ -54,8 +59,8 @@ export async function createSection(ctx: RequestContext, workspace: string, inpu
     await sql(em, 'update sections set position = position + 1 where workspace_id = ? and position >= ?', [scope.workspaceId, position]);
     const [row] = await sql(
       em,
-      `insert into sections (workspace_id, key, label, visibility, position, created_at) values (?, ?, ?, ?, ?, ?) returning ${SECTION_COLUMNS.replace(/s\./g, '')}`,
-      [scope.workspaceId, key, input.label, visibility, position, new Date()],
+      `insert into sections (workspace_id, key, label, visibility, position, api_tag, created_at) values (?, ?, ?, ?, ?, ?, ?) returning ${SECTION_COLUMNS.replace(/s\./g, '')}`,
+      [scope.workspaceId, key, input.label, visibility, position, apiTag, new Date()],
     );
     recordAudit(em, ctx, { action: 'section.created', targetType: 'section', targetId: key, workspaceId: scope.workspaceId });
     return toSection(em, { ...row, article_count: 0 });

@@ -1,0 +1,143 @@
+import { SLUG_PATTERN } from '../../src/slug.js';
+import type { ParamDef, Route } from '../route.js';
+
+const slugParam: Record<string, ParamDef> = { slug: { schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Slug of a generated page.' } };
+
+/** Generated API-reference pages, endpoints 22–29. */
+export const OPENAPI_ROUTES: Route[] = [
+  {
+    name: 'openapi_status',
+    method: 'GET',
+    path: '/workspaces/{workspace}/openapi',
+    operation: 'GetApiSpec',
+    tag: 'API reference',
+    summary: 'Status of the attached spec',
+    description: 'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, result and plan, and warnings. 404 when no spec is attached.',
+    permissions: ['openapi.read'],
+    status: 200,
+  },
+  {
+    name: 'openapi_attach',
+    method: 'PUT',
+    path: '/workspaces/{workspace}/openapi',
+    operation: 'AttachApiSpec',
+    tag: 'API reference',
+    summary: 'Attach a spec and generate pages',
+    description:
+      'Send exactly one of `url` (fetched over http(s): public addresses only, checked at connect time and on every redirect; 10 s timeout; at most 5 MiB) ' +
+      'or `spec` (JSON or YAML text, or an object). OpenAPI 3.0, 3.1 and Swagger 2.0 are validated with swagger-parser, external `$ref`s are never resolved; ' +
+      'an invalid spec is a 400 whose `details` list the findings (`path`, `message`) and changes nothing. One page per operation (keyed by operationId, ' +
+      'else "METHOD /path"; titled by summary; grouped by first tag, untagged → "API Reference"; `x-hidden` operations skipped). Attaching again replaces the spec and re-syncs.',
+    permissions: ['openapi.manage'],
+    body: {
+      variable: 'input',
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL of the spec.' },
+          spec: { type: ['string', 'object'], description: 'The spec as JSON or YAML text, or as an object.' },
+        },
+      },
+    },
+    status: 200,
+  },
+  {
+    name: 'openapi_detach',
+    method: 'DELETE',
+    path: '/workspaces/{workspace}/openapi',
+    operation: 'DetachApiSpec',
+    tag: 'API reference',
+    summary: 'Detach the spec',
+    description: 'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
+    permissions: ['openapi.manage'],
+    status: 200,
+  },
+  {
+    name: 'openapi_pages',
+    method: 'GET',
+    path: '/workspaces/{workspace}/openapi/pages',
+    operation: 'ListApiPages',
+    tag: 'API reference',
+    summary: 'List generated pages',
+    description: 'Pages generated from the spec (and detached ones) in sidebar order, with section, operation key, method, path and state (`generated` | `detached`).',
+    permissions: ['openapi.read'],
+    status: 200,
+  },
+  {
+    name: 'openapi_detach_page',
+    method: 'DELETE',
+    path: '/workspaces/{workspace}/openapi/pages/{slug}',
+    operation: 'DetachApiPage',
+    tag: 'API reference',
+    summary: 'Detach a generated page',
+    description: 'The page stops being generated and becomes an ordinary, editable article; sync never rewrites it again but reports drift. 409 if it is already detached.',
+    permissions: ['openapi.manage'],
+    pathParams: slugParam,
+    status: 200,
+    extraErrors: [409],
+  },
+  {
+    name: 'openapi_place_page',
+    method: 'POST',
+    path: '/workspaces/{workspace}/openapi/pages/{slug}/placement',
+    operation: 'PlaceApiPage',
+    tag: 'API reference',
+    summary: 'Move a generated page',
+    description: 'Moves a generated page to a 0-based `position` (default: last) in `section` (default: its current section). Placements survive syncs.',
+    permissions: ['openapi.manage'],
+    pathParams: slugParam,
+    body: {
+      variable: 'input',
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          section: { type: 'string', minLength: 1, maxLength: 80, description: 'Target section key; default: the current one.' },
+          position: { type: 'integer', minimum: 0, maximum: 100000 },
+        },
+      },
+    },
+    status: 200,
+  },
+  {
+    name: 'openapi_create_section',
+    method: 'POST',
+    path: '/workspaces/{workspace}/openapi/sections',
+    operation: 'CreateApiSection',
+    tag: 'API reference',
+    summary: 'Create a section for generated pages',
+    description: 'A section that collects the generated pages of one OpenAPI `tag` (default: the label); sync puts new pages of that tag there. A tag already collected is a 409.',
+    permissions: ['openapi.manage'],
+    body: {
+      variable: 'input',
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['label'],
+        properties: {
+          label: { type: 'string', minLength: 1, maxLength: 200 },
+          key: { type: 'string', pattern: SLUG_PATTERN, maxLength: 80 },
+          tag: { type: 'string', minLength: 1, maxLength: 200, description: 'The OpenAPI tag; default: the label.' },
+          position: { type: 'integer', minimum: 0, maximum: 100000 },
+        },
+      },
+    },
+    status: 201,
+    extraErrors: [409],
+  },
+  {
+    name: 'openapi_sync',
+    method: 'POST',
+    path: '/workspaces/{workspace}/openapi/sync',
+    operation: 'SyncApiSpec',
+    tag: 'API reference',
+    summary: 'Regenerate pages from the spec',
+    description:
+      'Re-reads the attached spec (re-fetching a URL) and applies the difference in one transaction: pages of new operations are added, pages whose operation ' +
+      'hash changed are rewritten (keeping their section and position), pages of removed operations are deleted; detached pages are never touched but ' +
+      'reported in `drifted`. A sync of an unchanged spec changes nothing. Answers the plan.',
+    permissions: ['openapi.manage'],
+    status: 200,
+  },
+];

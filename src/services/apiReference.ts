@@ -1,0 +1,325 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authorize, type Scope } from '../auth/authorize.js';
+import type { RequestContext } from '../context.js';
+import { sql } from '../db/sql.js';
+import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { UnsafeTargetError, safeFetch } from '../net/safeFetch.js';
+import { parseSpec, readSpecText, type ParsedSpec, type SpecOperation } from '../openapi/spec.js';
+import { signalEmbeddingWork } from '../search/vectors.js';
+import { nextFreeSlug, slugify } from '../slug.js';
+import { moveArticle } from './articles.js';
+import { recordAudit } from './audit.js';
+import { insertSection } from './sections.js';
+
+export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
+const CHUNK = 200;
+
+/** How the service reaches spec URLs (OUTBOUND_ALLOW_LOOPBACK). */
+export interface OutboundPolicy {
+  allowLoopback: boolean;
+}
+
+export interface SyncPlan {
+  added: string[];
+  changed: string[];
+  removed: string[];
+  unchanged: number;
+  drifted: { slug: string; operationKey: string; reason: 'changed' | 'removed' }[];
+}
+
+export interface SpecStatus {
+  source: string;
+  url: string | null;
+  title: string | null;
+  version: string | null;
+  openapiVersion: string | null;
+  operationCount: number;
+  pageCount: number;
+  lastSyncAt: Date | null;
+  lastSyncResult: string | null;
+  lastSyncError: string | null;
+  lastSync: SyncPlan | null;
+  warnings: string[];
+}
+
+export interface ApiPage {
+  slug: string;
+  title: string;
+  section: string;
+  position: number;
+  operationKey: string;
+  method: string | null;
+  path: string | null;
+  state: string;
+}
+
+/**
+ * Attaches (or replaces) the workspace's spec, given raw (JSON/YAML text or an object) or by URL,
+ * and generates its pages. An invalid spec is a 400 with the parser's findings and changes nothing.
+ */
+export async function attachSpec(ctx: RequestContext, workspace: string, input: { url?: string | null; spec?: unknown }, outbound: OutboundPolicy): Promise<SpecStatus> {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  const hasUrl = input.url != null && input.url !== '';
+  const hasSpec = input.spec != null && input.spec !== '';
+  if (hasUrl === hasSpec) {
+    throw new InvalidRequestError('Send exactly one of "url" (fetched) or "spec" (JSON or YAML text, or an object).', [{ field: hasUrl ? 'spec' : 'url', message: 'send exactly one of url and spec' }]);
+  }
+  if (hasSpec && typeof input.spec !== 'string' && (typeof input.spec !== 'object' || Array.isArray(input.spec))) throw invalidField('spec', 'must be JSON or YAML text, or an object');
+  const raw = hasUrl ? await fetchSpec(input.url!, outbound) : typeof input.spec === 'string' ? input.spec : JSON.stringify(input.spec);
+  const parsed = await parseSpec(readSpecText(hasUrl ? raw : (input.spec as string | Record<string, unknown>)));
+  await ctx.em.transactional(async (em) => {
+    await sql(
+      em,
+      `insert into api_specs (workspace_id, source, url, raw, title, version, openapi_version, operation_count, warnings, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)
+       on conflict (workspace_id) do update set source = excluded.source, url = excluded.url, raw = excluded.raw, title = excluded.title,
+         version = excluded.version, openapi_version = excluded.openapi_version, operation_count = excluded.operation_count, warnings = excluded.warnings`,
+      [scope.workspaceId, hasUrl ? 'url' : 'raw', hasUrl ? input.url : null, raw, parsed.title, parsed.version, parsed.openapiVersion, parsed.operations.length, JSON.stringify(parsed.warnings), new Date()],
+    );
+    await applySync(em, scope, parsed);
+    recordAudit(em, ctx, { action: 'openapi.attached', targetType: 'api_spec', targetId: scope.workspaceId, workspaceId: scope.workspaceId });
+  });
+  signalEmbeddingWork();
+  return loadStatus(ctx.em, scope);
+}
+
+/** Re-reads the attached spec (re-fetching a URL) and applies the difference; answers the plan. */
+export async function syncSpec(ctx: RequestContext, workspace: string, outbound: OutboundPolicy): Promise<SyncPlan> {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  const [spec] = await sql(ctx.em, 'select source, url, raw from api_specs where workspace_id = ?', [scope.workspaceId]);
+  if (!spec) throw new NotFoundError('Attached OpenAPI spec');
+  let parsed: ParsedSpec;
+  let raw = spec.raw as string;
+  try {
+    if (spec.source === 'url') raw = await fetchSpec(spec.url, outbound);
+    parsed = await parseSpec(readSpecText(raw));
+  } catch (error) {
+    await sql(ctx.em, `update api_specs set last_sync_at = ?, last_sync_result = 'failed', last_sync_error = ? where workspace_id = ?`, [new Date(), (error as Error).message, scope.workspaceId]);
+    throw error;
+  }
+  const plan = await ctx.em.transactional(async (em) => {
+    await sql(em, 'update api_specs set raw = ?, title = ?, version = ?, openapi_version = ?, operation_count = ?, warnings = ?::jsonb where workspace_id = ?', [
+      raw, parsed.title, parsed.version, parsed.openapiVersion, parsed.operations.length, JSON.stringify(parsed.warnings), scope.workspaceId,
+    ]);
+    const result = await applySync(em, scope, parsed);
+    recordAudit(em, ctx, { action: 'openapi.synced', targetType: 'api_spec', targetId: scope.workspaceId, workspaceId: scope.workspaceId });
+    return result;
+  });
+  signalEmbeddingWork();
+  return plan;
+}
+
+/** The attached spec's status, or 404 when none is attached. */
+export async function specStatus(ctx: RequestContext, workspace: string): Promise<SpecStatus> {
+  const scope = await authorize(ctx, workspace, ['openapi.read']);
+  return loadStatus(ctx.em, scope);
+}
+
+/** Removes the spec and every still-generated page; detached pages stay as ordinary articles. */
+export async function detachSpec(ctx: RequestContext, workspace: string): Promise<{ detached: true; removedPages: number }> {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  return ctx.em.transactional(async (em) => {
+    const [spec] = await sql(em, 'select id from api_specs where workspace_id = ? for update', [scope.workspaceId]);
+    if (!spec) throw new NotFoundError('Attached OpenAPI spec');
+    const removed = await deletePages(em, scope, `api_state = 'generated'`, []);
+    await sql(em, 'delete from api_specs where workspace_id = ?', [scope.workspaceId]);
+    recordAudit(em, ctx, { action: 'openapi.detached', targetType: 'api_spec', targetId: scope.workspaceId, workspaceId: scope.workspaceId });
+    return { detached: true as const, removedPages: removed };
+  });
+}
+
+/** Generated and detached pages with their sections, in sidebar order. */
+export async function listPages(ctx: RequestContext, workspace: string): Promise<ApiPage[]> {
+  const scope = await authorize(ctx, workspace, ['openapi.read']);
+  const rows = await sql(
+    ctx.em,
+    `select a.slug, a.title, s.key as section, a.position, a.api_operation_key, a.api_method, a.api_path, a.api_state
+       from articles a join sections s on s.id = a.section_id
+      where a.workspace_id = ? and a.api_state is not null order by s.position, s.id, a.position, a.id`,
+    [scope.workspaceId],
+  );
+  return rows.map(toPage);
+}
+
+/** Detaches one generated page: sync never rewrites it again, but reports drift. */
+export async function detachPage(ctx: RequestContext, workspace: string, slug: string): Promise<ApiPage> {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  return ctx.em.transactional(async (em) => {
+    const [row] = await sql(em, `select id, api_state from articles where workspace_id = ? and slug = ? and api_state is not null for update`, [scope.workspaceId, slug]);
+    if (!row) throw new NotFoundError('Generated page');
+    if (row.api_state === 'detached') throw new ConflictError(`"${slug}" is already detached.`, { state: 'detached' });
+    await sql(em, `update articles set api_state = 'detached', version = version + 1, updated_at = ? where id = ?`, [new Date(), row.id]);
+    recordAudit(em, ctx, { action: 'openapi.page_detached', targetType: 'article', targetId: slug, workspaceId: scope.workspaceId });
+    return pageBySlug(em, scope, slug);
+  });
+}
+
+/** Moves a generated (or detached) page within a section (default: its current one). */
+export async function placePage(ctx: RequestContext, workspace: string, slug: string, input: { section?: string | null; position?: number | null }): Promise<ApiPage> {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  const [row] = await sql(ctx.em, `select s.key from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ? and a.api_state is not null`, [scope.workspaceId, slug]);
+  if (!row) throw new NotFoundError('Generated page');
+  await moveArticle(ctx, scope, slug, { section: input.section ?? row.key, position: input.position });
+  return pageBySlug(ctx.em, scope, slug);
+}
+
+/** A section that collects the generated pages of one OpenAPI tag (default: the label). */
+export async function createApiSection(ctx: RequestContext, workspace: string, input: { label: string; key?: string | null; tag?: string | null; position?: number | null }) {
+  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+  const tag = (input.tag ?? input.label).trim();
+  if (!tag) throw invalidField('tag', 'must not be empty');
+  const [taken] = await sql(ctx.em, 'select key from sections where workspace_id = ? and api_tag = ?', [scope.workspaceId, tag]);
+  if (taken) throw new ConflictError(`Section "${taken.key}" already collects the tag "${tag}".`, { field: 'tag', section: taken.key });
+  return insertSection(ctx, scope, { label: input.label, key: input.key, position: input.position }, tag);
+}
+
+async function fetchSpec(url: string, outbound: OutboundPolicy): Promise<string> {
+  try {
+    const res = await safeFetch(url, { allowLoopback: outbound.allowLoopback, timeoutMs: 10_000, maxBytes: SPEC_MAX_BYTES, headers: { accept: 'application/json, application/yaml, text/yaml, */*' } });
+    if (res.status !== 200) throw new UnsafeTargetError(`the URL answered HTTP ${res.status}`);
+    return res.body.toString('utf8');
+  } catch (error) {
+    if (error instanceof UnsafeTargetError) throw invalidField('url', `could not fetch the spec: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Computes and applies the difference between the stored pages and the spec's operations, in bulk. */
+async function applySync(em: EntityManager, scope: Scope, parsed: ParsedSpec): Promise<SyncPlan> {
+  const now = new Date();
+  const existing = await sql(em, `select id, slug, api_operation_key as key, api_operation_hash as hash, api_state as state from articles where workspace_id = ? and api_operation_key is not null for update`, [scope.workspaceId]);
+  const byKey = new Map(existing.map((e) => [e.key as string, e]));
+  const plan: SyncPlan = { added: [], changed: [], removed: [], unchanged: 0, drifted: [] };
+  const added: SpecOperation[] = [];
+  const changed: { id: number; op: SpecOperation }[] = [];
+  const live = new Set<string>();
+  for (const op of parsed.operations) {
+    live.add(op.key);
+    const page = byKey.get(op.key);
+    if (!page) {
+      added.push(op);
+      plan.added.push(op.key);
+    } else if (page.state === 'detached') {
+      if (page.hash !== op.hash) plan.drifted.push({ slug: page.slug, operationKey: op.key, reason: 'changed' });
+    } else if (page.hash !== op.hash) {
+      changed.push({ id: page.id, op });
+      plan.changed.push(op.key);
+    } else plan.unchanged++;
+  }
+  const removedIds: number[] = [];
+  for (const page of existing) {
+    if (live.has(page.key)) continue;
+    if (page.state === 'detached') plan.drifted.push({ slug: page.slug, operationKey: page.key, reason: 'removed' });
+    else {
+      removedIds.push(page.id);
+      plan.removed.push(page.key);
+    }
+  }
+  if (removedIds.length) await deletePages(em, scope, 'id = any(?::int[])', [`{${removedIds.join(',')}}`]);
+  for (let i = 0; i < changed.length; i += CHUNK) {
+    const part = changed.slice(i, i + CHUNK);
+    await sql(
+      em,
+      `update articles a set title = v.title, markdown = v.markdown, api_operation_hash = v.hash, api_method = v.method, api_path = v.path, version = a.version + 1, updated_at = ?
+         from (values ${part.map(() => '(?::int, ?, ?, ?, ?, ?)').join(', ')}) as v(id, title, markdown, hash, method, path) where a.id = v.id`,
+      [now, ...part.flatMap(({ id, op }) => [id, op.title, op.markdown, op.hash, op.method, op.path])],
+    );
+  }
+  if (added.length) await insertPages(em, scope, added, now);
+  const touched = [...changed.map((c) => c.op.key), ...added.map((a) => a.key)];
+  if (touched.length) {
+    await sql(
+      em,
+      `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at) select 'article', id, workspace_id, clock_timestamp() from articles
+        where workspace_id = ? and api_operation_key = any(?::text[])
+       on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null`,
+      [scope.workspaceId, `{${touched.map((k) => `"${k.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`],
+    );
+  }
+  await sql(em, `update api_specs set last_sync = ?::jsonb, last_sync_at = ?, last_sync_result = 'ok', last_sync_error = null where workspace_id = ?`, [JSON.stringify(plan), now, scope.workspaceId]);
+  return plan;
+}
+
+/** Inserts new pages into the sections collecting their tags (created as needed), after the pages already there. */
+async function insertPages(em: EntityManager, scope: Scope, ops: SpecOperation[], now: Date) {
+  const sections = await sql(em, 'select id, key, api_tag, position from sections where workspace_id = ? order by position for update', [scope.workspaceId]);
+  const byTag = new Map(sections.filter((s) => s.api_tag).map((s) => [s.api_tag as string, s.id as number]));
+  const keys = sections.map((s) => s.key as string);
+  let nextPosition = sections.length;
+  for (const tag of new Set(ops.map((o) => o.tag))) {
+    if (byTag.has(tag)) continue;
+    const key = nextFreeSlug(slugify(tag, 'api'), keys);
+    keys.push(key);
+    const [row] = await sql(em, 'insert into sections (workspace_id, key, label, visibility, position, api_tag, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id', [scope.workspaceId, key, tag, 'public', nextPosition++, tag, now]);
+    byTag.set(tag, row.id);
+  }
+  const counts = new Map((await sql(em, 'select section_id, count(*)::int as n from articles where workspace_id = ? group by section_id', [scope.workspaceId])).map((r) => [r.section_id as number, r.n as number]));
+  const slugs = new Set((await sql(em, 'select slug from articles where workspace_id = ?', [scope.workspaceId])).map((r) => r.slug as string));
+  const rows = ops.map((op) => {
+    const sectionId = byTag.get(op.tag)!;
+    const position = counts.get(sectionId) ?? 0;
+    counts.set(sectionId, position + 1);
+    const slug = nextFreeSlug(slugify(op.key.replace(/([a-z0-9])([A-Z])/g, '$1 $2'), 'operation'), slugs);
+    slugs.add(slug);
+    return [scope.workspaceId, sectionId, slug, op.title, op.markdown, position, now, now, now, op.key, op.hash, op.method, op.path];
+  });
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    await sql(
+      em,
+      `insert into articles (workspace_id, section_id, slug, title, markdown, status, visibility, position, version, created_at, updated_at, published_at, api_operation_key, api_operation_hash, api_state, api_method, api_path)
+       values ${part.map(() => `(?, ?, ?, ?, ?, 'STABLE', 'public', ?, 1, ?, ?, ?, ?, ?, 'generated', ?, ?)`).join(', ')}`,
+      part.flat(),
+    );
+  }
+}
+
+/** Deletes pages (and their embeddings), closing the position gaps they leave. */
+async function deletePages(em: EntityManager, scope: Scope, where: string, params: unknown[]): Promise<number> {
+  const gone = await sql(em, `delete from articles where workspace_id = ? and ${where} returning id, section_id`, [scope.workspaceId, ...params]);
+  if (!gone.length) return 0;
+  const ids = `{${gone.map((g) => g.id).join(',')}}`;
+  await sql(em, `delete from embeddings where item_type = 'article' and item_id = any(?::int[])`, [ids]);
+  await sql(em, `delete from embedding_queue where item_type = 'article' and item_id = any(?::int[])`, [ids]);
+  const sectionIds = `{${[...new Set(gone.map((g) => g.section_id))].join(',')}}`;
+  await sql(
+    em,
+    `update articles a set position = r.pos from (select id, row_number() over (partition by section_id order by position, id) - 1 as pos from articles where section_id = any(?::int[])) r
+      where a.id = r.id and a.position <> r.pos`,
+    [sectionIds],
+  );
+  return gone.length;
+}
+
+async function loadStatus(em: EntityManager, scope: Scope): Promise<SpecStatus> {
+  const [row] = await sql(em, 'select source, url, title, version, openapi_version, operation_count, last_sync, last_sync_at, last_sync_result, last_sync_error, warnings from api_specs where workspace_id = ?', [scope.workspaceId]);
+  if (!row) throw new NotFoundError('Attached OpenAPI spec');
+  const [{ n }] = await sql(em, 'select count(*)::int as n from articles where workspace_id = ? and api_state is not null', [scope.workspaceId]);
+  return {
+    source: row.source,
+    url: row.url,
+    title: row.title,
+    version: row.version,
+    openapiVersion: row.openapi_version,
+    operationCount: row.operation_count,
+    pageCount: n,
+    lastSyncAt: row.last_sync_at ? new Date(row.last_sync_at) : null,
+    lastSyncResult: row.last_sync_result,
+    lastSyncError: row.last_sync_error,
+    lastSync: row.last_sync,
+    warnings: row.warnings ?? [],
+  };
+}
+
+async function pageBySlug(em: EntityManager, scope: Scope, slug: string): Promise<ApiPage> {
+  const [row] = await sql(
+    em,
+    `select a.slug, a.title, s.key as section, a.position, a.api_operation_key, a.api_method, a.api_path, a.api_state from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ?`,
+    [scope.workspaceId, slug],
+  );
+  return toPage(row);
+}
+
+function toPage(r: Record<string, any>): ApiPage {
+  return { slug: r.slug, title: r.title, section: r.section, position: r.position, operationKey: r.api_operation_key, method: r.api_method, path: r.api_path, state: r.api_state };
+}
