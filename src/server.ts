@@ -230,6 +230,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await worker.stop();
+      await embedder.close?.();
       await apollo.stop();
       await orm.close();
       await embedded?.close();

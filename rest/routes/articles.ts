@@ -74,7 +74,8 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Edit an article',
     description:
       `Edits title, markdown, visibility and status (send at least one). Changing \`status\` needs \`article.update\` and \`article.publish\`. ${TRANSITIONS_TEXT} ` +
-      'With `If-Match: "v<version>"` the edit applies only if the article is still at that version (412 `precondition_failed` otherwise).',
+      'With `If-Match: "v<version>"` the edit applies only if the article is still at that version (412 `precondition_failed` otherwise). ' +
+      'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
     permissions: ['article.update'],
     pathParams: slugParam,
     headers: { 'if-match': { schema: { type: 'string', maxLength: 200 }, variable: 'ifMatch', description: 'ETag from GET ("v<version>"), or `*`.' } },
@@ -94,7 +95,7 @@ export const ARTICLE_ROUTES: Route[] = [
     },
     responseHeaders: etag,
     status: 200,
-    extraErrors: [412],
+    extraErrors: [409, 412],
   },
   {
     name: 'articles_place',

