@@ -48,7 +48,8 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
       checkBody: route.body ? compileBody(route.body.schema) : null,
       checkHeaders: compileParams(route.headers, 'header'),
       responseSchema: body,
-      errors: [...new Set([...COMMON_ERRORS, ...(route.extraErrors ?? [])])].sort(),
+      // Mutations also answer 409 for a reused or in-flight Idempotency-Key.
+      errors: [...new Set([...COMMON_ERRORS, ...(route.method === 'GET' ? [] : [409]), ...(route.extraErrors ?? [])])].sort(),
     };
   });
 }

@@ -1,6 +1,8 @@
 import { execute, type GraphQLSchema } from 'graphql';
 import type { Context } from 'koa';
-import { InvalidRequestError } from '../src/errors.js';
+import { createHash } from 'node:crypto';
+import { ConflictError, InvalidRequestError } from '../src/errors.js';
+import type { IdempotencyStore } from '../src/services/idempotency.js';
 import type { CompiledRoute } from './compile.js';
 import { readUpload } from './multipart.js';
 import type { LocatedIssue } from './validate.js';
@@ -10,7 +12,14 @@ export interface GraphQLBackend {
   schema: GraphQLSchema;
   /** Builds the GraphQL context for a request; with `requireCredential` it throws the 401 for a missing or bad key. */
   createContext(ctx: Context, requireCredential: boolean): Promise<unknown>;
+  /** The calling agent key's id (for Idempotency-Key scoping), once authenticated. */
+  agentKeyId(ctx: Context): string | null;
+  idempotency: IdempotencyStore;
 }
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** Response headers a replay repeats. */
+const REPLAYED_HEADERS = ['etag', 'link', 'x-search-ranking', 'x-search-fallback'];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -23,6 +32,10 @@ export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
     let result;
     try {
       const variables = await buildVariables(compiled, ctx, cleanups);
+      if (route.method !== 'GET' && ctx.get('idempotency-key')) {
+        const replayed = await claimIdempotency(ctx, backend, compiled, variables);
+        if (replayed) return;
+      }
       result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
     } finally {
       for (const cleanup of cleanups) await cleanup();
@@ -42,6 +55,50 @@ export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
       ctx.body = data;
     }
   };
+}
+
+/**
+ * Claims the request's Idempotency-Key before executing: answers a replay (true) or a 409, or
+ * leaves a claim in ctx.state for the REST middleware to complete with the final answer.
+ */
+async function claimIdempotency(ctx: Context, backend: GraphQLBackend, compiled: CompiledRoute, variables: Record<string, unknown>): Promise<boolean> {
+  const key = ctx.get('idempotency-key');
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new InvalidRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters.', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', in: 'header' } as LocatedIssue]);
+  }
+  const agentKeyId = backend.agentKeyId(ctx)!;
+  const hash = createHash('sha256').update(`${compiled.route.name}\n${stableStringify(variables)}`).digest('hex');
+  const start = await backend.idempotency.begin(agentKeyId, String(ctx.params?.workspace ?? ''), key, hash);
+  if (start.kind === 'mismatch') throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key for a new request.', { idempotencyKey: key });
+  if (start.kind === 'in_progress') {
+    ctx.set('Retry-After', '1');
+    throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly.', { idempotencyKey: key });
+  }
+  if (start.kind === 'replay') {
+    for (const [name, value] of Object.entries(start.headers)) ctx.set(name, value);
+    ctx.set('Idempotent-Replayed', 'true');
+    ctx.status = start.status;
+    ctx.body = start.body;
+    return true;
+  }
+  ctx.state.idempotency = {
+    complete: async () => {
+      const status = ctx.status;
+      // Answers that a retry might change are not kept: the client may try again.
+      if (status >= 500 || status === 429 || status === 409) return backend.idempotency.abandon(start.id);
+      const headers = Object.fromEntries(REPLAYED_HEADERS.map((h) => [h, ctx.response.get(h)]).filter(([, v]) => v));
+      return backend.idempotency.complete(start.id, status, ctx.body, headers);
+    },
+  };
+  return false;
+}
+
+/** JSON with sorted keys; uploads are represented by their digest. */
+function stableStringify(value: unknown): string {
+  if (value && typeof value === 'object' && 'digest' in (value as object) && typeof (value as { digest: unknown }).digest === 'string') return JSON.stringify((value as { digest: string }).digest);
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
 }
 
 async function buildVariables(compiled: CompiledRoute, ctx: Context & { params?: Record<string, string> }, cleanups: (() => Promise<void>)[]): Promise<Record<string, unknown>> {

@@ -55,6 +55,9 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], options: 
       }
     } catch (error) {
       renderError(ctx, error, options);
+    } finally {
+      const claim = ctx.state.idempotency as { complete(): Promise<void> } | undefined;
+      if (claim) await claim.complete();
     }
   };
   const errors: Middleware = async (ctx, next) => {

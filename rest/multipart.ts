@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, unlink } from 'node:fs/promises';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { Upload } from 'graphql-upload-minimal';
@@ -40,7 +41,8 @@ export async function readUpload(ctx: Context, def: UploadDef): Promise<{ value:
     await cleanup();
     throw bad(others.length ? `unknown file field(s) ${others.join(', ')}; send the image as "${def.field}"` : `is required (multipart field "${def.field}")`);
   }
-  const upload = new Upload() as Upload & { resolve(file: unknown): void };
+  const upload = new Upload() as Upload & { resolve(file: unknown): void; digest?: string };
+  upload.digest = createHash('sha256').update(await readFile(entry.filepath)).digest('hex');
   upload.resolve({
     filename: entry.originalFilename ?? 'upload',
     fieldName: def.field,

@@ -14,6 +14,9 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
       ...Object.entries(c.pathParams).map(([name, def]) => ({ name, in: 'path', required: true, description: def.description, schema: def.schema })),
       ...Object.entries(route.query ?? {}).map(([name, def]) => ({ name, in: 'query', required: Boolean(def.required), description: def.description, schema: def.schema })),
       ...Object.entries(route.headers ?? {}).map(([name, def]) => ({ name, in: 'header', required: Boolean(def.required), description: def.description, schema: def.schema })),
+      ...(route.method === 'GET'
+        ? []
+        : [{ $ref: '#/components/parameters/IdempotencyKey' }]),
     ];
     const headers: Record<string, unknown> = Object.fromEntries(
       Object.entries(route.responseHeaders ?? {}).map(([name, h]) => [name, { description: h.description, schema: { type: 'string' } }]),
@@ -83,6 +86,18 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An agent key (`svc_pat_…`), shown once when created.' } },
       schemas: { Error: ENVELOPE_SCHEMA },
       responses: errorResponses,
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+          description:
+            'Makes the call safe to retry: per agent key and workspace, a request with a given key runs at most once for 24 h; a retry gets the stored ' +
+            'status and body (with `Idempotent-Replayed: true`). The same key with a different request, or while the first is still running, is a 409. ' +
+            'Answers with 409, 429 or 5xx are not stored, so those can be retried with the same key.',
+        },
+      },
     },
   };
 }

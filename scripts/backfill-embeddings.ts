@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import pino from 'pino';
 import { startEmbedded } from '../src/db/embedded.js';
-import { migrate, openOrm } from '../src/db/orm.js';
+import { freshEm, migrate, openOrm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import { embedderFromEnv } from '../src/search/embedder.js';
 import { VectorIndex } from '../src/search/vectors.js';
@@ -20,7 +20,7 @@ const connection = url ? { clientUrl: url } : embedded!.connection;
 const orm = await openOrm(connection, 4);
 try {
   await migrate(orm, connection, Boolean(url));
-  const em = orm.em.fork();
+  const em = freshEm(orm);
   const filter = workspace ? 'where workspace_id = ?' : '';
   const params = workspace ? [workspace] : [];
   const queued = await em.transactional(async (tx) => {

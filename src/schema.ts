@@ -10,9 +10,10 @@ import { MemoryResolver } from './resolvers/MemoryResolver.js';
 import { ProposalResolver } from './resolvers/ProposalResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
 import { UploadResolver } from './resolvers/UploadResolver.js';
+import { WebhookResolver } from './resolvers/WebhookResolver.js';
 
 /** Every resolver of the schema. */
-export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver, SearchResolver, ApiReferenceResolver] as const;
+export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver, SearchResolver, ApiReferenceResolver, WebhookResolver] as const;
 
 /** Builds the executable schema (once per process). */
 export async function buildAppSchema(): Promise<GraphQLSchema> {

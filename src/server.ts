@@ -17,13 +17,15 @@ import type { DbConnection } from '../mikro-orm.config.js';
 import { resolvePrincipal, type Credentials } from './auth/principal.js';
 import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
-import { migrate, openOrm } from './db/orm.js';
+import { freshEm, migrate, openOrm } from './db/orm.js';
 import { classifyError, UnauthorizedError } from './errors.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
 import { buildAppSchema } from './schema.js';
 import { DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
 import { VectorIndex } from './search/vectors.js';
 import { EmbeddingWorker } from './search/worker.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { IdempotencyStore } from './services/idempotency.js';
 import { loadCredentials } from './services/settings.js';
 import { readUpload, UPLOAD_LIMITS } from './services/uploads.js';
 
@@ -51,6 +53,9 @@ export interface ServerOptions {
   embeddingWorker?: boolean;
   /** OUTBOUND_ALLOW_LOOPBACK: let spec fetches and webhooks reach loopback addresses (tests, local development). */
   outboundAllowLoopback?: boolean;
+  /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
+  webhookDispatcher?: boolean;
+  webhookRetryScheduleMs?: number[];
 }
 
 export interface RunningServer {
@@ -60,6 +65,8 @@ export interface RunningServer {
   logger: Logger;
   /** Embeds everything queued so far (tests, backfill). */
   drainEmbeddings(): Promise<number>;
+  /** One fan-out and delivery round of the webhook dispatcher (tests). */
+  dispatchWebhooks(): Promise<number>;
   /** Where vectors live: the pgvector column, or the portable real[] column ranked in process. */
   vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
@@ -81,7 +88,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   try {
     const applied = await migrate(orm, connection, Boolean(options.databaseUrl));
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
-    const credentials = await loadCredentials(orm.em.fork(), {
+    const credentials = await loadCredentials(freshEm(orm), {
       adminToken: options.adminToken,
       keyHashSecret: options.keyHashSecret,
       announceAdminToken: (token) => logger.warn(`ADMIN_TOKEN was not set; generated one (shown once, store it now): ${token}`),
@@ -97,25 +104,33 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 async function listen(orm: MikroORM, credentials: Credentials, options: ServerOptions, logger: Logger, embedded: EmbeddedDatabase | null): Promise<RunningServer> {
   const schema = await buildAppSchema();
   const embedder = options.embedder ?? embedderFromEnv(process.env);
-  const vectorIndex = await VectorIndex.open(orm.em.fork());
+  const vectorIndex = await VectorIndex.open(freshEm(orm));
+  const idempotencyStore = new IdempotencyStore(() => freshEm(orm));
   const worker = new EmbeddingWorker(orm, embedder, vectorIndex, logger);
   if (options.embeddingWorker !== false && !(embedder instanceof DisabledEmbedder)) worker.start();
+  // Housekeeping shared by every process: expired idempotency records and old rate-limit windows.
+  const housekeeping = setInterval(() => {
+    idempotencyStore.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
+  }, 10 * 60_000);
+  housekeeping.unref();
+  const dispatcher = new WebhookDispatcher(orm, logger, { allowLoopback: options.outboundAllowLoopback ?? false, retryScheduleMs: options.webhookRetryScheduleMs });
+  if (options.webhookDispatcher !== false) dispatcher.start();
 
   const limits = options.rateLimit ?? { max: 600, windowSeconds: 60 };
   const limiter: RateLimiter = options.databaseUrl
-    ? new PostgresRateLimiter(orm.em.fork(), limits.max, limits.windowSeconds)
+    ? new PostgresRateLimiter(freshEm(orm), limits.max, limits.windowSeconds)
     : new MemoryRateLimiter(limits.max, limits.windowSeconds);
 
   /** One forked EntityManager per request, with the principal the authentication middleware resolved. */
   const createContext = async (ctx: Koa.Context, requireCredential: boolean): Promise<RequestContext> => {
     const principal = ctx.state.principal as Principal;
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
-    return { em: orm.em.fork(), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex }, outbound: { allowLoopback: options.outboundAllowLoopback ?? false } };
+    return { em: freshEm(orm), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex }, outbound: { allowLoopback: options.outboundAllowLoopback ?? false } };
   };
 
   /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */
   const authenticate: Koa.Middleware = async (ctx, next) => {
-    const principal = await resolvePrincipal(orm.em.fork(), credentials, ctx.get('authorization') || undefined);
+    const principal = await resolvePrincipal(freshEm(orm), credentials, ctx.get('authorization') || undefined);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
       const r = await limiter.hit(principal.keyId);
@@ -135,7 +150,12 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     await next();
   };
 
-  const rest = createRestApi({ schema, createContext }, ROUTES, {
+  const idempotency = idempotencyStore;
+  const agentKeyId = (ctx: Koa.Context) => {
+    const principal = ctx.state.principal as Principal | undefined;
+    return principal?.kind === 'agent' ? principal.keyId : null;
+  };
+  const rest = createRestApi({ schema, createContext, agentKeyId, idempotency }, ROUTES, {
     version: VERSION,
     logError: (error, ctx) => logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed'),
   });
@@ -197,7 +217,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   app.use(async (ctx, next) => {
     const match = /^\/uploads\/([^/]+)$/.exec(ctx.path);
     if (!match || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    const file = await readUpload(orm.em.fork(), match[1]);
+    const file = await readUpload(freshEm(orm), match[1]);
     if (!file) {
       ctx.status = 404;
       ctx.body = { error: { code: 'not_found', message: 'No such upload.', status: 404, details: null } };
@@ -225,11 +245,14 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     logger,
     openapi: rest.openapi,
     drainEmbeddings: () => worker.drain(),
+    dispatchWebhooks: () => dispatcher.passOnce(),
     vectorStore: vectorIndex.pgvector ? 'pgvector' : 'portable',
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
+      clearInterval(housekeeping);
       await worker.stop();
+      await dispatcher.stop();
       await embedder.close?.();
       await apollo.stop();
       await orm.close();

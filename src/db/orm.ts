@@ -4,6 +4,15 @@ import { ormConfig, type DbConnection } from '../../mikro-orm.config.js';
 
 const MIGRATION_LOCK = 0x5753_4b31; // arbitrary, fixed: serialises migrations across processes
 
+/**
+ * A fresh EntityManager of this ORM. Never resolved from the async context: MikroORM would
+ * otherwise fork whatever transaction the caller happens to run in (a timer set inside a request's
+ * transaction, or another server's ORM in the same process).
+ */
+export function freshEm(orm: MikroORM) {
+  return orm.em.fork({ disableContextResolution: true });
+}
+
 /** Opens the ORM on a connection. */
 export async function openOrm(connection: DbConnection, poolMax = 10): Promise<MikroORM> {
   return MikroORM.init(ormConfig(connection, poolMax));

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { freshEm } from '../db/orm.js';
 import { sql } from '../db/sql.js';
 import { cosine, type Embedder } from './embedder.js';
 import { onEmbeddingWork, type ItemType, type VectorIndex } from './vectors.js';
@@ -49,7 +50,8 @@ export class EmbeddingWorker {
     this.stopped = true;
     this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    // Let a pass in flight finish, but never hang a shutdown on it (a lease lets another process redo it).
+    await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   }
 
   /** Runs a pass now (or right after the current one). */
@@ -86,7 +88,7 @@ export class EmbeddingWorker {
   }
 
   private async passOnce(): Promise<number> {
-    const em = this.orm.em.fork();
+    const em = freshEm(this.orm);
     const claimed = await sql<Claimed>(
       em,
       `update embedding_queue q set claimed_until = clock_timestamp() + interval '${CLAIM_SECONDS} seconds', attempts = q.attempts + 1

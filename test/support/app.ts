@@ -45,6 +45,9 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     adminToken,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     rateLimit: { max: 10_000, windowSeconds: 60 },
+    // On a shared PostgreSQL every running dispatcher takes deliveries from the one queue, so only
+    // the webhook tests run one (with loopback allowed, like every other process of the suite).
+    webhookDispatcher: false,
     ...overrides,
   });
   const openapi = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();

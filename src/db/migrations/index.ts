@@ -5,6 +5,7 @@ import { Migration20261122010528_memory } from './Migration20261122010528_memory
 import { Migration20261122011131_articles } from './Migration20261122011131_articles.js';
 import { Migration20261122012030_search } from './Migration20261122012030_search.js';
 import { Migration20261122012917_openapi } from './Migration20261122012917_openapi.js';
+import { Migration20261122014225_webhooks } from './Migration20261122014225_webhooks.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122011131_articles', class: Migration20261122011131_articles },
   { name: 'Migration20261122012030_search', class: Migration20261122012030_search },
   { name: 'Migration20261122012917_openapi', class: Migration20261122012917_openapi },
+  { name: 'Migration20261122014225_webhooks', class: Migration20261122014225_webhooks },
 ];

@@ -1,0 +1,26 @@
+/**
+ * Every event the service emits, `<resource>.<verb>`: each successful mutation (REST, GraphQL or
+ * agent tool) writes its audit event and its webhook event in the same transaction as the change.
+ */
+export const EVENT_TYPES = [
+  'organization.created', 'organization.updated', 'workspace.created', 'member.created',
+  'agent_key.created', 'agent_key.revoked',
+  'changelog.created', 'changelog.updated', 'changelog.status_changed', 'changelog.deleted',
+  'memory.note.created', 'memory.note.updated', 'memory.note.deleted',
+  'section.created', 'article.created', 'article.updated', 'article.status_changed', 'article.moved',
+  'proposal.created', 'proposal.approved', 'proposal.rejected',
+  'upload.created', 'content_gap.reported', 'content_gap.resolved',
+  'openapi.attached', 'openapi.synced', 'openapi.detached', 'openapi.page_detached',
+  'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** True when `filter` (an exact type or `prefix.*`) selects `type`. */
+export function eventMatches(filter: string, type: string): boolean {
+  return filter === type || filter === '*' || (filter.endsWith('.*') && type.startsWith(filter.slice(0, -1)));
+}
+
+/** A filter that can select at least one known event. */
+export function isKnownFilter(filter: string): boolean {
+  return EVENT_TYPES.some((t) => eventMatches(filter, t));
+}
