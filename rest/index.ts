@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
-import { GraphQLError } from 'graphql';
-import { classifyError, DomainError } from '../src/errors.js';
 import { compileRoutes, type CompiledRoute } from './compile.js';
 import { envelope } from './envelope.js';
 import { routeHandler, type GraphQLBackend } from './handler.js';
+import { errorOutput } from './run.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
 import type { Route } from './route.js';
 
@@ -55,9 +54,6 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], options: 
       }
     } catch (error) {
       renderError(ctx, error, options);
-    } finally {
-      const claim = ctx.state.idempotency as { complete(): Promise<void> } | undefined;
-      if (claim) await claim.complete();
     }
   };
   const errors: Middleware = async (ctx, next) => {
@@ -74,22 +70,9 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], options: 
 const noop = (async () => undefined) as unknown as Next;
 
 function renderError(ctx: Context, error: unknown, options: RestOptions) {
-  let code: string;
-  let message: string;
-  let details: unknown = null;
-  if (error instanceof DomainError) {
-    ({ code, message, details } = error);
-  } else if (error instanceof GraphQLError) {
-    const classified = classifyError(error);
-    if (classified.unexpected) options.logError(error.originalError ?? error, ctx);
-    ({ code, message, details } = classified);
-  } else {
-    options.logError(error, ctx);
-    code = 'internal';
-    message = 'The server failed to process the request.';
-  }
-  const { status, body } = envelope(code, message, details);
-  send(ctx, status, body);
+  const out = errorOutput(error, (e) => options.logError(e, ctx));
+  for (const [name, value] of Object.entries(out.headers)) ctx.set(name, value);
+  send(ctx, out.status, out.body);
 }
 
 function send(ctx: Context, status: number, body: unknown) {

@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from '../src/webhooks/events.js';
 import type { CompiledRoute } from './compile.js';
 import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from './envelope.js';
 import type { JsonSchema } from './jsonSchema.js';
@@ -76,7 +77,8 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
       description:
         'REST interface to a documentation and knowledge workspace. Every request carries `Authorization: Bearer svc_pat_…`. ' +
         '`{workspace}` is a workspace id, or `-` for the workspace a key is bound to. Errors use one envelope: ' +
-        '`{"error":{"code","message","status","details"}}`.',
+        '`{"error":{"code","message","status","details"}}`.\n\n' +
+        `Every successful mutation emits an outbound webhook event (Standard Webhooks signing, body \`{type, timestamp, data}\`): ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.`,
     },
     servers: [{ url: API_PREFIX }],
     security: [{ bearerAuth: [] }],

@@ -155,7 +155,8 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     const principal = ctx.state.principal as Principal | undefined;
     return principal?.kind === 'agent' ? principal.keyId : null;
   };
-  const rest = createRestApi({ schema, createContext, agentKeyId, idempotency }, ROUTES, {
+  const logRequestError = (error: unknown, requestId: string | undefined) => logger.error({ err: error, requestId }, 'request failed');
+  const rest = createRestApi({ schema, createContext, agentKeyId, idempotency, logError: logRequestError }, ROUTES, {
     version: VERSION,
     logError: (error, ctx) => logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed'),
   });

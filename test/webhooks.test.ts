@@ -27,6 +27,16 @@ async function subscribe(target: TestApp, t: Tenant, url: string, extra: Record<
 
 const entry = { title: 'Hello', markdown: 'x', status: 'draft', tags: [], published_at: null };
 
+/** Polls the deliveries of a subscription until `done` holds (the receiver answers before the attempt is recorded). */
+async function deliveriesWhen(id: string, done: (list: any[]) => boolean, ms = 15_000): Promise<any[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const list = (await app.gql(DELIVERIES, { id })).data.webhookDeliveries;
+    if (done(list) || Date.now() > until) return list;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('webhook deliveries', () => {
   it('delivers a signed Standard Webhooks request for a REST action, verifiable with the library', async () => {
     const receiver = await startReceiver();
@@ -46,8 +56,8 @@ describe('webhook deliveries', () => {
       await app.api('PUT', `${W}/memory/note`, { key: t.key, body: { path: 'a', body: 'b', kind: 'note', links: [], tags: [] } });
       await new Promise((r) => setTimeout(r, 700));
       expect(receiver.received).toHaveLength(1);
-      const deliveries = await app.gql(DELIVERIES, { id: hook.id });
-      expect(deliveries.data.webhookDeliveries).toEqual([{ eventId: req.headers['webhook-id'], eventType: 'changelog.created', status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }] }]);
+      const deliveries = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'delivered');
+      expect(deliveries).toEqual([{ eventId: req.headers['webhook-id'], eventType: 'changelog.created', status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }] }]);
     } finally {
       await receiver.close();
     }
@@ -62,7 +72,7 @@ describe('webhook deliveries', () => {
       const [first, second] = await receiver.waitFor(2);
       expect(first.headers['webhook-id']).toBe(second.headers['webhook-id']);
       expect(second.at - first.at).toBeGreaterThanOrEqual(900);
-      const [delivery] = (await app.gql(DELIVERIES, { id: hook.id })).data.webhookDeliveries;
+      const [delivery] = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'delivered');
       expect(delivery).toMatchObject({ status: 'delivered', attempts: 2 });
       expect(delivery.attemptLog.map((a: any) => a.statusCode)).toEqual([500, 200]);
     } finally {
@@ -79,7 +89,7 @@ describe('webhook deliveries', () => {
       await receiver.waitFor(3);
       await new Promise((r) => setTimeout(r, 800));
       expect(receiver.received).toHaveLength(3);
-      const [delivery] = (await app.gql(DELIVERIES, { id: hook.id })).data.webhookDeliveries;
+      const [delivery] = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'failed');
       expect(delivery).toMatchObject({ status: 'failed', attempts: 3, lastError: expect.stringMatching(/gave up/) });
     } finally {
       await receiver.close();
@@ -93,7 +103,7 @@ describe('webhook deliveries', () => {
       const hook = await subscribe(app, t, receiver.url);
       await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
       await receiver.waitFor(1);
-      await new Promise((r) => setTimeout(r, 300));
+      await deliveriesWhen(hook.id, (l) => l[0]?.status === 'failed');
       const list = await app.gql('query($o: ID!) { webhooks(organizationId: $o) { id enabled disabledReason secret } }', { o: t.org.id });
       expect(list.data.webhooks).toEqual([{ id: hook.id, enabled: false, disabledReason: expect.stringMatching(/410/), secret: null }]);
       await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
