@@ -12,8 +12,10 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
 import { createRestApi } from '../rest/index.js';
+import { createMcpMiddleware } from '../rest/mcp.js';
 import { ROUTES } from '../rest/routes.js';
 import type { DbConnection } from '../mikro-orm.config.js';
+import { effectivePermissions } from './auth/permissions.js';
 import { resolvePrincipal, type Credentials } from './auth/principal.js';
 import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
@@ -70,6 +72,8 @@ export interface RunningServer {
   /** Where vectors live: the pgvector column, or the portable real[] column ranked in process. */
   vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
+  /** Names of the agent tools served at /mcp (one per route). */
+  toolNames: string[];
   close(): Promise<void>;
 }
 
@@ -161,6 +165,14 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     logError: (error, ctx) => logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed'),
   });
 
+  const mcp = createMcpMiddleware(rest.routes, { schema, createContext, agentKeyId, idempotency, logError: logRequestError }, {
+    version: VERSION,
+    permissionsOf: (ctx) => {
+      const principal = ctx.state.principal as Principal | undefined;
+      return principal?.kind === 'agent' ? effectivePermissions(principal.permissions, principal.role) : null;
+    },
+  });
+
   const apollo = new ApolloServer<BaseContext>({
     schema,
     introspection: true,
@@ -200,7 +212,8 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
       ctx.body = { errors: [{ message: classified.message, extensions: { code: classified.code } }] };
     }
   });
-  app.use(async (ctx, next) => (ctx.path === '/graphql' || (ctx.path.startsWith('/api/') && ctx.path !== '/api/v1/openapi.json') ? authenticate(ctx, next) : next()));
+  app.use(async (ctx, next) => (ctx.path === '/graphql' || ctx.path === '/mcp' || (ctx.path.startsWith('/api/') && ctx.path !== '/api/v1/openapi.json') ? authenticate(ctx, next) : next()));
+  app.use(mcp.middleware);
   app.use(rest.middleware);
   const graphqlBody = koaBody({ jsonLimit: '1mb', multipart: false });
   const graphqlHandler = koaMiddleware(apollo, {
@@ -245,6 +258,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     orm,
     logger,
     openapi: rest.openapi,
+    toolNames: mcp.tools.map((t) => t.tool.name),
     drainEmbeddings: () => worker.drain(),
     dispatchWebhooks: () => dispatcher.passOnce(),
     vectorStore: vectorIndex.pgvector ? 'pgvector' : 'portable',

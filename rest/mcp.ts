@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Upload } from 'graphql-upload-minimal';
+import type { Context, Middleware } from 'koa';
+import type { CompiledRoute } from './compile.js';
+import { readJson, type GraphQLBackend } from './handler.js';
+import type { JsonSchema } from './jsonSchema.js';
+import { runRoute, type RouteInput, type RouteOutput } from './run.js';
+
+/** One agent tool: the MCP view of one route-table row. */
+export interface ToolDef {
+  tool: Tool;
+  compiled: CompiledRoute;
+  /** Where each argument goes. */
+  args: Record<string, { in: 'path' | 'query' | 'header' | 'body' | 'upload' | 'idempotency'; name: string }>;
+}
+
+export const MCP_INSTRUCTIONS = [
+  'This server is a documentation workspace: articles in sidebar sections, a changelog, API-reference pages generated from an OpenAPI spec, and shared memory notes.',
+  'Memory notes (memory_* tools) are Markdown notes addressed by file-like paths (e.g. "runbooks/deploy") that agents share across runs: read the index first, keep notes small and linked, and update an existing path rather than creating near-duplicates.',
+  'Use search (full text, or semantic=true) before answering from the docs. When the docs cannot answer a question, call content_gaps_report with the question as asked (no names, e-mail addresses or secrets) and the slug of the closest article.',
+  'Changes to articles go through proposals_create for editor review unless you are allowed to edit directly. The "workspace" argument defaults to "-" (your key\'s workspace); org-wide keys must pass a workspace id.',
+].join('\n');
+
+/** Builds one tool per route: its input schema comes from the row's own parameter and body schemas. */
+export function buildTools(routes: CompiledRoute[]): ToolDef[] {
+  return routes.map((compiled) => {
+    const { route } = compiled;
+    const properties: Record<string, JsonSchema> = {};
+    const required: string[] = [];
+    const args: ToolDef['args'] = {};
+    const add = (name: string, schema: JsonSchema, where: ToolDef['args'][string], isRequired: boolean) => {
+      if (properties[name]) throw new Error(`tool ${route.name}: argument "${name}" is defined twice`);
+      properties[name] = schema;
+      args[name] = where;
+      if (isRequired) required.push(name);
+    };
+    for (const [name, def] of Object.entries(compiled.pathParams)) {
+      const schema = name === 'workspace' ? { ...def.schema, default: '-', description: 'Workspace id; defaults to "-", the workspace your key is bound to (org-wide keys must pass an id).' } : { ...def.schema, description: def.description };
+      add(name, schema, { in: 'path', name }, name !== 'workspace');
+    }
+    for (const [name, def] of Object.entries(route.query ?? {})) add(name, { ...def.schema, description: def.description }, { in: 'query', name }, Boolean(def.required));
+    for (const [name, def] of Object.entries(route.headers ?? {})) add(def.variable ?? name, { ...def.schema, description: def.description }, { in: 'header', name }, Boolean(def.required));
+    if (route.body) {
+      const bodyRequired = new Set((route.body.schema.required as string[] | undefined) ?? []);
+      for (const [name, schema] of Object.entries(route.body.schema.properties)) add(name, schema, { in: 'body', name }, bodyRequired.has(name));
+    }
+    if (route.upload) {
+      add(route.upload.field, { type: 'string', contentEncoding: 'base64', description: 'The image bytes, base64-encoded (PNG, JPEG, WebP or GIF; at most 10 MiB).' }, { in: 'upload', name: route.upload.field }, true);
+      add('filename', { type: 'string', maxLength: 255, description: 'Original file name (informational).' }, { in: 'upload', name: 'filename' }, false);
+    }
+    if (route.method !== 'GET') add('idempotencyKey', { type: 'string', minLength: 1, maxLength: 255, description: 'Makes a retried call run at most once (24 h).' }, { in: 'idempotency', name: 'idempotency-key' }, false);
+    const readOnly = route.method === 'GET';
+    const tool: Tool = {
+      name: route.name,
+      title: route.summary,
+      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${route.permissions.join(', ')}.)`,
+      inputSchema: { type: 'object', properties, required, additionalProperties: false } as Tool['inputSchema'],
+      annotations: {
+        title: route.summary,
+        readOnlyHint: readOnly,
+        destructiveHint: route.method === 'DELETE' || route.method === 'PUT' || route.method === 'PATCH',
+        idempotentHint: readOnly || route.method === 'PUT' || route.method === 'DELETE',
+        openWorldHint: false,
+      },
+    };
+    return { tool, compiled, args };
+  });
+}
+
+export interface McpOptions {
+  version: string;
+  /** Effective permissions of the authenticated agent (key AND role ceiling), or null when not an agent. */
+  permissionsOf(ctx: Context): ReadonlySet<string> | null;
+}
+
+/**
+ * `POST /mcp`: a stateless Model Context Protocol server (Streamable HTTP) whose tools are the REST
+ * endpoints. A call runs the endpoint's route through the same runRoute — same validation,
+ * permission checks, audit trail and webhooks. `tools/list` shows the tools the key may use.
+ */
+export function createMcpMiddleware(routes: CompiledRoute[], backend: GraphQLBackend, options: McpOptions): { middleware: Middleware; tools: ToolDef[] } {
+  const tools = buildTools(routes);
+  const byName = new Map(tools.map((t) => [t.tool.name, t]));
+  const middleware: Middleware = async (ctx, next) => {
+    if (ctx.path !== '/mcp') return next();
+    const permissions = options.permissionsOf(ctx);
+    if (!permissions) {
+      ctx.status = 401;
+      ctx.set('WWW-Authenticate', 'Bearer realm="workspace-knowledge-service", error="invalid_token", error_description="An agent key (svc_pat_...) is required"');
+      ctx.body = { error: { code: 'unauthorized', message: 'A valid agent key is required: send "Authorization: Bearer svc_pat_…".', status: 401, details: null } };
+      return;
+    }
+    if (ctx.method !== 'POST') {
+      ctx.status = 405;
+      ctx.set('Allow', 'POST');
+      ctx.body = { error: { code: 'method_not_allowed', message: 'This MCP server is stateless: send JSON-RPC requests with POST.', status: 405, details: null } };
+      return;
+    }
+    const body = await readJson(ctx);
+    const contextValue = await backend.createContext(ctx, true);
+    const agentKeyId = backend.agentKeyId(ctx)!;
+    const server = new Server({ name: 'workspace-knowledge-service', version: options.version }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.filter((t) => t.compiled.route.permissions.every((p) => permissions.has(p))).map((t) => t.tool),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const def = byName.get(request.params.name);
+      if (!def) return toolError({ status: 404, body: envelopeOf('not_found', 404, `No tool named "${request.params.name}".`), headers: {}, nextCursor: null });
+      const input = toRouteInput(def, request.params.arguments ?? {});
+      if ('error' in input) return toolError({ status: 400, body: envelopeOf('invalid_request', 400, input.error, input.issues), headers: {}, nextCursor: null });
+      return toToolResult(def, await runRoute(def.compiled, backend, contextValue, agentKeyId, input));
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    ctx.respond = false;
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(ctx.req, ctx.res, body);
+  };
+  return { middleware, tools };
+}
+
+function toRouteInput(def: ToolDef, args: Record<string, unknown>): RouteInput | { error: string; issues: { field: string; message: string }[] } {
+  const unknown = Object.keys(args).filter((k) => !def.args[k]);
+  if (unknown.length) return { error: `Unknown argument(s): ${unknown.join(', ')}.`, issues: unknown.map((field) => ({ field, message: 'is not a known argument' })) };
+  const input: RouteInput = { params: { workspace: '-' }, query: {}, headers: {} };
+  const json: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(args)) {
+    const where = def.args[name];
+    if (where.in === 'path') input.params[where.name] = String(value);
+    else if (where.in === 'query') input.query[where.name] = value;
+    else if (where.in === 'header' || where.in === 'idempotency') input.headers[where.name] = String(value);
+    else if (where.in === 'body') json[where.name] = value;
+  }
+  if (def.compiled.route.body) input.json = json;
+  if (def.compiled.route.upload && typeof args[def.compiled.route.upload.field] === 'string') {
+    const bytes = Buffer.from(String(args[def.compiled.route.upload.field]), 'base64');
+    const upload = new Upload() as Upload & { resolve(file: unknown): void; digest?: string };
+    upload.digest = createHash('sha256').update(bytes).digest('hex');
+    upload.resolve({ filename: String(args.filename ?? 'upload'), fieldName: 'file', mimetype: 'application/octet-stream', encoding: '7bit', createReadStream: () => Readable.from([bytes]) });
+    input.upload = upload;
+  }
+  return input;
+}
+
+function toToolResult(def: ToolDef, out: RouteOutput): CallToolResult {
+  if (out.status >= 400) return toolError(out);
+  const structured = def.compiled.route.list ? { items: out.body, nextCursor: out.nextCursor } : Array.isArray(out.body) ? { items: out.body } : (out.body as Record<string, unknown>);
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+function toolError(out: RouteOutput): CallToolResult {
+  const error = (out.body as { error: { code: string; message: string } }).error;
+  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }, { type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body as Record<string, unknown> };
+}
+
+function envelopeOf(code: string, status: number, message: string, details: unknown = null) {
+  return { error: { code, message, status, details } };
+}
