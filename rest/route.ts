@@ -63,8 +63,8 @@ export interface Route {
   extraErrors?: number[];
 }
 
-/** Statuses every endpoint can return (SPEC "Declared statuses", plus 500 which any call may hit). */
-export const COMMON_ERRORS = [400, 401, 403, 404, 429, 500];
+/** Statuses every endpoint can return (SPEC "Declared statuses", plus 500 and 503 which any call may hit). */
+export const COMMON_ERRORS = [400, 401, 403, 404, 429, 500, 503];
 
 /** The `{workspace}` path segment every workspace endpoint has. */
 export const WORKSPACE_PARAM: ParamDef = {

@@ -83,13 +83,14 @@ export function errorOutput(error: unknown, log: (error: unknown) => void): Rout
   const headers: Record<string, string> = {};
   if (error instanceof DomainError) {
     ({ code, message, details } = error);
-  } else if (error instanceof GraphQLError) {
+  } else if (error instanceof Error) {
     const classified = classifyError(error);
-    if (classified.unexpected) log(error.originalError ?? error);
+    if (classified.unexpected) log(error instanceof GraphQLError ? (error.originalError ?? error) : error);
     ({ code, message, details } = classified);
   } else {
     log(error);
   }
+  if (code === 'unavailable') headers['Retry-After'] = '1';
   if (error instanceof ConflictError && (details as { retryAfter?: number } | null)?.retryAfter) headers['Retry-After'] = String((details as { retryAfter: number }).retryAfter);
   const { status, body } = envelope(code, message, details);
   return { status, body, headers, nextCursor: null };

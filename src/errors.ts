@@ -97,8 +97,10 @@ export interface ClassifiedError {
 
 const INTERNAL_MESSAGE = 'The server failed to process the request.';
 
-/** Sorts any error raised while executing GraphQL into a public code, message and details. */
-export function classifyError(error: GraphQLError): ClassifiedError {
+/** Sorts any error (raised while executing GraphQL, or anywhere in a request) into a public code, message and details. */
+export function classifyError(raw: GraphQLError | Error): ClassifiedError {
+  // A GraphQLError from another copy of graphql (e.g. a CommonJS plugin) is still a GraphQLError.
+  const error = raw instanceof GraphQLError || raw.name === 'GraphQLError' ? (raw as GraphQLError) : new GraphQLError(raw.message, { originalError: raw });
   const original = unwrap(error);
   if (original instanceof DomainError) {
     return { code: original.code, message: original.message, details: original.details, unexpected: false };
@@ -107,7 +109,7 @@ export function classifyError(error: GraphQLError): ClassifiedError {
     return { code: 'conflict', message: 'An object with the same unique key already exists.', details: null, unexpected: false };
   }
   if (original && isConnectionFailure(original)) {
-    return { code: 'unavailable', message: 'The database is unavailable; retry shortly.', details: null, unexpected: true };
+    return { code: 'unavailable', message: 'The database is unavailable; retry shortly.', details: { retryAfterSeconds: 1 }, unexpected: true };
   }
   const argValidation = validationIssues(original ?? error);
   if (argValidation) {
@@ -121,10 +123,12 @@ export function classifyError(error: GraphQLError): ClassifiedError {
   return { code: 'internal', message: INTERNAL_MESSAGE, details: null, unexpected: true };
 }
 
+/** The error a GraphQLError wraps, if any (GraphQL errors from another copy of graphql count as GraphQL errors). */
 function unwrap(error: GraphQLError): Error | undefined {
+  const isGraphQL = (e: unknown): e is GraphQLError => e instanceof GraphQLError || (e instanceof Error && e.name === 'GraphQLError');
   let current: unknown = error.originalError;
-  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
-  return current instanceof Error && !(current instanceof GraphQLError) ? current : (current as Error | undefined);
+  while (isGraphQL(current) && current.originalError) current = current.originalError;
+  return isGraphQL(current) ? undefined : (current as Error | undefined);
 }
 
 function isUniqueViolation(error: Error): boolean {
@@ -133,7 +137,11 @@ function isUniqueViolation(error: Error): boolean {
 
 function isConnectionFailure(error: Error): boolean {
   const code = (error as { code?: string }).code;
-  return error.name === 'ConnectionException' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === '57P01' || code === '57P03' || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(error.message);
+  return (
+    error.name === 'ConnectionException' || error.name === 'KnexTimeoutError' ||
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOENT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code ?? '') ||
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Timeout acquiring a connection|Client has encountered a connection error|the database system is (starting up|shutting down)|terminating connection/i.test(error.message)
+  );
 }
 
 /** type-graphql's ArgumentValidationError carries class-validator results; flatten them to field issues. */

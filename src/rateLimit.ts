@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import pg from 'pg';
 
 /** The outcome of counting one request against a key's window. */
 export interface RateLimitResult {
@@ -13,6 +13,7 @@ export interface RateLimiter {
   readonly max: number;
   readonly windowSeconds: number;
   hit(key: string): Promise<RateLimitResult>;
+  close?(): Promise<void>;
 }
 
 function windowOf(windowSeconds: number, now: number) {
@@ -44,22 +45,35 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-/** Fixed windows counted by an atomic upsert in PostgreSQL, so the limit holds across processes. */
+/**
+ * Fixed windows counted by an atomic upsert in PostgreSQL, so the limit holds across processes.
+ * Every request of a key updates one row, so the counter has its own small pool with
+ * `synchronous_commit=off`: the row lock is held for microseconds instead of a WAL flush
+ * (a crash may forget the last few counts, which is harmless for a rate limit).
+ */
 export class PostgresRateLimiter implements RateLimiter {
-  constructor(private readonly em: EntityManager, readonly max: number, readonly windowSeconds: number) {}
+  private readonly pool: pg.Pool;
+
+  constructor(connection: pg.PoolConfig, readonly max: number, readonly windowSeconds: number) {
+    this.pool = new pg.Pool({ ...connection, max: 4, options: '-c synchronous_commit=off' });
+    this.pool.on('error', () => undefined); // a dropped idle client is replaced on next use
+  }
 
   async hit(key: string): Promise<RateLimitResult> {
     const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
-    const connection = this.em.getConnection();
-    const rows = await connection.execute(
-      `insert into rate_limit_counters (key, window_start, count) values (?, ?, 1)
+    const { rows } = await this.pool.query(
+      `insert into rate_limit_counters (key, window_start, count) values ($1, $2, 1)
        on conflict (key, window_start) do update set count = rate_limit_counters.count + 1
        returning count`,
       [key, new Date(start)],
     );
     if (Math.random() < 0.01) {
-      connection.execute('delete from rate_limit_counters where window_start < ?', [new Date(start - this.windowSeconds * 1000)]).catch(() => undefined);
+      this.pool.query('delete from rate_limit_counters where window_start < $1', [new Date(start - this.windowSeconds * 1000)]).catch(() => undefined);
     }
     return result(this.max, Number(rows[0].count), resetSeconds);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
   }
 }

@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { ApolloServer, type BaseContext } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { koaMiddleware } from '@as-integrations/koa';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { graphqlUploadKoa } from 'graphql-upload-minimal';
@@ -19,9 +19,10 @@ import { effectivePermissions } from './auth/permissions.js';
 import { resolvePrincipal, type Credentials } from './auth/principal.js';
 import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
-import { freshEm, migrate, openOrm } from './db/orm.js';
+import { freshEm, migrate, openOrm, pgClientConfig } from './db/orm.js';
 import { classifyError, UnauthorizedError } from './errors.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
+import { cors, health, requestId, securityHeaders, urlLimit } from './http.js';
 import { buildAppSchema } from './schema.js';
 import { DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
 import { VectorIndex } from './search/vectors.js';
@@ -53,6 +54,8 @@ export interface ServerOptions {
   embedder?: Embedder;
   /** Run the background embedding worker (default true). */
   embeddingWorker?: boolean;
+  /** CORS_ORIGINS: browser origins allowed to call the authenticated API (default none). */
+  corsOrigins?: string[];
   /** OUTBOUND_ALLOW_LOOPBACK: let spec fetches and webhooks reach loopback addresses (tests, local development). */
   outboundAllowLoopback?: boolean;
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
@@ -122,7 +125,7 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
 
   const limits = options.rateLimit ?? { max: 600, windowSeconds: 60 };
   const limiter: RateLimiter = options.databaseUrl
-    ? new PostgresRateLimiter(freshEm(orm), limits.max, limits.windowSeconds)
+    ? new PostgresRateLimiter(pgClientConfig({ clientUrl: options.databaseUrl }), limits.max, limits.windowSeconds)
     : new MemoryRateLimiter(limits.max, limits.windowSeconds);
 
   /** One forked EntityManager per request, with the principal the authentication middleware resolved. */
@@ -173,10 +176,22 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     },
   });
 
+  // One query cannot exhaust the server: depth, aliases, directives, tokens and cost are capped.
+  const armor = new ApolloArmor({
+    maxDepth: { n: 15, ignoreIntrospection: false }, // the standard introspection query is 13 deep
+    maxAliases: { n: 15 },
+    maxDirectives: { n: 20 },
+    maxTokens: { n: 3000 },
+    costLimit: { maxCost: 20_000 },
+    blockFieldSuggestion: { enabled: false },
+  }).protect();
   const apollo = new ApolloServer<BaseContext>({
     schema,
     introspection: true,
+    allowBatchedHttpRequests: false,
+    validationRules: armor.validationRules,
     plugins: [
+      ...(armor.plugins as unknown as ApolloServerPlugin<BaseContext>[]),
       (options.sandbox ?? process.env.NODE_ENV !== 'production')
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
         : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
@@ -194,12 +209,11 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
 
   const app = new Koa();
   app.proxy = false;
-  app.use(async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    ctx.state.requestId = /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
-  });
+  app.use(requestId);
+  app.use(urlLimit);
+  app.use(securityHeaders);
+  app.use(cors(options.corsOrigins ?? []));
+  app.use(health(orm));
   app.use(rest.errors);
   app.use(async (ctx, next) => {
     try {
@@ -248,6 +262,8 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
 
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(options.port ?? 8080, options.host ?? '0.0.0.0', () => resolve(s));
+    s.requestTimeout = 60_000; // a whole request (including a 10 MiB upload) within a minute
+    s.headersTimeout = 15_000;
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
@@ -263,12 +279,16 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     dispatchWebhooks: () => dispatcher.passOnce(),
     vectorStore: vectorIndex.pgvector ? 'pgvector' : 'portable',
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      // Drain: stop accepting, let requests in flight finish (10 s at most), drop idle keep-alives.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+      server.closeAllConnections();
       clearInterval(housekeeping);
       await worker.stop();
       await dispatcher.stop();
       await embedder.close?.();
+      await limiter.close?.();
       await apollo.stop();
       await orm.close();
       await embedded?.close();

@@ -143,7 +143,7 @@ describe('GET /memory/note (6) and DELETE (8)', () => {
   it('reads by path, advancing accessedAt; 404 when absent', async () => {
     const t = await tenant(app);
     const created = await put(t, 'docs/a');
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 1100)); // accessedAt has 1-second resolution
     const read = await get(t, 'docs/a');
     expect(read.status).toBe(200);
     expect(read.body.body).toBe('Body of docs/a');

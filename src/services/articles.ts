@@ -52,7 +52,8 @@ export async function articleTree(ctx: RequestContext, workspace: string, status
     where += ' and a.status = ?';
     params.push(status);
   }
-  const rows = await sql(ctx.em, `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where ${where} order by a.section_id, a.position, a.id`, params);
+  // The tree lists articles, it does not carry their Markdown.
+  const rows = await sql(ctx.em, `select ${ARTICLE_COLUMNS.replace('a.markdown', "'' as markdown")} from articles a join sections s on s.id = a.section_id where ${where} order by a.section_id, a.position, a.id`, params);
   const bySection = new Map<number, Article[]>();
   for (const row of rows) {
     const list = bySection.get(row.section_id) ?? [];

@@ -80,11 +80,23 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
   }
 }
 
-/** Reads a note by path; `accessedAt` advances. */
+/** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
+export const ACCESS_RESOLUTION_MS = 1000;
+
+/** Reads a note by path; `accessedAt` advances (1-second resolution), in one statement. */
 export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const path = normalizePath(rawPath);
-  const rows = await sql(ctx.em, `update memory_notes set accessed_at = ? where workspace_id = ? and path = ? returning ${NOTE_COLUMNS}`, [new Date(), scope.workspaceId, path]);
+  const now = new Date();
+  const rows = await sql(
+    ctx.em,
+    `with touched as (
+       update memory_notes set accessed_at = ? where workspace_id = ? and path = ? and accessed_at < ? returning ${NOTE_COLUMNS})
+     select * from touched
+     union all
+     select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ? and not exists (select 1 from touched)`,
+    [now, scope.workspaceId, path, new Date(now.getTime() - ACCESS_RESOLUTION_MS), scope.workspaceId, path],
+  );
   if (!rows.length) throw new NotFoundError('Memory note');
   return ctx.em.map(MemoryNote, rows[0]);
 }
