@@ -81,10 +81,10 @@ async function startBaseline(pool: pg.Pool, workspaceId: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
-function unitVector(dim = 512): string {
+function unitVector(dim = 512): Buffer {
   const v = Array.from({ length: dim }, () => Math.random() - 0.5);
   const n = Math.hypot(...v);
-  return v.map((x) => (x / n).toFixed(5)).join(',');
+  return Buffer.from(Float32Array.from(v.map((x) => x / n)).buffer);
 }
 
 const WORDS = 'deploy rollback kubernetes webhook search index token billing invoice password reset agent memory note article section changelog release upload image api spec schema cluster database cache queue retry latency quota plan workspace'.split(' ');
@@ -150,7 +150,7 @@ async function main() {
       const ids = (await pool.query('select id from articles where workspace_id = $1 and id not in (select item_id from embeddings where item_type = $2)', [searchWs.id, 'article'])).rows.map((r) => r.id);
       for (let i = 0; i < ids.length; i += 500) {
         const part = ids.slice(i, i + 500);
-        await pool.query(`insert into embeddings (item_type, item_id, workspace_id, model, vec, updated_at) select 'article', x, $1, 'use-lite-512', $2::real[], now() from unnest($3::int[]) x on conflict do nothing`, [searchWs.id, `{${unitVector()}}`, part]);
+        await pool.query(`insert into embeddings (item_type, item_id, workspace_id, model, vec, updated_at) select 'article', x, $1, 'use-lite-512', $2, now() from unnest($3::int[]) x on conflict do nothing`, [searchWs.id, unitVector(), part]);
       }
       log(`search corpus ready: ${SEARCH_ARTICLES} articles`);
     } else {

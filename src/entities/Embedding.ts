@@ -1,7 +1,7 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 
 /**
- * One item's embedding. `vec` (real[]) works on any PostgreSQL; where pgvector exists a migration
+ * One item's embedding. `vec` (float32 bytes) works on any PostgreSQL; where pgvector exists a migration
  * adds `embedding vector(512)` with an HNSW index, kept in step by the worker.
  */
 @Entity({ tableName: 'embeddings' })
@@ -19,8 +19,9 @@ export class Embedding {
   @Property({ type: 'text' })
   model!: string;
 
-  @Property({ columnType: 'real[]', type: 'unknown' })
-  vec!: number[];
+  /** float32 little-endian bytes: read back with a copy, not a text parse of 512 numbers. */
+  @Property({ type: 'blob' })
+  vec!: Buffer;
 
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   updatedAt: Date = new Date();

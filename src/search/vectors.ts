@@ -41,8 +41,17 @@ export interface Neighbour {
 }
 
 interface CachedWorkspace {
-  stamp: string;
-  items: { itemType: ItemType; itemId: number; vec: Float32Array }[];
+  count: number;
+  maxAt: string | null;
+  items: Map<string, { itemType: ItemType; itemId: number; vec: Float32Array }>;
+}
+
+/** Vector to float32 bytes and back (the portable storage format). */
+export function toBytes(vec: number[]): Buffer {
+  return Buffer.from(Float32Array.from(vec).buffer);
+}
+export function fromBytes(bytes: Buffer): Float32Array {
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
 /**
@@ -63,18 +72,18 @@ export class VectorIndex {
   }
 
   async store(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number, model: string, vec: number[]): Promise<void> {
-    const literal = `{${vec.join(',')}}`;
+    const literal = toBytes(vec);
     if (this.pgvector && vec.length === 512) {
       await sql(
         em,
-        `insert into embeddings (item_type, item_id, workspace_id, model, vec, embedding, updated_at) values (?, ?, ?, ?, ?::real[], ?::vector, clock_timestamp())
+        `insert into embeddings (item_type, item_id, workspace_id, model, vec, embedding, updated_at) values (?, ?, ?, ?, ?, ?::vector, clock_timestamp())
          on conflict (item_type, item_id) do update set model = excluded.model, vec = excluded.vec, embedding = excluded.embedding, updated_at = excluded.updated_at`,
         [itemType, itemId, workspaceId, model, literal, `[${vec.join(',')}]`],
       );
     } else {
       await sql(
         em,
-        `insert into embeddings (item_type, item_id, workspace_id, model, vec, updated_at) values (?, ?, ?, ?, ?::real[], clock_timestamp())
+        `insert into embeddings (item_type, item_id, workspace_id, model, vec, updated_at) values (?, ?, ?, ?, ?, clock_timestamp())
          on conflict (item_type, item_id) do update set model = excluded.model, vec = excluded.vec, updated_at = excluded.updated_at`,
         [itemType, itemId, workspaceId, model, literal],
       );
@@ -97,23 +106,42 @@ export class VectorIndex {
     }
     const items = await this.load(em, workspaceId, types, model);
     const q = Float32Array.from(query);
-    return items
+    return [...items.values()]
       .map((item) => ({ itemType: item.itemType, itemId: item.itemId, similarity: cosine(q, item.vec) }))
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, limit);
   }
 
+  /**
+   * The workspace's vectors, kept in process: revalidated on every call by (count, max updated_at);
+   * when only new or changed rows appeared, just those are read; a deletion triggers a full reload.
+   */
   private async load(em: EntityManager, workspaceId: string, types: ItemType[], model: string) {
     const typeList = `{${types.join(',')}}`;
-    const [stampRow] = await sql(em, `select count(*)::int as n, max(updated_at) as at from embeddings where workspace_id = ? and item_type = any(?::text[])`, [workspaceId, typeList]);
+    const [stamp] = await sql(em, `select count(*)::int as n, max(updated_at)::text as at from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?`, [workspaceId, typeList, model]);
     const key = `${workspaceId}|${typeList}|${model}`;
-    const stamp = `${stampRow.n}|${stampRow.at ? new Date(stampRow.at).toISOString() : ''}`;
-    const cached = this.cache.get(key);
-    if (cached && cached.stamp === stamp) return cached.items;
+    const maxAt: string | null = stamp.at ?? null; // full microsecond precision, as text
+    let cached = this.cache.get(key);
+    if (cached && cached.count === stamp.n && cached.maxAt === maxAt) return cached.items;
+    const incremental = Boolean(cached && cached.maxAt && maxAt && cached.count <= stamp.n);
+    const rows = await sql(
+      em,
+      `select item_type, item_id, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?${incremental ? ' and updated_at > ?::timestamptz' : ''}`,
+      incremental ? [workspaceId, typeList, model, cached!.maxAt] : [workspaceId, typeList, model],
+    );
+    const items = incremental ? cached!.items : new Map<string, { itemType: ItemType; itemId: number; vec: Float32Array }>();
+    for (const r of rows) items.set(`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: fromBytes(r.vec as Buffer) });
+    if (items.size !== stamp.n) return this.reload(em, key, workspaceId, typeList, model, stamp.n, maxAt);
+    if (this.cache.size > 200 && !this.cache.has(key)) this.cache.delete(this.cache.keys().next().value!);
+    cached = { count: stamp.n, maxAt, items };
+    this.cache.set(key, cached);
+    return items;
+  }
+
+  private async reload(em: EntityManager, key: string, workspaceId: string, typeList: string, model: string, count: number, maxAt: string | null) {
     const rows = await sql(em, `select item_type, item_id, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?`, [workspaceId, typeList, model]);
-    const items = rows.map((r) => ({ itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: Float32Array.from(r.vec as number[]) }));
-    if (this.cache.size > 200) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(key, { stamp, items });
+    const items = new Map(rows.map((r) => [`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: fromBytes(r.vec as Buffer) }]));
+    this.cache.set(key, { count, maxAt, items });
     return items;
   }
 

@@ -9,7 +9,7 @@ export class Migration20261122012030_search extends Migration {
     this.addSql(`create table "content_gap_reports" ("id" serial primary key, "workspace_id" uuid not null, "question" text null, "slug" text null, "slug_known" boolean not null default false, "redacted" boolean not null default false, "agent_key_id" uuid null, "group_id" int null, "created_at" timestamptz not null);`);
     this.addSql(`create index "content_gap_reports_workspace_idx" on "content_gap_reports" ("workspace_id", "created_at");`);
 
-    this.addSql(`create table "embeddings" ("item_type" text not null, "item_id" int not null, "workspace_id" uuid not null, "model" text not null, "vec" real[] not null, "updated_at" timestamptz not null, constraint "embeddings_pkey" primary key ("item_type", "item_id"));`);
+    this.addSql(`create table "embeddings" ("item_type" text not null, "item_id" int not null, "workspace_id" uuid not null, "model" text not null, "vec" bytea not null, "updated_at" timestamptz not null, constraint "embeddings_pkey" primary key ("item_type", "item_id"));`);
     this.addSql(`create index "embeddings_workspace_idx" on "embeddings" ("workspace_id", "item_type");`);
 
     this.addSql(`create table "embedding_queue" ("item_type" text not null, "item_id" int not null, "workspace_id" uuid not null, "enqueued_at" timestamptz not null, "claimed_until" timestamptz null, "attempts" int not null default 0, constraint "embedding_queue_pkey" primary key ("item_type", "item_id"));`);
