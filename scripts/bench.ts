@@ -178,7 +178,12 @@ async function main() {
       b.close();
     }
     // 2. PUT note: update and create at 50 connections.
-    await measure('2 PUT note', 'update (50 conn)', { url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' }, body: JSON.stringify({ path: notePath, body: 'updated', kind: 'note', links: [], tags: [] }) });
+    let u = 0;
+    await measure('2 PUT note', 'update (50 conn)', {
+      url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' },
+      // Existing notes spread over the 10k seeded paths (one hot row would measure its lock, not the service).
+      requests: [{ setupRequest: (req: any) => { const i = (u++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${u}`, kind: 'note', links: [], tags: [] }) }; } }],
+    });
     let n = 0;
     await measure('2 PUT note', 'create (50 conn)', {
       url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' },
