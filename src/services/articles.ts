@@ -57,7 +57,7 @@ export async function articleTree(ctx: RequestContext, workspace: string, status
   const bySection = new Map<number, Article[]>();
   for (const row of rows) {
     const list = bySection.get(row.section_id) ?? [];
-    list.push(toArticle(ctx.em, row));
+    list.push(plainArticle(row));
     bySection.set(row.section_id, list);
   }
   return sections.map((section) => ({ section, articles: bySection.get(section.id) ?? [] }));
@@ -224,6 +224,15 @@ export function isArticleStatus(value: string): value is ArticleStatus {
 async function findArticleById(em: EntityManager, id: number): Promise<Article> {
   const [row] = await sql(em, `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`, [id]);
   return toArticle(em, row);
+}
+
+/** A read-only article for lists: a plain object (no identity map, no change tracking), for speed. */
+function plainArticle(row: Record<string, any>): Article {
+  return {
+    id: row.id, slug: row.slug, title: row.title, markdown: row.markdown, status: row.status, visibility: row.visibility,
+    position: row.position, version: row.version, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at),
+    publishedAt: row.published_at ? new Date(row.published_at) : null, sectionKey: row.section_key,
+  } as Article;
 }
 
 function toArticle(em: EntityManager, row: Record<string, unknown>): Article {

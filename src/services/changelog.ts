@@ -35,10 +35,14 @@ export async function listChangelog(ctx: RequestContext, workspace: string, args
   }
   params.push(size + 1);
   const rows = await ctx.em.getConnection().execute(
-    `select * from changelog_entries where ${where} order by coalesce(published_at, created_at) desc, id desc limit ?`,
+    `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries where ${where} order by coalesce(published_at, created_at) desc, id desc limit ?`,
     params,
   );
-  const entries = rows.map((row: Record<string, unknown>) => ctx.em.map(ChangelogEntry, row));
+  // Read-only: plain objects, not managed entities (no identity map or change tracking per row).
+  const entries = rows.map((r: Record<string, any>) => ({
+    id: r.id, author: r.author, title: r.title, markdown: r.markdown, status: r.status, tags: r.tags,
+    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), publishedAt: r.published_at ? new Date(r.published_at) : null,
+  }) as ChangelogEntry);
   return toPage(entries, size, (e) => [(e.publishedAt ?? e.createdAt).toISOString(), e.id]);
 }
 
