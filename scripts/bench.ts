@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import pino from 'pino';
 import { startServer } from '../src/server.js';
+import { png as makePng } from '../test/support/images.js';
 
 const quick = process.argv.includes('--quick');
 const large = process.argv.includes('--large');
@@ -198,7 +199,7 @@ async function main() {
     await measure('4 search', `full text (${corpus} articles)`, { url: `${url}/api/v1/workspaces/-/search?q=deploy%20rollback`, connections: 10, headers: searchH });
     await measure('4 search', `semantic (${corpus} articles)`, { url: `${url}/api/v1/workspaces/-/search?q=how%20do%20I%20ship%20a%20release&semantic=true`, connections: 10, headers: searchH });
     // 5. Uploads: 1 MiB PNG at 10 connections (multipart).
-    const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010800000000', 'hex'), Buffer.from('3a7e9b55', 'hex'), randomBytes(1024 * 1024 - 33)]);
+    const png = makePng(1024, 1023, false, true); // ~1 MiB of incompressible pixels
     const boundary = 'benchboundary';
     const multipart = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`), png, Buffer.from(`\r\n--${boundary}--\r\n`)]);
     // 16 fresh random bytes per request, so every upload is stored (no deduplication shortcut).

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 
 /** Tiny valid images of each accepted type, made or embedded here (no fixtures on disk). */
@@ -32,14 +33,15 @@ function chunk(type: string, data: Buffer): Buffer {
  * A PNG whose header claims `width`×`height` (8-bit grayscale). With `claimOnly`, the pixel data
  * is a token amount: a "decompression bomb" header whose real size would be enormous.
  */
-export function png(width: number, height: number, claimOnly = false): Buffer {
+export function png(width: number, height: number, claimOnly = false, noise = false): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 0; // grayscale
   const rows = claimOnly ? 1 : height;
-  const raw = Buffer.alloc(rows * (width + 1), 0x80);
+  const raw = noise ? randomBytes(rows * (width + 1)) : Buffer.alloc(rows * (width + 1), 0x80);
   for (let r = 0; r < rows; r++) raw[r * (width + 1)] = 0; // filter byte
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  // Noise does not compress: the file is about as large as its pixels (for upload benchmarks).
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: noise ? 0 : 6 })), chunk('IEND', Buffer.alloc(0))]);
 }
