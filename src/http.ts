@@ -53,11 +53,12 @@ export function cors(allowedOrigins: string[]): Middleware {
   };
 }
 
-/** `/healthz`: the process answers. `/readyz`: the database answers and no migration is pending. */
+/** `/healthz`: the process answers (with its uptime and memory). `/readyz`: the database answers and no migration is pending. */
 export function health(orm: MikroORM): Middleware {
   return async (ctx, next) => {
     if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
+      const { rss, heapUsed } = process.memoryUsage();
+      ctx.body = { status: 'ok', uptimeSeconds: Math.round(process.uptime()), rssBytes: rss, heapUsedBytes: heapUsed };
       return;
     }
     if (ctx.path !== '/readyz') return next();

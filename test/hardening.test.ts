@@ -14,7 +14,7 @@ afterAll(async () => app?.close());
 
 describe('health', () => {
   it('answers /healthz and /readyz', async () => {
-    expect(await (await fetch(`${app.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${app.url}/healthz`)).json()).toEqual({ status: 'ok', uptimeSeconds: expect.any(Number), rssBytes: expect.any(Number), heapUsedBytes: expect.any(Number) });
     const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', database: 'ok', migrations: 'applied' });
