@@ -23,10 +23,11 @@ afterAll(async () => {
   await app?.close();
 });
 
+/** Row counts of the fuzzed workspace (other test files may write to a shared database meanwhile). */
 async function snapshot(): Promise<string> {
   const conn = app.server.orm.em.fork().getConnection();
-  const tables = ['audit_events', 'changelog_entries', 'memory_notes', 'articles', 'sections', 'proposals', 'uploads', 'content_gap_reports', 'api_specs', 'webhook_events'];
-  const counts = await Promise.all(tables.map(async (table) => `${table}=${(await conn.execute(`select count(*)::int as n from ${table}`))[0].n}`));
+  const tables = ['audit_events', 'changelog_entries', 'memory_notes', 'articles', 'sections', 'proposals', 'uploads', 'content_gap_reports', 'api_specs', 'webhook_events', 'search_log'];
+  const counts = await Promise.all(tables.map(async (table) => `${table}=${(await conn.execute(`select count(*)::int as n from ${table} where workspace_id = ?`, [t.workspace.id]))[0].n}`));
   return counts.join(' ');
 }
 
