@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { png } from './support/images.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'wks-drain-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('SIGTERM', () => {
+  it('drains a request in flight before the process exits', async () => {
+    const admin = 'adm_drain_test_token_0123456789';
+    const env = { ...process.env, PORT: '0', ADMIN_TOKEN: admin, EMBEDDINGS: 'off', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }) };
+    const child = spawn(process.execPath, ['--import', '@swc-node/register/esm-register', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (c: Buffer) => {
+        out += c.toString();
+        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
+        if (m) resolve(m[1]);
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const gql = async (query: string, variables = {}) => (await (await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify({ query, variables }) })).json()).data;
+    const org = (await gql('mutation { createOrganization(input: { name: "D", plan: "free" }) { id } }')).createOrganization;
+    const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).createWorkspace;
+    const member = (await gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "d@x.io", role: "owner" }) { id } }', { o: org.id })).createMember;
+    const key = (await gql('mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "d", permissions: ["upload.image"], workspaceId: $w }) { key } }', { m: member.id, w: ws.id })).createAgentKey.key;
+
+    // An upload whose body arrives slowly: SIGTERM lands while it is in flight.
+    const boundary = 'drainboundary';
+    const body = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`), png(64, 64), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${url}/api/v1/workspaces/-/uploads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.write(body.subarray(0, 100));
+      setTimeout(() => {
+        child.kill('SIGTERM');
+        setTimeout(() => req.end(body.subarray(100)), 700);
+      }, 300);
+    });
+    const res = await answer;
+    expect(res.status, res.body).toBe(201);
+    expect(JSON.parse(res.body).url).toMatch(/^\/uploads\//);
+    expect(await exited).toBe(0);
+  }, 90_000);
+});
