@@ -6,7 +6,6 @@
  *   BENCH_DURATION=10  seconds per measurement (after a warm-up)   BENCH_ROUNDS=3  rounds (median kept)
  *   --large            search at 100k articles instead of 10k      --quick          3 s × 1 round
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -17,6 +16,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { startServer } from '../src/server.js';
 import { png as makePng } from '../test/support/images.js';
+import { spawnService } from '../test/support/processes.js';
 
 const quick = process.argv.includes('--quick');
 const large = process.argv.includes('--large');
@@ -28,27 +28,6 @@ const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slic
 
 interface Row { scenario: string; variant: string; connections: number; rps: number; p50: number; p95: number; p99: number; errors: number }
 const rows: Row[] = [];
-
-/** Starts `npm start`'s entry point as a child process and resolves with its URL. */
-async function spawnService(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', '@swc-node/register/esm-register', 'src/main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
-      if (m) resolve(m[1]);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`service exited (${code}):\n${out.slice(-2000)}`)));
-  });
-  child.stdout!.removeAllListeners('data');
-  child.stderr!.removeAllListeners('data');
-  child.stdout!.resume();
-  child.stderr!.resume();
-  return { url, child };
-}
 
 async function gql(url: string, query: string, variables: Record<string, unknown> = {}, token = ADMIN) {
   const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
@@ -96,7 +75,7 @@ async function main() {
   log(`${cpus().length} cores (${availableParallelism()} available), database: ${databaseUrl ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}, ${DURATION} s × ${ROUNDS} rounds per scenario`);
   if (!databaseUrl) log('note: on the embedded database the plain-pg baseline and multi-process figures are skipped (PGlite belongs to one process)');
   const dataDir = databaseUrl ? undefined : `./bench-results/data-${Date.now()}`;
-  const { url, child } = await spawnService({ PORT: '0', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '100000000', EMBEDDINGS: 'local', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir! }) });
+  const { url, stop } = await spawnService({ OUTBOUND_ALLOW_LOOPBACK: 'false', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '100000000', EMBEDDINGS: 'local', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir! }) });
   log(`service at ${url}`);
   try {
     // Tenant and key.
@@ -242,7 +221,7 @@ async function main() {
     log('wrote bench-results/latest.json');
     await pool?.end();
   } finally {
-    child.kill('SIGTERM');
+    await stop();
   }
 }
 

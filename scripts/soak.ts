@@ -3,25 +3,13 @@
  * service child process, sampling its resident memory and heap from /healthz every 10 s, and
  * reporting start/end figures so a leak shows as growth. Uses DATABASE_URL, else the embedded database.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { spawnService } from '../test/support/processes.js';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const ADMIN = `adm_soak_${randomBytes(8).toString('hex')}`;
-const env = { ...process.env, PORT: '0', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '1000000000', EMBEDDINGS: 'off', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: `./bench-results/soak-${Date.now()}` }) };
-const child = spawn(process.execPath, ['--import', '@swc-node/register/esm-register', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-let out = '';
-const url = await new Promise<string>((resolve, reject) => {
-  const onData = (c: Buffer) => {
-    out += c.toString();
-    const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
-    if (m) resolve(m[1]);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  child.on('exit', (code) => reject(new Error(`service exited (${code})`)));
-});
+const { url, stop } = await spawnService({ ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '1000000000', EMBEDDINGS: 'off', OUTBOUND_ALLOW_LOOPBACK: 'false', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: `./bench-results/soak-${Date.now()}` }) });
 const gql = async (query: string, variables = {}) => (await (await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ query, variables }) })).json()).data;
 const org = (await gql('mutation { createOrganization(input: { name: "Soak", plan: "enterprise" }) { id } }')).createOrganization;
 const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "S" }) { id } }', { o: org.id })).createWorkspace;
@@ -53,5 +41,5 @@ clearInterval(timer);
 const end = await sample();
 console.log(`done: ${result.requests.total} requests, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, errors ${result.errors}, 5xx ${result['5xx']}`);
 console.log(`RSS ${mb(start.rssBytes)} → ${mb(end.rssBytes)}, heap ${mb(start.heapUsedBytes)} → ${mb(end.heapUsedBytes)}`);
-child.kill('SIGTERM');
+await stop();
 process.exit(0);

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { png } from './support/images.js';
+import { spawnService } from './support/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wks-drain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -12,20 +12,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('SIGTERM', () => {
   it('drains a request in flight before the process exits', async () => {
     const admin = 'adm_drain_test_token_0123456789';
-    const env = { ...process.env, PORT: '0', ADMIN_TOKEN: admin, EMBEDDINGS: 'off', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }) };
-    const child = spawn(process.execPath, ['--import', '@swc-node/register/esm-register', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const onData = (c: Buffer) => {
-        out += c.toString();
-        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
-        if (m) resolve(m[1]);
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const service = await spawnService({ ADMIN_TOKEN: admin, EMBEDDINGS: 'off', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }) });
+    const { url, child, exited } = service;
     const gql = async (query: string, variables = {}) => (await (await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify({ query, variables }) })).json()).data;
     const org = (await gql('mutation { createOrganization(input: { name: "D", plan: "free" }) { id } }')).createOrganization;
     const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).createWorkspace;

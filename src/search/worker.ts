@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
+import { PollingLoop } from '../jobs.js';
 import { sql } from '../db/sql.js';
 import { cosine, type Embedder } from './embedder.js';
 import { onEmbeddingWork, type ItemType, type VectorIndex } from './vectors.js';
@@ -25,38 +26,27 @@ interface Claimed {
  * the vectors and clusters unanswered questions into content-gap groups.
  */
 export class EmbeddingWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
-  private started = false;
+  private readonly loop: PollingLoop;
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly orm: MikroORM,
     private readonly embedder: Embedder,
     private readonly index: VectorIndex,
-    private readonly logger: Logger,
-    private readonly idleMs = 500,
+    logger: Logger,
+    idleMs = 500,
   ) {
-    this.unsubscribe = onEmbeddingWork(() => this.kick());
+    this.loop = new PollingLoop('embedding', () => this.passOnce(), logger, idleMs);
+    this.unsubscribe = onEmbeddingWork(() => this.loop.kick());
   }
 
   start(): void {
-    this.started = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe();
-    if (this.timer) clearTimeout(this.timer);
-    // Let a pass in flight finish, but never hang a shutdown on it (a lease lets another process redo it).
-    await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
-  }
-
-  /** Runs a pass now (or right after the current one). */
-  kick(): void {
-    if (this.started && !this.stopped && !this.running) this.schedule(0);
+    await this.loop.stop();
   }
 
   /** Processes until the queue is empty; resolves with the number of items embedded. */
@@ -68,23 +58,6 @@ export class EmbeddingWorker {
       if (n === 0) return total;
       onProgress?.(total);
     }
-  }
-
-  private schedule(ms: number) {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.passOnce()
-        .then((n) => (n > 0 ? 0 : this.idleMs))
-        .catch((error) => {
-          this.logger.warn({ err: error }, 'embedding pass failed; will retry');
-          return this.idleMs * 4;
-        })
-        .then((next) => {
-          this.running = null;
-          if (!this.stopped) this.schedule(next);
-        });
-    }, ms);
-    this.timer.unref?.();
   }
 
   private async passOnce(): Promise<number> {

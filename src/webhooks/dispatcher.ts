@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { Webhook as Signer } from 'standardwebhooks';
 import { freshEm } from '../db/orm.js';
+import { PollingLoop } from '../jobs.js';
 import { sql } from '../db/sql.js';
 import { safeFetch } from '../net/safeFetch.js';
 import { eventMatches } from './events.js';
@@ -27,54 +28,25 @@ const BATCH = 20;
  * (honouring Retry-After); 410 Gone disables the subscription; every attempt is recorded.
  */
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
-  private started = false;
+  private readonly loop: PollingLoop;
   private readonly unsubscribe: () => void;
   private readonly schedule: number[];
   private readonly timeoutMs: number;
-  private readonly idleMs: number;
 
   constructor(private readonly orm: MikroORM, private readonly logger: Logger, private readonly options: DispatcherOptions) {
     this.schedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.idleMs = options.idleMs ?? 500;
-    this.unsubscribe = onWebhookWork(() => this.kick());
+    this.loop = new PollingLoop('webhook', () => this.passOnce(), logger, options.idleMs ?? 500);
+    this.unsubscribe = onWebhookWork(() => this.loop.kick());
   }
 
   start(): void {
-    this.started = true;
-    this.plan(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe();
-    if (this.timer) clearTimeout(this.timer);
-    // Let a pass in flight finish, but never hang a shutdown on it (a lease lets another process redo it).
-    await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
-  }
-
-  kick(): void {
-    if (this.started && !this.stopped && !this.running) this.plan(0);
-  }
-
-  private plan(ms: number) {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.passOnce()
-        .then((n) => (n > 0 ? 0 : this.idleMs))
-        .catch((error) => {
-          this.logger.warn({ err: error }, 'webhook pass failed; will retry');
-          return this.idleMs * 4;
-        })
-        .then((next) => {
-          this.running = null;
-          if (!this.stopped) this.plan(next);
-        });
-    }, ms);
-    this.timer.unref?.();
+    await this.loop.stop();
   }
 
   /** One round of fan-out and delivery; the number of things done. */

@@ -3,9 +3,12 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** A service process started like `npm start` (real PostgreSQL only: PGlite is single-process). */
+/** A service process started like `npm start` (tests, bench and soak). */
 export interface ServiceProcess {
   url: string;
+  child: ChildProcess;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -17,11 +20,12 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     env: { ...process.env, PORT: '0', OUTBOUND_ALLOW_LOOPBACK: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 60_000);
     const onData = (chunk: Buffer) => {
-      output += chunk.toString();
+      output = (output + chunk.toString()).slice(-20_000);
       const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
@@ -30,15 +34,15 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
+    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${output}`)));
   });
   return {
     url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    child,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
