@@ -20,6 +20,7 @@ const server = await startServer({
   adminToken: process.env.ADMIN_TOKEN || undefined,
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
   outboundAllowLoopback: process.env.OUTBOUND_ALLOW_LOOPBACK === 'true',
+  webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
   corsOrigins: (process.env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
 });
