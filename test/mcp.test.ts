@@ -10,7 +10,8 @@ import { startReceiver } from './support/receiver.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ outboundAllowLoopback: true, webhookDispatcher: true, embeddingWorker: false });
+  // Same retry schedule as the webhook tests: on a shared database either dispatcher may deliver their events.
+  app = await startTestApp({ outboundAllowLoopback: true, webhookDispatcher: true, webhookRetryScheduleMs: [150, 300], embeddingWorker: false });
 });
 afterAll(async () => app?.close());
 
