@@ -48,6 +48,8 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     // On a shared PostgreSQL every running dispatcher takes deliveries from the one queue, so only
     // the webhook tests run one (with loopback allowed, like every other process of the suite).
     webhookDispatcher: false,
+    // Likewise background embedding: tests that need vectors drain the queue themselves.
+    embeddingWorker: false,
     ...overrides,
   });
   const openapi = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
