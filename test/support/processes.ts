@@ -16,9 +16,9 @@ export interface ServiceProcess {
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', '@swc-node/register/esm-register', 'src/main.ts'], {
     cwd: ROOT,
-    // No webhook dispatcher: on a shared database it would take deliveries the webhook tests time
-    // with their own retry schedule (pass WEBHOOK_DISPATCHER to override).
-    env: { ...process.env, PORT: '0', OUTBOUND_ALLOW_LOOPBACK: 'true', WEBHOOK_DISPATCHER: 'off', ...env },
+    // No webhook dispatcher or embedding worker: on a shared database they would take work the tests time
+    // themselves (pass WEBHOOK_DISPATCHER / EMBEDDINGS to override).
+    env: { ...process.env, PORT: '0', OUTBOUND_ALLOW_LOOPBACK: 'true', WEBHOOK_DISPATCHER: 'off', EMBEDDINGS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
