@@ -6,6 +6,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { Upload } from 'graphql-upload-minimal';
 import type { Context, Middleware } from 'koa';
 import type { CompiledRoute } from './compile.js';
+import { envelope } from './envelope.js';
 import { readJson, type GraphQLBackend } from './handler.js';
 import type { JsonSchema } from './jsonSchema.js';
 import { runRoute, type RouteInput, type RouteOutput } from './run.js';
@@ -109,9 +110,9 @@ export function createMcpMiddleware(routes: CompiledRoute[], backend: GraphQLBac
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const def = byName.get(request.params.name);
-      if (!def) return toolError({ status: 404, body: envelopeOf('not_found', 404, `No tool named "${request.params.name}".`), headers: {}, nextCursor: null });
+      if (!def) return toolError({ ...envelope('not_found', `No tool named "${request.params.name}".`), headers: {}, nextCursor: null });
       const input = toRouteInput(def, request.params.arguments ?? {});
-      if ('error' in input) return toolError({ status: 400, body: envelopeOf('invalid_request', 400, input.error, input.issues), headers: {}, nextCursor: null });
+      if ('error' in input) return toolError({ ...envelope('invalid_request', input.error, input.issues), headers: {}, nextCursor: null });
       return toToolResult(def, await runRoute(def.compiled, backend, contextValue, agentKeyId, input));
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -158,8 +159,4 @@ function toToolResult(def: ToolDef, out: RouteOutput): CallToolResult {
 function toolError(out: RouteOutput): CallToolResult {
   const error = (out.body as { error: { code: string; message: string } }).error;
   return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }, { type: 'text', text: JSON.stringify(out.body) }], structuredContent: out.body as Record<string, unknown> };
-}
-
-function envelopeOf(code: string, status: number, message: string, details: unknown = null) {
-  return { error: { code, message, status, details } };
 }

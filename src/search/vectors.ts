@@ -46,6 +46,11 @@ interface CachedWorkspace {
   items: Map<string, { itemType: ItemType; itemId: number; vec: Float32Array }>;
 }
 
+/** A cache entry from an embeddings row. */
+function toEntry(r: Record<string, any>): [string, { itemType: ItemType; itemId: number; vec: Float32Array }] {
+  return [`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: fromBytes(r.vec as Buffer) }];
+}
+
 /** Vector to float32 bytes and back (the portable storage format). */
 export function toBytes(vec: number[]): Buffer {
   return Buffer.from(Float32Array.from(vec).buffer);
@@ -130,7 +135,7 @@ export class VectorIndex {
       incremental ? [workspaceId, typeList, model, cached!.maxAt] : [workspaceId, typeList, model],
     );
     const items = incremental ? cached!.items : new Map<string, { itemType: ItemType; itemId: number; vec: Float32Array }>();
-    for (const r of rows) items.set(`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: fromBytes(r.vec as Buffer) });
+    for (const r of rows) items.set(...toEntry(r));
     if (items.size !== stamp.n) return this.reload(em, key, workspaceId, typeList, model, stamp.n, maxAt);
     if (this.cache.size > 200 && !this.cache.has(key)) this.cache.delete(this.cache.keys().next().value!);
     cached = { count: stamp.n, maxAt, items };
@@ -140,7 +145,7 @@ export class VectorIndex {
 
   private async reload(em: EntityManager, key: string, workspaceId: string, typeList: string, model: string, count: number, maxAt: string | null) {
     const rows = await sql(em, `select item_type, item_id, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?`, [workspaceId, typeList, model]);
-    const items = new Map(rows.map((r) => [`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, vec: fromBytes(r.vec as Buffer) }]));
+    const items = new Map(rows.map(toEntry));
     this.cache.set(key, { count, maxAt, items });
     return items;
   }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
+import { pgArray, sql } from '../db/sql.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { UnsafeTargetError, safeFetch } from '../net/safeFetch.js';
 import { parseSpec, readSpecText, type ParsedSpec, type SpecOperation } from '../openapi/spec.js';
@@ -233,7 +233,7 @@ async function applySync(em: EntityManager, scope: Scope, parsed: ParsedSpec): P
       `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at) select 'article', id, workspace_id, clock_timestamp() from articles
         where workspace_id = ? and api_operation_key = any(?::text[])
        on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null`,
-      [scope.workspaceId, `{${touched.map((k) => `"${k.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`],
+      [scope.workspaceId, pgArray(touched)],
     );
   }
   await sql(em, `update api_specs set last_sync = ?::jsonb, last_sync_at = ?, last_sync_result = 'ok', last_sync_error = null where workspace_id = ?`, [JSON.stringify(plan), now, scope.workspaceId]);
