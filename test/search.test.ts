@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder } from '../src/search/embedder.js';
+import { removeEmbeddings, VectorIndex } from '../src/search/vectors.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 
@@ -102,6 +104,19 @@ describe('semantic search', () => {
     expect(res.body[0].slug).toBe('recovering-account-credentials');
     const ft = await search(t, 'q=how%20do%20I%20change%20my%20password');
     expect(ft.body).toEqual([]);
+    // Semantic pages walk the similarity order, one item per page, and end with no next link.
+    const all = await search(t, 'q=deploying%20containers%20and%20invoices&semantic=true');
+    expect(all.headers.get('x-search-ranking')).toBe('semantic');
+    const walked: any[] = [];
+    for (let path: string | null = `${W}/search?q=deploying%20containers%20and%20invoices&semantic=true&limit=1`; path; ) {
+      const res = await app.api('GET', path, { key: t.key });
+      expect(res.headers.get('x-search-ranking')).toBe('semantic');
+      expect(res.body.length).toBeLessThanOrEqual(1);
+      walked.push(...res.body);
+      path = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+    }
+    expect(walked).toEqual(all.body);
+    expect(walked.length).toBeGreaterThan(1);
   });
 
   it('falls back to full text when nothing clears the similarity floor', async () => {
@@ -128,6 +143,48 @@ describe('semantic search', () => {
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('portable vector index (exact ranking in process, one cache per process)', () => {
+  it('ranks exactly, and a second process sees added, rewritten and removed vectors and model changes', async () => {
+    const t = await tenant(app);
+    const em = freshEm(app.server.orm);
+    // Two indexes stand for two processes: one writes, the other's cache must follow.
+    const [writer, reader] = [await VectorIndex.open(em, { portable: true }), await VectorIndex.open(em, { portable: true })];
+    const mirror = new Map<number, { vec: number[]; model: string }>();
+    const vector = () => Array.from({ length: 16 }, () => Math.random() - 0.5);
+    const store = async (id: number, vec: number[], model = 'm1') => {
+      await em.transactional((tx) => writer.store(tx, t.workspace.id, 'article', id, model, vec));
+      mirror.set(id, { vec, model });
+    };
+    const cos = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0) / Math.hypot(...a) / Math.hypot(...b);
+    /** nearest() must equal a brute-force sort of what was stored. */
+    const check = async (q: number[], limit: number, model = 'm1') => {
+      const expected = [...mirror].filter(([, v]) => v.model === model).map(([id, v]) => ({ id, s: cos(v.vec, q) })).sort((a, b) => b.s - a.s).slice(0, limit);
+      const got = await reader.nearest(em, t.workspace.id, ['article'], q, model, limit);
+      expect(got.map((n) => n.itemId)).toEqual(expected.map((e) => e.id));
+      got.forEach((n, i) => expect(n.similarity).toBeCloseTo(expected[i].s, 5));
+      return got;
+    };
+    // Ids far from the tests' serial ids, in this tenant's workspace only.
+    for (let i = 0; i < 200; i++) await store(900_000 + i, vector());
+    await check(vector(), 10);
+    const probe = mirror.get(900_017)!.vec.map((x) => x + 0.01);
+    expect((await check(probe, 1))[0].itemId).toBe(900_017);
+    // The reader's cache is warm; the writer adds, rewrites and removes.
+    await store(900_500, probe);
+    expect((await check(probe, 2)).map((n) => n.itemId)).toEqual([900_500, 900_017]);
+    await store(900_017, vector());
+    await check(probe, 5);
+    await em.transactional((tx) => removeEmbeddings(tx, 'article', [900_500]));
+    mirror.delete(900_500);
+    expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(900_500);
+    // Re-embedded with another model: it leaves the old model's set and joins the new one's.
+    const moved = (await check(probe, 1))[0].itemId;
+    await store(moved, probe, 'm2');
+    expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(moved);
+    expect((await check(probe, 1, 'm2'))[0].itemId).toBe(moved);
   });
 });
 

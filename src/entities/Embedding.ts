@@ -6,6 +6,7 @@ import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
  */
 @Entity({ tableName: 'embeddings' })
 @Index({ name: 'embeddings_workspace_idx', properties: ['workspaceId', 'itemType'] })
+@Index({ name: 'embeddings_workspace_revision_idx', properties: ['workspaceId', 'revision'] })
 export class Embedding {
   @PrimaryKey({ type: 'text' })
   itemType!: string;
@@ -25,4 +26,25 @@ export class Embedding {
 
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   updatedAt: Date = new Date();
+
+  /** The workspace's embedding revision (EmbeddingStamp) at this row's last write. */
+  @Property({ type: 'bigint', defaultRaw: '0' })
+  revision: string = '0';
+}
+
+/**
+ * Per workspace, a counter bumped (under this row's lock, so in commit order) by every write of an
+ * embedding, and a count of removals: a process's in-memory vector cache revalidates with one
+ * primary-key read, reads only rows newer than its revision, and reloads fully after a removal.
+ */
+@Entity({ tableName: 'embedding_stamps' })
+export class EmbeddingStamp {
+  @PrimaryKey({ type: 'uuid' })
+  workspaceId!: string;
+
+  @Property({ type: 'bigint', defaultRaw: '0' })
+  revision: string = '0';
+
+  @Property({ type: 'bigint', defaultRaw: '0' })
+  removals: string = '0';
 }

@@ -4,7 +4,7 @@ import { Article } from './Article.js';
 import { AuditEvent } from './AuditEvent.js';
 import { ChangelogEntry } from './ChangelogEntry.js';
 import { ContentGapGroup, ContentGapReport } from './ContentGap.js';
-import { Embedding } from './Embedding.js';
+import { Embedding, EmbeddingStamp } from './Embedding.js';
 import { EmbeddingJob } from './EmbeddingJob.js';
 import { Member } from './Member.js';
 import { MemoryNote } from './MemoryNote.js';
@@ -20,6 +20,6 @@ import { IdempotencyRecord, Webhook, WebhookAttempt, WebhookDelivery, WebhookEve
 import { Workspace } from './Workspace.js';
 
 /** Every entity, for the ORM's discovery. */
-export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup, ApiSpec, Webhook, WebhookEvent, WebhookDelivery, WebhookAttempt, IdempotencyRecord];
+export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingStamp, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup, ApiSpec, Webhook, WebhookEvent, WebhookDelivery, WebhookAttempt, IdempotencyRecord];
 
-export { AgentKey, ApiSpec, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent, IdempotencyRecord, Workspace };
+export { AgentKey, ApiSpec, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, EmbeddingStamp, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent, IdempotencyRecord, Workspace };

@@ -10,6 +10,7 @@ import { nextFreeSlug, slugify } from '../slug.js';
 import { moveArticle } from './articles.js';
 import { recordAudit } from './audit.js';
 import { insertSection } from './sections.js';
+import { removeEmbeddings } from '../search/vectors.js';
 
 export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
 const CHUNK = 200;
@@ -278,9 +279,7 @@ async function insertPages(em: EntityManager, scope: Scope, ops: SpecOperation[]
 async function deletePages(em: EntityManager, scope: Scope, where: string, params: unknown[]): Promise<number> {
   const gone = await sql(em, `delete from articles where workspace_id = ? and ${where} returning id, section_id`, [scope.workspaceId, ...params]);
   if (!gone.length) return 0;
-  const ids = `{${gone.map((g) => g.id).join(',')}}`;
-  await sql(em, `delete from embeddings where item_type = 'article' and item_id = any(?::int[])`, [ids]);
-  await sql(em, `delete from embedding_queue where item_type = 'article' and item_id = any(?::int[])`, [ids]);
+  await removeEmbeddings(em, 'article', gone.map((g) => g.id));
   const sectionIds = `{${[...new Set(gone.map((g) => g.section_id))].join(',')}}`;
   await sql(
     em,

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
-import { enqueueEmbedding, removeEmbedding, signalEmbeddingWork } from '../search/vectors.js';
+import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 
 export interface ListChangelogArgs {
@@ -106,7 +106,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, workspace: strin
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     em.remove(entry);
-    await removeEmbedding(em, 'changelog', id);
+    await removeEmbeddings(em, 'changelog', [id]);
     recordAudit(em, ctx, { action: 'changelog.deleted', targetType: 'changelog_entry', targetId: id, workspaceId: scope.workspaceId });
     return { id, deleted: true as const };
   });

@@ -4,8 +4,8 @@ import { sql } from '../db/sql.js';
 import { invalidField } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
-import { EmbedderUnavailableError } from '../search/embedder.js';
-import { enqueueEmbedding, signalEmbeddingWork, type ItemType } from '../search/vectors.js';
+import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
+import { enqueueEmbedding, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
 /** Below this cosine similarity a semantic hit is noise. */
 export const SIMILARITY_FLOOR = 0.3;
@@ -84,40 +84,75 @@ async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size
 
 async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number): Promise<Omit<SearchResult, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
+  // The query is embedded (the slowest step) while the database is asked what it needs to know.
+  const vector = queryVector(embedder, q);
+  vector.catch(() => undefined);
   if (await index.pending(ctx.em, scope.workspaceId, SEARCHED)) return { reason: 'embeddings_pending' };
-  let vector: number[];
+  let found: Neighbour[];
   try {
-    [vector] = await embedder.embed([q]);
+    // Over-fetch: some neighbours may be hidden from this key or archived.
+    found = await index.nearest(ctx.em, scope.workspaceId, SEARCHED, vector, embedder.model, offset + size + 50);
   } catch (error) {
     if (error instanceof EmbedderUnavailableError) return { reason: 'embedder_unavailable' };
     throw error;
   }
-  // Over-fetch: some neighbours may be hidden from this key or archived.
-  const neighbours = (await index.nearest(ctx.em, scope.workspaceId, SEARCHED, vector, embedder.model, offset + size + 50)).filter((n) => n.similarity >= SIMILARITY_FLOOR);
+  const neighbours = found.filter((n) => n.similarity >= SIMILARITY_FLOOR);
   if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
-  const ids = (type: ItemType) => `{${neighbours.filter((n) => n.itemType === type).map((n) => n.itemId).join(',')}}`;
+  // Which neighbours this key may see (cheap columns only), then snippets for the page alone.
+  const ids = (list: Neighbour[], type: ItemType) => `{${list.filter((n) => n.itemType === type).map((n) => n.itemId).join(',')}}`;
+  const visible = await sql(
+    ctx.em,
+    `select 'article' as type, a.id from articles a join sections s on s.id = a.section_id
+      where a.id = any(?::int[]) and a.workspace_id = ? and a.status <> 'ARCHIVED' and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
+     union all
+     select 'changelog', c.id from changelog_entries c where c.id = any(?::int[]) and c.workspace_id = ? and c.status = 'published'`,
+    [ids(neighbours, 'article'), scope.workspaceId, canSeeRestricted(scope), ids(neighbours, 'changelog'), scope.workspaceId],
+  );
+  const seen = new Set(visible.map((r) => `${r.type}:${r.id}`));
+  const ranked = neighbours.filter((n) => seen.has(`${n.itemType}:${n.itemId}`));
+  if (!ranked.length && !offset) return { reason: 'below_similarity_floor' };
+  const pageOf = ranked.slice(offset, offset + size);
   const rows = await sql(
     ctx.em,
     `with q as (select websearch_to_tsquery('english', ?) as query)
      select 'article' as type, a.id as item_id, a.slug, null::int as id, a.title, ts_headline('english', a.markdown, q.query, ${HEADLINE}) as snippet
-       from articles a join sections s on s.id = a.section_id, q
-      where a.id = any(?::int[]) and a.workspace_id = ? and a.status <> 'ARCHIVED' and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
+       from articles a, q where a.id = any(?::int[]) and a.workspace_id = ?
      union all
      select 'changelog', c.id, null, c.id, c.title, ts_headline('english', c.markdown, q.query, ${HEADLINE})
-       from changelog_entries c, q
-      where c.id = any(?::int[]) and c.workspace_id = ? and c.status = 'published'`,
-    [q, ids('article'), scope.workspaceId, canSeeRestricted(scope), ids('changelog'), scope.workspaceId],
+       from changelog_entries c, q where c.id = any(?::int[]) and c.workspace_id = ?`,
+    [q, ids(pageOf, 'article'), scope.workspaceId, ids(pageOf, 'changelog'), scope.workspaceId],
   );
   const byKey = new Map(rows.map((r) => [`${r.type}:${r.item_id}`, r]));
-  const ranked = neighbours
-    .map((n) => ({ n, row: byKey.get(`${n.itemType}:${n.itemId}`) }))
-    .filter((x): x is { n: (typeof neighbours)[number]; row: Record<string, any> } => Boolean(x.row))
-    .map(({ n, row }) => ({ ...row, score: n.similarity }));
-  if (!ranked.length && !offset) return { reason: 'below_similarity_floor' };
-  return page(scope, ranked.slice(offset, offset + size + 1), size, offset, 'semantic');
+  const hits = pageOf.flatMap((n) => {
+    const row = byKey.get(`${n.itemType}:${n.itemId}`);
+    return row ? [{ ...row, score: n.similarity }] : [];
+  });
+  return page(scope, hits, size, offset, 'semantic', ranked.length > offset + size);
 }
 
-function page(scope: Scope, rows: Record<string, any>[], size: number, offset: number, ranking: Ranking) {
+/**
+ * Query vectors of recent searches, per process (agents repeat searches; the model is
+ * deterministic, so a repeated query needs no second inference). Least recently used goes first.
+ */
+const recentQueryVectors = new Map<string, number[]>();
+const RECENT_QUERY_VECTORS = 1000; // ~4 MB of 512-dimension vectors
+
+async function queryVector(embedder: Embedder, q: string): Promise<number[]> {
+  const key = `${embedder.model}\u0000${q}`;
+  const hit = recentQueryVectors.get(key);
+  if (hit) {
+    recentQueryVectors.delete(key);
+    recentQueryVectors.set(key, hit);
+    return hit;
+  }
+  const [vector] = await embedder.embed([q]);
+  recentQueryVectors.set(key, vector);
+  if (recentQueryVectors.size > RECENT_QUERY_VECTORS) recentQueryVectors.delete(recentQueryVectors.keys().next().value!);
+  return vector;
+}
+
+/** A page of hits; `more` (default: a row beyond `size` was fetched) decides the next cursor. */
+function page(scope: Scope, rows: Record<string, any>[], size: number, offset: number, ranking: Ranking, more = rows.length > size) {
   const items: SearchHit[] = rows.slice(0, size).map((r) => ({
     type: r.type,
     slug: r.slug ?? null,
@@ -127,7 +162,7 @@ function page(scope: Scope, rows: Record<string, any>[], size: number, offset: n
     score: Math.round(Number(r.score) * 1e6) / 1e6,
     url: r.type === 'article' ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}` : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
   }));
-  return { items, nextCursor: rows.length > size ? encodeCursor([offset + size, ranking]) : null };
+  return { items, nextCursor: more ? encodeCursor([offset + size, ranking]) : null };
 }
 
 /** Logs the search; a zero-result search is queued for embedding so it joins a content-gap group. */

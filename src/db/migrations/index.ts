@@ -6,6 +6,7 @@ import { Migration20261122011131_articles } from './Migration20261122011131_arti
 import { Migration20261122012030_search } from './Migration20261122012030_search.js';
 import { Migration20261122012917_openapi } from './Migration20261122012917_openapi.js';
 import { Migration20261122014225_webhooks } from './Migration20261122014225_webhooks.js';
+import { Migration20261122040507_embedding_stamps } from './Migration20261122040507_embedding_stamps.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122012030_search', class: Migration20261122012030_search },
   { name: 'Migration20261122012917_openapi', class: Migration20261122012917_openapi },
   { name: 'Migration20261122014225_webhooks', class: Migration20261122014225_webhooks },
+  { name: 'Migration20261122040507_embedding_stamps', class: Migration20261122040507_embedding_stamps },
 ];
