@@ -109,7 +109,7 @@ describe('semantic search', () => {
     expect(all.headers.get('x-search-ranking')).toBe('semantic');
     const walked: any[] = [];
     for (let path: string | null = `${W}/search?q=deploying%20containers%20and%20invoices&semantic=true&limit=1`; path; ) {
-      const res = await app.api('GET', path, { key: t.key });
+      const res: { body: any; headers: Headers } = await app.api('GET', path, { key: t.key });
       expect(res.headers.get('x-search-ranking')).toBe('semantic');
       expect(res.body.length).toBeLessThanOrEqual(1);
       walked.push(...res.body);

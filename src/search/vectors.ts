@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
+import { DotMatrix } from './dots.js';
 
 /** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
 export type ItemType = 'article' | 'changelog' | 'gap' | 'search';
@@ -61,7 +62,7 @@ interface CachedWorkspace {
   removals: string;
   items: Map<string, Entry>;
   /** The entries as one contiguous row-major matrix, rebuilt lazily after a change. */
-  matrix: { entries: Entry[]; dim: number; data: Float32Array } | null;
+  matrix: { entries: Entry[]; dots: DotMatrix } | null;
 }
 
 /** A cache entry from an embeddings row. */
@@ -82,22 +83,16 @@ function normalize(vec: ArrayLike<number>): Float32Array {
 
 function buildMatrix(items: Map<string, Entry>, dim: number): NonNullable<CachedWorkspace['matrix']> {
   const entries = [...items.values()].filter((e) => e.unit.length === dim);
-  const data = new Float32Array(entries.length * dim);
-  entries.forEach((e, i) => data.set(e.unit, i * dim));
-  return { entries, dim, data };
+  return { entries, dots: new DotMatrix(entries.map((e) => e.unit), dim) };
 }
 
-/**
- * Exact top-`limit` by dot product over the matrix: one pass over contiguous memory, keeping a
- * small sorted list of the best so far (no sort of all rows).
- */
+/** Exact top-`limit` by dot product: every row scored (SIMD), then one pass keeping the best few. */
 function topK(matrix: NonNullable<CachedWorkspace['matrix']>, q: Float32Array, limit: number): Neighbour[] {
-  const { entries, dim, data } = matrix;
+  const scores = matrix.dots.score(q);
   const bestSim: number[] = [];
   const bestRow: number[] = [];
-  for (let row = 0, off = 0; row < entries.length; row++, off += dim) {
-    let dot = 0;
-    for (let i = 0; i < dim; i++) dot += data[off + i] * q[i];
+  for (let row = 0; row < scores.length; row++) {
+    const dot = scores[row];
     if (bestSim.length === limit && dot <= bestSim[limit - 1]) continue;
     let at = bestSim.length;
     while (at > 0 && bestSim[at - 1] < dot) at--;
@@ -108,7 +103,7 @@ function topK(matrix: NonNullable<CachedWorkspace['matrix']>, q: Float32Array, l
       bestRow.pop();
     }
   }
-  return bestRow.map((row, i) => ({ itemType: entries[row].itemType, itemId: entries[row].itemId, similarity: bestSim[i] }));
+  return bestRow.map((row, i) => ({ itemType: matrix.entries[row].itemType, itemId: matrix.entries[row].itemId, similarity: bestSim[i] }));
 }
 
 /** Vector to float32 bytes and back (the portable storage format). */
@@ -171,7 +166,7 @@ export class VectorIndex {
     }
     const cached = await (loading ?? this.load(em, workspaceId, types, model));
     if (limit <= 0 || !query.length) return [];
-    cached.matrix = cached.matrix?.dim === query.length ? cached.matrix : buildMatrix(cached.items, query.length);
+    cached.matrix = cached.matrix?.dots.dim === query.length ? cached.matrix : buildMatrix(cached.items, query.length);
     return topK(cached.matrix, normalize(query), limit);
   }
 

@@ -7,6 +7,7 @@ import { Migration20261122012030_search } from './Migration20261122012030_search
 import { Migration20261122012917_openapi } from './Migration20261122012917_openapi.js';
 import { Migration20261122014225_webhooks } from './Migration20261122014225_webhooks.js';
 import { Migration20261122040507_embedding_stamps } from './Migration20261122040507_embedding_stamps.js';
+import { Migration20261122042000_inline_search_vectors } from './Migration20261122042000_inline_search_vectors.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122012917_openapi', class: Migration20261122012917_openapi },
   { name: 'Migration20261122014225_webhooks', class: Migration20261122014225_webhooks },
   { name: 'Migration20261122040507_embedding_stamps', class: Migration20261122040507_embedding_stamps },
+  { name: 'Migration20261122042000_inline_search_vectors', class: Migration20261122042000_inline_search_vectors },
 ];
