@@ -6,6 +6,7 @@
  *   BENCH_DURATION=10  seconds per measurement (after a warm-up)   BENCH_ROUNDS=3  rounds (median kept)
  *   --large            search at 100k articles instead of 10k      --quick          3 s × 1 round
  *   --only=1,4         run only these scenarios (seeding is trimmed to what they need)
+ *   BENCH_PROFILE=dir  the service writes a V8 CPU profile (--cpu-prof) into dir when it stops
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -156,12 +157,22 @@ function word(): string {
 }
 const sentence = (n: number) => Array.from({ length: n }, word).join(' ');
 const WORDS = REAL_WORDS.slice(0, 30);
-/** Full-text queries of varied selectivity: single words of different frequency, pairs, a phrase. */
-const FTS_QUERIES = [
-  ...REAL_WORDS.filter((_, i) => i % 7 === 3).map((w) => w),
-  ...REAL_WORDS.filter((_, i) => i % 11 === 5).map((w, i) => `${w} ${REAL_WORDS[(i * 13 + 2) % 60]}`),
-  '"release notes"', 'webhook -retry', 'password or token',
-];
+/**
+ * Full-text queries as agents send them: content words drawn uniformly from the real vocabulary
+ * (so some are among the corpus's most common words and match most articles), alone, in pairs,
+ * and a few with websearch operators.
+ */
+const FTS_QUERIES = (() => {
+  const pick = rng(7);
+  const w = () => REAL_WORDS[Math.floor(pick() * REAL_WORDS.length)];
+  return [
+    ...Array.from({ length: 30 }, w),
+    ...Array.from({ length: 24 }, () => `${w()} ${w()}`),
+    ...Array.from({ length: 2 }, () => `"${w()} ${w()}"`),
+    ...Array.from({ length: 2 }, () => `${w()} or ${w()}`),
+    ...Array.from({ length: 2 }, () => `${w()} -${w()}`),
+  ];
+})();
 /** Natural-language questions, all distinct (so every one is embedded: no query-vector cache hits). */
 const VERBS = ['change', 'reset', 'rotate', 'configure', 'delete', 'restore', 'export', 'upgrade', 'debug', 'monitor', 'limit', 'share'];
 const NOUNS = ['password', 'api key', 'webhook', 'workspace', 'backup', 'release', 'database', 'team member', 'invoice', 'upload', 'search index', 'rate limit', 'session', 'certificate', 'changelog', 'draft article'];
@@ -172,7 +183,9 @@ async function main() {
   log(`${cpus().length} cores (${availableParallelism()} available), database: ${databaseUrl ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}, ${DURATION} s × ${ROUNDS} rounds per scenario`);
   if (!databaseUrl) log('note: on the embedded database the plain-pg baseline and multi-process figures are skipped (PGlite belongs to one process)');
   const dataDir = databaseUrl ? undefined : `./bench-results/data-${Date.now()}`;
-  const { url, stop } = await spawnService({ OUTBOUND_ALLOW_LOOPBACK: 'false', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '100000000', EMBEDDINGS: 'local', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir! }) });
+  // BENCH_PROFILE=<dir>: the service writes a V8 CPU profile there when the bench ends.
+  const profile: Record<string, string> = process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+  const { url, stop } = await spawnService({ OUTBOUND_ALLOW_LOOPBACK: 'false', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '100000000', EMBEDDINGS: 'local', ...profile, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: dataDir! }) });
   log(`service at ${url}`);
   try {
     // Tenant and key.

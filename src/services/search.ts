@@ -61,23 +61,31 @@ export async function search(ctx: RequestContext, workspace: string, args: { q: 
 }
 
 async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number) {
+  // The tsquery is written inline (not in a CTE) so the planner estimates its selectivity: a
+  // common word is then a sequential scan, a rare one the GIN index. Ranking runs on narrow rows
+  // (no text carried through the sort); snippets are made for the page only.
+  const query = `websearch_to_tsquery('english', ?)`;
   const rows = await sql(
     ctx.em,
-    `with q as (select websearch_to_tsquery('english', ?) as query),
-     hits as (
-       select 'article' as type, a.slug, null::int as id, a.title, a.markdown as body, ts_rank(a.search, q.query) as score
-         from articles a join sections s on s.id = a.section_id, q
-        where a.workspace_id = ? and a.status <> 'ARCHIVED' and a.search @@ q.query
+    `with hits as (
+       select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
+         from articles a join sections s on s.id = a.section_id
+        where a.workspace_id = ? and a.status <> 'ARCHIVED' and a.search @@ ${query}
           and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
        union all
-       select 'changelog', null, c.id, c.title, c.markdown, ts_rank(c.search, q.query)
-         from changelog_entries c, q
-        where c.workspace_id = ? and c.status = 'published' and c.search @@ q.query
-       order by score desc, title, slug, id
-       limit ? offset ?)
-     select h.type, h.slug, h.id, h.title, h.score, ts_headline('english', h.body, q.query, ${HEADLINE}) as snippet
-       from hits h, q order by h.score desc, h.title, h.slug, h.id`,
-    [q, scope.workspaceId, canSeeRestricted(scope), scope.workspaceId, size + 1, offset],
+       select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
+         from changelog_entries c
+        where c.workspace_id = ? and c.status = 'published' and c.search @@ ${query}
+       order by score desc, title, slug, item_id
+       limit ? offset ?),
+     numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
+     select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score,
+            case when h.n <= ? then ts_headline('english', coalesce(a.markdown, c.markdown), ${query}, ${HEADLINE}) end as snippet
+       from numbered h
+       left join articles a on h.type = 'article' and a.id = h.item_id
+       left join changelog_entries c on h.type = 'changelog' and c.id = h.item_id
+      order by h.n`,
+    [q, scope.workspaceId, q, canSeeRestricted(scope), q, scope.workspaceId, q, size + 1, offset, size, q],
   );
   return page(scope, rows, size, offset, 'fulltext');
 }
