@@ -94,6 +94,59 @@ async function startBaseline(pool: pg.Pool, workspaceId: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
+/**
+ * The plain-pg floor of what the service must do for GET note: the key lookup (same joins), the
+ * cross-process rate-limit upsert (own pool, synchronous_commit off, as in the service) and the
+ * note read — three round trips with nothing else around them. Bench only, not shipped.
+ */
+async function startReadFloor(pool: pg.Pool, limiterPool: pg.Pool, workspaceId: string, keyDigest: string) {
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path');
+    const { rows: keys } = await pool.query(
+      `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at, m.id as member_id, m.role, m.two_factor_enabled, o.id as organization_id, o.plan, o.require_two_factor
+         from agent_keys k join members m on m.id = k.member_id join organizations o on o.id = k.organization_id where k.digest = $1`,
+      [keyDigest],
+    );
+    const window = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    await limiterPool.query(`insert into rate_limit_counters (key, window_start, count) values ($1, $2, 1) on conflict (key, window_start) do update set count = rate_limit_counters.count + 1 returning count`, [`floor-${keys[0].id}`, window]);
+    const { rows: found } = await pool.query('select id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 and path = $2', [workspaceId, path]);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found[0]));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+/**
+ * The plain-pg floor of a memory note update: the same statements the service commits (the note,
+ * its audit event, its outbox event) in one transaction on a pool as large as the service's, with
+ * nothing else (no auth, rate limit, validation, GraphQL, ORM). Bench only, not shipped.
+ */
+async function startWriteBaseline(pool: pg.Pool, workspaceId: string) {
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => (raw += chunk));
+    req.on('end', async () => {
+      const body = JSON.parse(raw);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const { rows: found } = await client.query('update memory_notes set kind = $1, body = $2, links = $3, tags = $4, updated_at = now() where workspace_id = $5 and path = $6 returning id, path, kind, body, links, tags, created_at, updated_at, accessed_at', [body.kind, body.body, body.links, body.tags, workspaceId, body.path]);
+        await client.query(`insert into audit_events (workspace_id, actor, action, target_type, target_id, created_at) values ($1, 'agent', 'memory.note.updated', 'memory_note', $2, now())`, [workspaceId, body.path]);
+        await client.query(`insert into webhook_events (id, workspace_id, type, payload, fanned_out, created_at) values ($1, $2, 'memory.note.updated', $3, false, now())`, [`msg_${randomBytes(16).toString('base64url')}`, workspaceId, JSON.stringify({ target: { type: 'memory_note', id: body.path } })]);
+        await client.query('commit');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found[0]));
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        res.writeHead(500).end(String(error));
+      } finally {
+        client.release();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
 /** A real vector plus Gaussian noise, renormalised (float32 bytes, the portable storage format). */
 function noisy(source: Float32Array): Buffer {
   const sigma = 0.015 + random() * 0.03;
@@ -288,6 +341,12 @@ async function main() {
         const b = await startBaseline(pool, ws.id);
         baseline = await measure('1 GET note', 'plain pg baseline', { url: `${b.url}/?path=${notePath}`, connections: 10 });
         b.close();
+        const limiterPool = new pg.Pool({ connectionString: databaseUrl, max: 4, options: '-c synchronous_commit=off' });
+        const [{ digest }] = (await pool.query(`select digest from agent_keys where name = 'bench'`)).rows;
+        const f = await startReadFloor(pool, limiterPool, ws.id, digest);
+        await measure('1 GET note', 'plain pg: key + rate limit + read', { url: `${f.url}/?path=${notePath}`, connections: 10 });
+        f.close();
+        await limiterPool.end();
       }
     }
     // 2. PUT note: update and create at 50 connections.
@@ -298,6 +357,15 @@ async function main() {
         // Existing notes spread over the 10k seeded paths (one hot row would measure its lock, not the service).
         requests: [{ setupRequest: (req: any) => { const i = (u++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${u}`, kind: 'note', links: [], tags: [] }) }; } }],
       });
+      if (pool) {
+        const b = await startWriteBaseline(pool, ws.id);
+        let w = 0;
+        await measure('2 PUT note', 'update, plain pg transaction baseline', {
+          url: b.url, connections: 50, method: 'PUT', headers: { 'content-type': 'application/json' },
+          requests: [{ setupRequest: (req: any) => { const i = (w++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${w}`, kind: 'note', links: [], tags: [] }) }; } }],
+        });
+        b.close();
+      }
       let n = 0;
       await measure('2 PUT note', 'create (50 conn)', {
         url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' },
