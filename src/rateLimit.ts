@@ -73,6 +73,29 @@ export class PostgresRateLimiter implements RateLimiter {
     return result(this.max, Number(rows[0].count), resetSeconds);
   }
 
+  /**
+   * Runs `select` (at most one row, with the columns `id` and `usable`) and, in the same statement,
+   * counts a hit for the row's `id` when it is usable: the key lookup and the rate limit in one
+   * round trip instead of two. No row or an unusable one: nothing is counted (`result` undefined).
+   */
+  async selectAndHit<T extends { id: string; usable: boolean }>(select: string, params: unknown[]): Promise<{ row?: T; result?: RateLimitResult }> {
+    const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
+    const { rows } = await this.pool.query(
+      `with found as (${select}),
+       hit as (
+         insert into rate_limit_counters (key, window_start, count)
+         select id::text, $${params.length + 1}, 1 from found where usable
+         on conflict (key, window_start) do update set count = rate_limit_counters.count + 1
+         returning count)
+       select found.*, (select count from hit) as rate_count from found`,
+      [...params, new Date(start)],
+    );
+    const row = rows[0];
+    if (!row) return {};
+    const { rate_count: count, ...rest } = row;
+    return { row: rest as T, result: count === null ? undefined : result(this.max, Number(count), resetSeconds) };
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

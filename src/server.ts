@@ -16,12 +16,12 @@ import { createMcpMiddleware } from '../rest/mcp.js';
 import { ROUTES } from '../rest/routes.js';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { effectivePermissions } from './auth/permissions.js';
-import { resolvePrincipal, type Credentials } from './auth/principal.js';
+import { KEY_LOOKUP_SQL, resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from './auth/principal.js';
 import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm, pgClientConfig } from './db/orm.js';
 import { classifyError, UnauthorizedError } from './errors.js';
-import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter } from './rateLimit.js';
+import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter, type RateLimitResult } from './rateLimit.js';
 import { cors, health, requestId, securityHeaders, urlLimit } from './http.js';
 import { buildAppSchema } from './schema.js';
 import { DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
@@ -137,10 +137,19 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
 
   /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */
   const authenticate: Koa.Middleware = async (ctx, next) => {
-    const principal = await resolvePrincipal(freshEm(orm), credentials, ctx.get('authorization') || undefined);
+    // On PostgreSQL the key lookup and the rate-limit count share one statement.
+    let counted: RateLimitResult | undefined;
+    const lookup: KeyLookup | undefined = limiter instanceof PostgresRateLimiter
+      ? async (digest) => {
+        const { row, result } = await limiter.selectAndHit<KeyRow & { usable: boolean }>(KEY_LOOKUP_SQL, [digest]);
+        counted = result;
+        return row;
+      }
+      : undefined;
+    const principal = await resolvePrincipal(freshEm(orm), credentials, ctx.get('authorization') || undefined, lookup);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
-      const r = await limiter.hit(principal.keyId);
+      const r = counted ?? (await limiter.hit(principal.keyId));
       ctx.set('RateLimit-Policy', `"default";q=${r.limit};w=${limiter.windowSeconds}`);
       ctx.set('RateLimit', `"default";r=${r.remaining};t=${r.resetSeconds}`);
       if (!r.allowed) {

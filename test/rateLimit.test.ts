@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
-import { tenant } from './support/factories.js';
+import { createKey, tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
 
 // With DATABASE_URL the counter lives in PostgreSQL and the limit must hold across processes.
@@ -41,6 +41,21 @@ describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, 
       expect(r.body.error).toMatchObject({ code: 'rate_limited', status: 429 });
     }
   }, 60_000);
+
+  it('counts only usable keys: requests with a revoked key are 401 and not counted', async () => {
+    const t = await tenant(app);
+    const other = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id });
+    const get = (key: string) => fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await get(other.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 1};t=\\d+$`));
+    expect((await get(other.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 2};t=\\d+$`));
+    await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: other.id });
+    for (let i = 0; i < 3; i++) expect((await get(other.key)).status).toBe(401);
+    if (multiProcess) {
+      // On PostgreSQL the lookup and the count are one statement: the revoked key's counter stays at 2.
+      const rows = await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [other.id]);
+      expect(rows.map((r: any) => Number(r.count))).toEqual([2]);
+    }
+  });
 
   it('counts GraphQL calls with an agent key too', async () => {
     const t = await tenant(app);

@@ -9,7 +9,7 @@ export interface Credentials {
   adminTokenDigest: string;
 }
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   name: string;
   permissions: string[];
@@ -27,8 +27,24 @@ interface KeyRow {
 
 const LAST_USED_RESOLUTION_MS = 60_000; // one write per key per minute, not per request
 
+/**
+ * The key lookup by digest (`$1`): the key, its member and organization, and whether the key is
+ * usable now (so a rate-limit count can ride along in the same statement, see PostgresRateLimiter).
+ */
+export const KEY_LOOKUP_SQL = `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at,
+       m.id as member_id, m.role, m.two_factor_enabled,
+       o.id as organization_id, o.plan, o.require_two_factor,
+       (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())) as usable
+  from agent_keys k
+  join members m on m.id = k.member_id
+  join organizations o on o.id = k.organization_id
+ where k.digest = $1`;
+
+/** Runs KEY_LOOKUP_SQL for a digest (the default: on the request's connection). */
+export type KeyLookup = (digest: string) => Promise<KeyRow | undefined>;
+
 /** Resolves an `Authorization` header to a principal with one indexed lookup. */
-export async function resolvePrincipal(em: EntityManager, credentials: Credentials, header: string | undefined): Promise<Principal> {
+export async function resolvePrincipal(em: EntityManager, credentials: Credentials, header: string | undefined, lookup?: KeyLookup): Promise<Principal> {
   if (!header) return { kind: 'anonymous' };
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) return { kind: 'invalid' };
@@ -38,17 +54,7 @@ export async function resolvePrincipal(em: EntityManager, credentials: Credentia
     return safeEqual(digest, credentials.adminTokenDigest) ? { kind: 'admin' } : { kind: 'invalid' };
   }
   if (!isWellFormedKey(token)) return { kind: 'invalid' };
-  const rows: KeyRow[] = await em.getConnection().execute(
-    `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at,
-            m.id as member_id, m.role, m.two_factor_enabled,
-            o.id as organization_id, o.plan, o.require_two_factor
-       from agent_keys k
-       join members m on m.id = k.member_id
-       join organizations o on o.id = k.organization_id
-      where k.digest = ?`,
-    [digest],
-  );
-  const row = rows[0];
+  const row = lookup ? await lookup(digest) : ((await em.getConnection().execute(KEY_LOOKUP_SQL.replace('$1', '?'), [digest])) as KeyRow[])[0];
   const now = Date.now();
   if (!row || row.revoked_at || (row.expires_at && new Date(row.expires_at).getTime() <= now)) return { kind: 'invalid' };
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {

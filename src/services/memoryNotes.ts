@@ -61,7 +61,7 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
         const updated = await sql(em, `update memory_notes set kind = ?, body = ?, links = ?::text[], tags = ?::text[], updated_at = ? where workspace_id = ? and path = ? returning ${NOTE_COLUMNS}`, [note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, scope.workspaceId, note.path]);
         if (updated.length) {
           recordAudit(em, ctx, { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
-          return em.map(MemoryNote, updated[0]);
+          return plainNote(updated[0]);
         }
         await sql(em, 'insert into memory_usage (workspace_id, used) values (?, 0) on conflict (workspace_id) do nothing', [scope.workspaceId]);
         const slot = await sql(em, 'update memory_usage set used = used + 1 where workspace_id = ? and (?::int is null or used < ?::int) returning used', [scope.workspaceId, limit, limit]);
@@ -72,7 +72,7 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
         const inserted = await sql(em, `insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at) values (?, ?, ?, ?, ?::text[], ?::text[], ?, ?, ?) on conflict (workspace_id, path) do nothing returning ${NOTE_COLUMNS}`, [scope.workspaceId, note.path, note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, now, now]);
         if (!inserted.length) throw new PathTakenMeanwhile(); // rolls the slot back; the retry updates
         recordAudit(em, ctx, { action: 'memory.note.created', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
-        return em.map(MemoryNote, inserted[0]);
+        return plainNote(inserted[0]);
       });
     } catch (error) {
       if (!(error instanceof PathTakenMeanwhile) || attempt >= 3) throw error;
@@ -82,6 +82,16 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
 
 /** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
 export const ACCESS_RESOLUTION_MS = 1000;
+
+/** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
+function plainNote(row: Record<string, any>): MemoryNote {
+  const workspaceId = row.workspace_id as string;
+  return {
+    id: row.id, workspace: { id: workspaceId }, path: row.path, kind: row.kind, body: row.body, links: row.links, tags: row.tags,
+    createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), accessedAt: new Date(row.accessed_at),
+    workspaceId: () => workspaceId,
+  } as unknown as MemoryNote;
+}
 
 /** Reads a note by path; `accessedAt` advances (1-second resolution), in one statement. */
 export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
@@ -98,7 +108,7 @@ export async function getNote(ctx: RequestContext, workspace: string, rawPath: s
     [now, scope.workspaceId, path, new Date(now.getTime() - ACCESS_RESOLUTION_MS), scope.workspaceId, path],
   );
   if (!rows.length) throw new NotFoundError('Memory note');
-  return ctx.em.map(MemoryNote, rows[0]);
+  return plainNote(rows[0]);
 }
 
 /** Deletes a note by path and frees its quota slot, in one transaction. */
