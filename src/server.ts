@@ -72,7 +72,7 @@ export interface RunningServer {
   drainEmbeddings(): Promise<number>;
   /** One fan-out and delivery round of the webhook dispatcher (tests). */
   dispatchWebhooks(): Promise<number>;
-  /** Where vectors live: the pgvector column, or the portable real[] column ranked in process. */
+  /** Where vectors live: the pgvector column, or the portable float32 column ranked in process. */
   vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
   /** Names of the agent tools served at /mcp (one per route). */
