@@ -67,9 +67,16 @@ describe('unexpected failures', () => {
     expect([500, 503], JSON.stringify(body)).toContain(res.status);
     expect(body.error.status).toBe(res.status);
     expect(JSON.stringify(body)).not.toMatch(/at |\.ts|pool|knex|stack/i);
-    const gqlRes = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` }, body: JSON.stringify({ query: '{ __typename }' }) });
-    expect([500, 503]).toContain(gqlRes.status);
-    expect(JSON.stringify(await gqlRes.json())).not.toMatch(/at |\.ts|stack/i);
+    // (On PostgreSQL the key lookup runs on the rate limiter's own pool, which this test leaves open,
+    // so the GraphQL call asks for data that needs the closed one.)
+    const gqlRes = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` }, body: JSON.stringify({ query: '{ changelogEntries(workspace: "-") { items { id } } }' }) });
+    const gqlBody = await gqlRes.json();
+    // Failing before execution (authentication) is an HTTP 500/503; a failing resolver is a GraphQL
+    // error in a 200 body, as GraphQL over HTTP has it. Either way: no data, a coded error.
+    expect([200, 500, 503], JSON.stringify(gqlBody)).toContain(gqlRes.status);
+    expect(gqlBody.data ?? null).toBeNull();
+    expect(['internal', 'unavailable']).toContain(gqlBody.errors[0].extensions.code);
+    expect(JSON.stringify(gqlBody)).not.toMatch(/at |\.ts|stack|pool|knex/i);
     await app.close().catch(() => undefined);
   });
 });
