@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder } from '../src/search/embedder.js';
-import { removeEmbeddings, VectorIndex } from '../src/search/vectors.js';
+import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 
@@ -160,7 +160,11 @@ describe('portable vector index (exact ranking in process, one cache per process
     };
     const cos = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0) / Math.hypot(...a) / Math.hypot(...b);
     /** nearest() must equal a brute-force sort of what was stored. */
-    const check = async (q: number[], limit: number, model = 'm1') => {
+    const check = async (q: number[], limit: number, model = 'm1'): Promise<Neighbour[]> => {
+      await compare(vector(), 20, model); // a random query too: every row must map to its item
+      return compare(q, limit, model);
+    };
+    const compare = async (q: number[], limit: number, model: string) => {
       const expected = [...mirror].filter(([, v]) => v.model === model).map(([id, v]) => ({ id, s: cos(v.vec, q) })).sort((a, b) => b.s - a.s).slice(0, limit);
       const got = await reader.nearest(em, t.workspace.id, ['article'], q, model, limit);
       expect(got.map((n) => n.itemId)).toEqual(expected.map((e) => e.id));

@@ -38,6 +38,11 @@ export class DotMatrix {
     vectors.forEach((v, i) => this.data.set(v.subarray(0, dim), i * this.stride));
   }
 
+  /** Row `i` (a view of its `dim` floats, valid while this matrix lives). */
+  row(i: number): Float32Array {
+    return this.data.subarray(i * this.stride, i * this.stride + this.dim);
+  }
+
   /** Scores of every row against `q` (a view, valid until the next call). */
   score(q: ArrayLike<number>): Float32Array {
     this.query.fill(0);

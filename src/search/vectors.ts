@@ -52,22 +52,35 @@ export interface Neighbour {
 interface Entry {
   itemType: ItemType;
   itemId: number;
-  /** Unit length (cosine similarity is then a dot product); all zeros for a zero vector. */
-  unit: Float32Array;
 }
 
+/**
+ * A workspace's vectors of one model in process: only one copy, as unit vectors (cosine similarity
+ * is then a dot product) in the rows of one contiguous matrix; row r is entries[r].
+ */
 interface CachedWorkspace {
   /** The workspace's EmbeddingStamp when read (bigints as text). */
   revision: string;
   removals: string;
-  items: Map<string, Entry>;
-  /** The entries as one contiguous row-major matrix, rebuilt lazily after a change. */
-  matrix: { entries: Entry[]; dots: DotMatrix } | null;
+  entries: Entry[];
+  rows: Map<string, number>;
+  matrix: DotMatrix | null;
 }
 
-/** A cache entry from an embeddings row. */
-function toEntry(r: Record<string, any>): [string, Entry] {
-  return [`${r.item_type}:${r.item_id}`, { itemType: r.item_type as ItemType, itemId: r.item_id as number, unit: normalize(fromBytes(r.vec as Buffer)) }];
+const itemKey = (itemType: string, itemId: number) => `${itemType}:${itemId}`;
+
+/** Builds the cache from (entry, unit vector) pairs; vectors of another length than the first are left out. */
+function cacheOf(revision: string, removals: string, pairs: [Entry, Float32Array][]): CachedWorkspace {
+  const dim = pairs[0]?.[1].length;
+  const kept = pairs.filter(([, v]) => v.length === dim);
+  const entries = kept.map(([e]) => e);
+  return {
+    revision,
+    removals,
+    entries,
+    rows: new Map(entries.map((e, i) => [itemKey(e.itemType, e.itemId), i])),
+    matrix: dim ? new DotMatrix(kept.map(([, v]) => v), dim) : null,
+  };
 }
 
 function normalize(vec: ArrayLike<number>): Float32Array {
@@ -81,14 +94,9 @@ function normalize(vec: ArrayLike<number>): Float32Array {
   return out;
 }
 
-function buildMatrix(items: Map<string, Entry>, dim: number): NonNullable<CachedWorkspace['matrix']> {
-  const entries = [...items.values()].filter((e) => e.unit.length === dim);
-  return { entries, dots: new DotMatrix(entries.map((e) => e.unit), dim) };
-}
-
 /** Exact top-`limit` by dot product: every row scored (SIMD), then one pass keeping the best few. */
-function topK(matrix: NonNullable<CachedWorkspace['matrix']>, q: Float32Array, limit: number): Neighbour[] {
-  const scores = matrix.dots.score(q);
+function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, limit: number): Neighbour[] {
+  const scores = cached.matrix.score(q);
   const bestSim: number[] = [];
   const bestRow: number[] = [];
   for (let row = 0; row < scores.length; row++) {
@@ -103,7 +111,7 @@ function topK(matrix: NonNullable<CachedWorkspace['matrix']>, q: Float32Array, l
       bestRow.pop();
     }
   }
-  return bestRow.map((row, i) => ({ itemType: matrix.entries[row].itemType, itemId: matrix.entries[row].itemId, similarity: bestSim[i] }));
+  return bestRow.map((row, i) => ({ itemType: cached.entries[row].itemType, itemId: cached.entries[row].itemId, similarity: bestSim[i] }));
 }
 
 /** Vector to float32 bytes and back (the portable storage format). */
@@ -165,9 +173,8 @@ export class VectorIndex {
       return rows.map((r) => ({ itemType: r.item_type, itemId: r.item_id, similarity: Number(r.similarity) }));
     }
     const cached = await (loading ?? this.load(em, workspaceId, types, model));
-    if (limit <= 0 || !query.length) return [];
-    cached.matrix = cached.matrix?.dots.dim === query.length ? cached.matrix : buildMatrix(cached.items, query.length);
-    return topK(cached.matrix, normalize(query), limit);
+    if (limit <= 0 || !cached.matrix || cached.matrix.dim !== query.length) return [];
+    return topK(cached as CachedWorkspace & { matrix: DotMatrix }, normalize(query), limit);
   }
 
   /**
@@ -188,13 +195,21 @@ export class VectorIndex {
     const rows = incremental
       ? await sql(em, 'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])', [workspaceId, cached.revision, typeList])
       : await sql(em, 'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?', [workspaceId, typeList, model]);
-    const items = incremental ? cached.items : new Map<string, Entry>();
-    for (const r of rows) {
-      if (r.model === model) items.set(...toEntry(r));
-      else items.delete(`${r.item_type}:${r.item_id}`);
+    const unit = (r: Record<string, any>) => normalize(fromBytes(r.vec as Buffer));
+    let fresh: CachedWorkspace;
+    if (!incremental) {
+      fresh = cacheOf(revision, removals, rows.map((r) => [{ itemType: r.item_type, itemId: r.item_id }, unit(r)]));
+    } else {
+      // Unchanged rows are copied from the old matrix; changed ones replaced; other-model ones dropped.
+      const changed = new Map<string, [Entry, Float32Array | null]>(rows.map((r) => [itemKey(r.item_type, r.item_id), [{ itemType: r.item_type, itemId: r.item_id }, r.model === model ? unit(r) : null]]));
+      const pairs: [Entry, Float32Array][] = [];
+      cached.entries.forEach((e, i) => {
+        if (!changed.has(itemKey(e.itemType, e.itemId))) pairs.push([e, cached.matrix!.row(i)]);
+      });
+      for (const [e, v] of changed.values()) if (v) pairs.push([e, v]);
+      fresh = cacheOf(revision, removals, pairs);
     }
     if (this.cache.size >= 200 && !cached) this.cache.delete(this.cache.keys().next().value!);
-    const fresh: CachedWorkspace = { revision, removals, items, matrix: null };
     this.cache.set(key, fresh);
     return fresh;
   }
