@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus } from 'node:os';
 import autocannon from 'autocannon';
@@ -82,17 +82,38 @@ async function latency(scenario: string, variant: string, base: string, paths: s
   return row;
 }
 
+/** Stops a bench-only server: drops its keep-alive connections and waits until it is closed. */
+function closeServer(server: ReturnType<typeof createServer>): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
 /** The plain-pg baseline: one route that reads the same row and writes JSON (bench only, not shipped). */
 async function startBaseline(pool: pg.Pool, workspaceId: string) {
-  const server = createServer(async (req, res) => {
+  return serve(async (req) => {
     const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path');
     const { rows: found } = await pool.query('select id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 and path = $2', [workspaceId, path]);
     const n = found[0];
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: n.id, workspaceId: n.workspace_id, path: n.path, kind: n.kind, body: n.body, links: n.links, tags: n.tags, createdAt: n.created_at, updatedAt: n.updated_at, accessedAt: n.accessed_at }));
+    return { id: n.id, workspaceId: n.workspace_id, path: n.path, kind: n.kind, body: n.body, links: n.links, tags: n.tags, createdAt: n.created_at, updatedAt: n.updated_at, accessedAt: n.accessed_at };
+  });
+}
+
+/** A bench-only JSON server: 200 with what `handle` returns, 500 with the error's text. */
+async function serve(handle: (req: IncomingMessage, body: string) => Promise<unknown>) {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      handle(req, body).then(
+        (out) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out)),
+        (error) => res.writeHead(500).end(String(error)),
+      );
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) };
 }
+
 
 /**
  * The plain-pg floor of what the service must do for GET note: the key lookup (same joins), the
@@ -100,7 +121,7 @@ async function startBaseline(pool: pg.Pool, workspaceId: string) {
  * note read — three round trips with nothing else around them. Bench only, not shipped.
  */
 async function startReadFloor(pool: pg.Pool, limiterPool: pg.Pool, workspaceId: string, keyDigest: string) {
-  const server = createServer(async (req, res) => {
+  return serve(async (req) => {
     const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path');
     const { rows: keys } = await pool.query(
       `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at, m.id as member_id, m.role, m.two_factor_enabled, o.id as organization_id, o.plan, o.require_two_factor
@@ -110,10 +131,8 @@ async function startReadFloor(pool: pg.Pool, limiterPool: pg.Pool, workspaceId: 
     const window = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     await limiterPool.query(`insert into rate_limit_counters (key, window_start, count) values ($1, $2, 1) on conflict (key, window_start) do update set count = rate_limit_counters.count + 1 returning count`, [`floor-${keys[0].id}`, window]);
     const { rows: found } = await pool.query('select id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 and path = $2', [workspaceId, path]);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found[0]));
+    return found[0];
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
 /**
@@ -122,29 +141,23 @@ async function startReadFloor(pool: pg.Pool, limiterPool: pg.Pool, workspaceId: 
  * nothing else (no auth, rate limit, validation, GraphQL, ORM). Bench only, not shipped.
  */
 async function startWriteBaseline(pool: pg.Pool, workspaceId: string) {
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', async () => {
-      const body = JSON.parse(raw);
-      const client = await pool.connect();
-      try {
-        await client.query('begin');
-        const { rows: found } = await client.query('update memory_notes set kind = $1, body = $2, links = $3, tags = $4, updated_at = now() where workspace_id = $5 and path = $6 returning id, path, kind, body, links, tags, created_at, updated_at, accessed_at', [body.kind, body.body, body.links, body.tags, workspaceId, body.path]);
-        await client.query(`insert into audit_events (workspace_id, actor, action, target_type, target_id, created_at) values ($1, 'agent', 'memory.note.updated', 'memory_note', $2, now())`, [workspaceId, body.path]);
-        await client.query(`insert into webhook_events (id, workspace_id, type, payload, fanned_out, created_at) values ($1, $2, 'memory.note.updated', $3, false, now())`, [`msg_${randomBytes(16).toString('base64url')}`, workspaceId, JSON.stringify({ target: { type: 'memory_note', id: body.path } })]);
-        await client.query('commit');
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found[0]));
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        res.writeHead(500).end(String(error));
-      } finally {
-        client.release();
-      }
-    });
+  return serve(async (_req, raw) => {
+    const body = JSON.parse(raw);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const { rows: found } = await client.query('update memory_notes set kind = $1, body = $2, links = $3, tags = $4, updated_at = now() where workspace_id = $5 and path = $6 returning id, path, kind, body, links, tags, created_at, updated_at, accessed_at', [body.kind, body.body, body.links, body.tags, workspaceId, body.path]);
+      await client.query(`insert into audit_events (workspace_id, actor, action, target_type, target_id, created_at) values ($1, 'agent', 'memory.note.updated', 'memory_note', $2, now())`, [workspaceId, body.path]);
+      await client.query(`insert into webhook_events (id, workspace_id, type, payload, fanned_out, created_at) values ($1, $2, 'memory.note.updated', $3, false, now())`, [`msg_${randomBytes(16).toString('base64url')}`, workspaceId, JSON.stringify({ target: { type: 'memory_note', id: body.path } })]);
+      await client.query('commit');
+      return found[0];
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
 
 /** A real vector plus Gaussian noise, renormalised (float32 bytes, the portable storage format). */
@@ -340,12 +353,12 @@ async function main() {
       if (pool) {
         const b = await startBaseline(pool, ws.id);
         baseline = await measure('1 GET note', 'plain pg baseline', { url: `${b.url}/?path=${notePath}`, connections: 10 });
-        b.close();
+        await b.close();
         const limiterPool = new pg.Pool({ connectionString: databaseUrl, max: 4, options: '-c synchronous_commit=off' });
         const [{ digest }] = (await pool.query(`select digest from agent_keys where name = 'bench'`)).rows;
         const f = await startReadFloor(pool, limiterPool, ws.id, digest);
         await measure('1 GET note', 'plain pg: key + rate limit + read', { url: `${f.url}/?path=${notePath}`, connections: 10 });
-        f.close();
+        await f.close();
         await limiterPool.end();
       }
     }
@@ -364,7 +377,7 @@ async function main() {
           url: b.url, connections: 50, method: 'PUT', headers: { 'content-type': 'application/json' },
           requests: [{ setupRequest: (req: any) => { const i = (w++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${w}`, kind: 'note', links: [], tags: [] }) }; } }],
         });
-        b.close();
+        await b.close();
       }
       let n = 0;
       await measure('2 PUT note', 'create (50 conn)', {
