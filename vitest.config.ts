@@ -10,6 +10,9 @@ export default defineConfig({
     globalSetup: ['test/support/globalSetup.ts'],
     pool: 'forks',
     maxWorkers: 2,
+    // Two files at a time, each with up to three service processes on one PostgreSQL server:
+    // small pools keep the suite far below its connection limit (spawned services inherit this).
+    env: { DATABASE_POOL_MAX: '6' },
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

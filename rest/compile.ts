@@ -1,4 +1,5 @@
-import type { GraphQLSchema } from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { responseSchema, type JsonSchema } from './jsonSchema.js';
 import { loadOperations, operationVariables, requiredInputFields, variableInputType, type LoadedOperation } from './operations.js';
 import { COMMON_ERRORS, WORKSPACE_PARAM, type ParamDef, type Route } from './route.js';
@@ -15,13 +16,18 @@ export interface CompiledRoute {
   checkHeaders: Check;
   /** Schema of the success body (the root field's result, or its `items` for lists). */
   responseSchema: JsonSchema;
+  /** The document compiled to a function (graphql-jit) over the same schema: runs it with a context and variables. */
+  run(contextValue: unknown, variables: Record<string, unknown>): ExecutionResult | Promise<ExecutionResult>;
   errors: number[];
 }
 
 /**
  * Compiles the route table against the schema at start. Every mismatch between a row and its
  * document (unknown document, unknown variable, body field the input type lacks, required input
- * field the body does not require) fails the start instead of a request.
+ * field the body does not require) fails the start instead of a request. Each document is also
+ * compiled by graphql-jit into a function that executes it on the same schema and resolvers
+ * (REST's GET note measured +15% req/s over graphql-js `execute`, which re-walks the document on
+ * every request).
  */
 export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledRoute[] {
   const operations = loadOperations(schema);
@@ -37,6 +43,8 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
     if (placeholders.sort().join() !== Object.keys(pathParams).sort().join()) throw new Error(`${where}: path placeholders and pathParams differ`);
     checkVariables(schema, route, op, pathParams, where);
     const rootSchema = responseSchema(schema, op.document);
+    const compiledQuery = compileQuery(schema, op.document, op.name);
+    if (!isCompiledQuery(compiledQuery)) throw new Error(`${where}: the document does not compile: ${compiledQuery.errors?.map((e) => e.message).join('; ')}`);
     const body = route.list ? (rootSchema.properties as Record<string, JsonSchema> | undefined)?.items : rootSchema;
     if (!body) throw new Error(`${where}: a list route's root field must select items`);
     return {
@@ -48,6 +56,7 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
       checkBody: route.body ? compileBody(route.body.schema) : null,
       checkHeaders: compileParams(route.headers, 'header'),
       responseSchema: body,
+      run: (contextValue, variables) => compiledQuery.query(undefined, contextValue, variables),
       // Mutations also answer 409 for a reused or in-flight Idempotency-Key.
       errors: [...new Set([...COMMON_ERRORS, ...(route.method === 'GET' ? [] : [409]), ...(route.extraErrors ?? [])])].sort(),
     };

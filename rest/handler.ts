@@ -18,12 +18,18 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 /** The one Koa handler every route row runs: read the request, run the route, write the answer. */
 export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
   const { route } = compiled;
+  // The request headers a route reads: its declared ones and, on writes, Idempotency-Key.
+  const readHeaders = [...Object.keys(route.headers ?? {}), ...(route.method !== 'GET' ? ['idempotency-key'] : [])];
   return async (ctx: Context & { params?: Record<string, string> }) => {
     const contextValue = await backend.createContext(ctx, true);
     const json = route.body ? await readJson(ctx) : undefined;
     const upload = route.upload ? await readUpload(ctx, route.upload) : undefined;
     try {
-      const headers = Object.fromEntries(Object.entries(ctx.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]));
+      const headers: Record<string, string | undefined> = {};
+      for (const name of readHeaders) {
+        const value = ctx.headers[name];
+        headers[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
       const out = await runRoute(compiled, backend, contextValue, backend.agentKeyId(ctx)!, { params: ctx.params ?? {}, query: ctx.query, headers, json, upload: upload?.value });
       ctx.status = out.status;
       for (const [name, value] of Object.entries(out.headers)) ctx.set(name, value);

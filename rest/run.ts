@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { classifyError, ConflictError, DomainError, InvalidRequestError } from '../src/errors.js';
 import type { IdempotencyStore } from '../src/services/idempotency.js';
 import type { CompiledRoute } from './compile.js';
@@ -53,7 +53,7 @@ export async function runRoute(compiled: CompiledRoute, backend: RouteBackend, c
       if (start.kind === 'replay') return start.output;
       claim = start;
     }
-    const result = await execute({ schema: backend.schema, document: op.document, variableValues: variables, contextValue });
+    const result = await compiled.run(contextValue, variables);
     if (result.errors?.length) throw result.errors[0];
     const data = (result.data as Record<string, unknown>)[op.rootField] as Record<string, unknown>;
     const headers: Record<string, string> = {};

@@ -8,11 +8,12 @@
  *   --only=1,4         run only these scenarios (seeding is trimmed to what they need)
  *   BENCH_PROFILE=dir  the service writes a V8 CPU profile (--cpu-prof) into dir when it stops
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { availableParallelism, cpus } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import pino from 'pino';
@@ -31,7 +32,7 @@ const ADMIN = `adm_bench_${randomBytes(8).toString('hex')}`;
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 /** p95 is exact for sequential latency runs; autocannon reports p97.5 instead (its fixed percentiles). */
-interface Row { scenario: string; variant: string; connections: number; rps: number; p50: number; p95: number | null; p97_5: number | null; p99: number; errors: number; note?: string }
+interface Row { scenario: string; variant: string; connections: number; rps: number; p50: number; p95: number | null; p97_5: number | null; p99: number; errors: number; note?: string; perRound?: number[] }
 const rows: Row[] = [];
 
 async function gql(url: string, query: string, variables: Record<string, unknown> = {}, token = ADMIN) {
@@ -41,26 +42,48 @@ async function gql(url: string, query: string, variables: Record<string, unknown
   return json.data;
 }
 
-/** One autocannon run; the median of ROUNDS runs is kept. */
+/**
+ * Variants of one scenario measured side by side: a warm-up each, then ROUNDS rounds in which
+ * every variant runs once in turn, so slow and fast phases of a noisy machine hit all variants
+ * alike. Each row keeps the median round; `perRound` keeps every round's req/s (for ratios).
+ */
+async function sideBySide(scenario: string, variants: { variant: string; opts: autocannon.Options }[]): Promise<Row[]> {
+  for (const v of variants) await autocannon({ ...v.opts, duration: Math.min(2, DURATION) });
+  const results = variants.map(() => [] as autocannon.Result[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, v] of variants.entries()) results[i].push(await autocannon({ ...v.opts, duration: DURATION }));
+  }
+  return variants.map((v, i) => {
+    const perRound = results[i].map((r) => Math.round(r.requests.average));
+    const r = [...results[i]].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(ROUNDS / 2)];
+    const row: Row = { scenario, variant: v.variant, connections: v.opts.connections ?? 10, rps: Math.round(r.requests.average), p50: r.latency.p50, p95: null, p97_5: (r.latency as unknown as Record<string, number>).p97_5 ?? null, p99: r.latency.p99, errors: results[i].reduce((n, x) => n + x.errors + x.non2xx, 0), perRound };
+    rows.push(row);
+    log(`${scenario} / ${v.variant}: ${row.rps} req/s (rounds ${perRound.join(', ')}), p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}`);
+    return row;
+  });
+}
+
+/** One variant alone (see sideBySide). */
 async function measure(scenario: string, variant: string, opts: autocannon.Options): Promise<Row> {
-  const runs: autocannon.Result[] = [];
-  await autocannon({ ...opts, duration: Math.min(2, DURATION) }); // warm-up
-  for (let i = 0; i < ROUNDS; i++) runs.push(await autocannon({ ...opts, duration: DURATION }));
-  runs.sort((a, b) => a.requests.average - b.requests.average);
-  const r = runs[Math.floor(runs.length / 2)];
-  const row: Row = { scenario, variant, connections: opts.connections ?? 10, rps: Math.round(r.requests.average), p50: r.latency.p50, p95: null, p97_5: (r.latency as unknown as Record<string, number>).p97_5 ?? null, p99: r.latency.p99, errors: r.errors + r.non2xx };
-  rows.push(row);
-  log(`${scenario} / ${variant}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}`);
-  return row;
+  return (await sideBySide(scenario, [{ variant, opts }]))[0];
+}
+
+/** The median over rounds of a / b, from side-by-side rows. */
+function ratio(a: Row | null, b: Row | null): number | null {
+  if (!a?.perRound || !b?.perRound) return null;
+  const ratios = a.perRound.map((x, i) => x / b.perRound![i]).sort((x, y) => x - y);
+  return +ratios[Math.floor(ratios.length / 2)].toFixed(2);
 }
 
 /**
  * Latency of one request at a time (no queueing behind other requests): `count` requests cycling
- * through `paths` after `warmPaths` (default: the first 20 paths), exact percentiles. With
+ * through `paths` after `warmPaths` (default: the first 20 paths) and `settle` (background work
+ * the warm-up started), exact percentiles. With
  * `ranking`, counts how many answers used it (X-Search-Ranking) and says so.
  */
-async function latency(scenario: string, variant: string, base: string, paths: string[], headers: Record<string, string>, count: number, ranking?: string, warmPaths = paths.slice(0, 20)): Promise<Row> {
+async function latency(scenario: string, variant: string, base: string, paths: string[], headers: Record<string, string>, count: number, ranking?: string, warmPaths = paths.slice(0, 20), settle = async () => {}): Promise<Row> {
   for (const path of warmPaths) await (await fetch(base + path, { headers })).arrayBuffer();
+  await settle();
   const times: number[] = [];
   let errors = 0;
   let ranked = 0;
@@ -80,84 +103,6 @@ async function latency(scenario: string, variant: string, base: string, paths: s
   rows.push(row);
   log(`${scenario} / ${variant}: sequential ${count} requests, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, errors ${errors}${row.note ? `, ${row.note}` : ''}`);
   return row;
-}
-
-/** Stops a bench-only server: drops its keep-alive connections and waits until it is closed. */
-function closeServer(server: ReturnType<typeof createServer>): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** The plain-pg baseline: one route that reads the same row and writes JSON (bench only, not shipped). */
-async function startBaseline(pool: pg.Pool, workspaceId: string) {
-  return serve(async (req) => {
-    const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path');
-    const { rows: found } = await pool.query('select id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 and path = $2', [workspaceId, path]);
-    const n = found[0];
-    return { id: n.id, workspaceId: n.workspace_id, path: n.path, kind: n.kind, body: n.body, links: n.links, tags: n.tags, createdAt: n.created_at, updatedAt: n.updated_at, accessedAt: n.accessed_at };
-  });
-}
-
-/** A bench-only JSON server: 200 with what `handle` returns, 500 with the error's text. */
-async function serve(handle: (req: IncomingMessage, body: string) => Promise<unknown>) {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      handle(req, body).then(
-        (out) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out)),
-        (error) => res.writeHead(500).end(String(error)),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) };
-}
-
-
-/**
- * The plain-pg floor of what the service must do for GET note: the key lookup (same joins), the
- * cross-process rate-limit upsert (own pool, synchronous_commit off, as in the service) and the
- * note read — three round trips with nothing else around them. Bench only, not shipped.
- */
-async function startReadFloor(pool: pg.Pool, limiterPool: pg.Pool, workspaceId: string, keyDigest: string) {
-  return serve(async (req) => {
-    const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path');
-    const { rows: keys } = await pool.query(
-      `select k.id, k.name, k.permissions, k.workspace_id, k.expires_at, k.revoked_at, k.last_used_at, m.id as member_id, m.role, m.two_factor_enabled, o.id as organization_id, o.plan, o.require_two_factor
-         from agent_keys k join members m on m.id = k.member_id join organizations o on o.id = k.organization_id where k.digest = $1`,
-      [keyDigest],
-    );
-    const window = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    await limiterPool.query(`insert into rate_limit_counters (key, window_start, count) values ($1, $2, 1) on conflict (key, window_start) do update set count = rate_limit_counters.count + 1 returning count`, [`floor-${keys[0].id}`, window]);
-    const { rows: found } = await pool.query('select id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 and path = $2', [workspaceId, path]);
-    return found[0];
-  });
-}
-
-/**
- * The plain-pg floor of a memory note update: the same statements the service commits (the note,
- * its audit event, its outbox event) in one transaction on a pool as large as the service's, with
- * nothing else (no auth, rate limit, validation, GraphQL, ORM). Bench only, not shipped.
- */
-async function startWriteBaseline(pool: pg.Pool, workspaceId: string) {
-  return serve(async (_req, raw) => {
-    const body = JSON.parse(raw);
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      const { rows: found } = await client.query('update memory_notes set kind = $1, body = $2, links = $3, tags = $4, updated_at = now() where workspace_id = $5 and path = $6 returning id, path, kind, body, links, tags, created_at, updated_at, accessed_at', [body.kind, body.body, body.links, body.tags, workspaceId, body.path]);
-      await client.query(`insert into audit_events (workspace_id, actor, action, target_type, target_id, created_at) values ($1, 'agent', 'memory.note.updated', 'memory_note', $2, now())`, [workspaceId, body.path]);
-      await client.query(`insert into webhook_events (id, workspace_id, type, payload, fanned_out, created_at) values ($1, $2, 'memory.note.updated', $3, false, now())`, [`msg_${randomBytes(16).toString('base64url')}`, workspaceId, JSON.stringify({ target: { type: 'memory_note', id: body.path } })]);
-      await client.query('commit');
-      return found[0];
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  });
 }
 
 /** A real vector plus Gaussian noise, renormalised (float32 bytes, the portable storage format). */
@@ -329,62 +274,59 @@ async function main() {
       await pool.query('analyze articles; analyze embeddings');
       log(`search corpus ready: ${SEARCH_ARTICLES} articles`);
     } else if (runs(4)) {
-      log('waiting for the embedding worker to embed the seeded articles and changelog …');
-      for (;;) {
-        await post('POST', '/sections', { label: 'Corpus', key: 'corpus' }, searchAuth).catch(() => undefined);
+      // About 3,000 items at ~150 ms each on the model's thread: several minutes.
+      log('waiting for the embedding worker to embed the seeded articles and changelog (3,000 items) …');
+      const started = Date.now();
+      for (let polls = 1; ; polls++) {
         const res = await fetch(`${url}/api/v1/workspaces/-/search?q=deploy&semantic=true`, { headers: auth });
         if (res.headers.get('x-search-fallback') !== 'embeddings_pending') break;
+        if (polls % 15 === 0) log(`  still embedding after ${Math.round((Date.now() - started) / 1000)} s …`);
         await new Promise((r) => setTimeout(r, 2000));
       }
+      log(`embedded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     }
 
     const H = { authorization: `Bearer ${key}` };
     const notePath = 'team/7/note-7';
-    // 1. GET a note: REST vs the same query over POST /graphql vs plain pg.
+    // 1. GET a note: REST vs the same query over POST /graphql vs the plain-pg baseline, side by side.
     let rest: Row | null = null;
     let graphql: Row | null = null;
     let baseline: Row | null = null;
+    // The plain-pg baselines run in a process of their own, as the service does (PostgreSQL only).
+    const baselines = databaseUrl && (runs(1) || runs(2)) ? await spawnService({ DATABASE_URL: databaseUrl, WORKSPACE_ID: ws.id, POOL: '20' }, [], 'scripts/bench-baselines.ts') : null;
     if (runs(1)) {
-      rest = await measure('1 GET note', 'REST', { url: `${url}/api/v1/workspaces/-/memory/note?path=${notePath}`, connections: 10, headers: H });
-      graphql = await measure('1 GET note', 'POST /graphql', {
-        url: `${url}/graphql`, connections: 10, method: 'POST', headers: { ...H, 'content-type': 'application/json' },
-        body: JSON.stringify({ query: 'query($p: String!) { memoryNote(workspace: "-", path: $p) { id workspaceId path kind body links tags createdAt updatedAt accessedAt } }', variables: { p: notePath } }),
-      });
-      if (pool) {
-        const b = await startBaseline(pool, ws.id);
-        baseline = await measure('1 GET note', 'plain pg baseline', { url: `${b.url}/?path=${notePath}`, connections: 10 });
-        await b.close();
-        const limiterPool = new pg.Pool({ connectionString: databaseUrl, max: 4, options: '-c synchronous_commit=off' });
-        const [{ digest }] = (await pool.query(`select digest from agent_keys where name = 'bench'`)).rows;
-        const f = await startReadFloor(pool, limiterPool, ws.id, digest);
-        await measure('1 GET note', 'plain pg: key + rate limit + read', { url: `${f.url}/?path=${notePath}`, connections: 10 });
-        await f.close();
-        await limiterPool.end();
-      }
+      [rest, graphql, baseline = null] = await sideBySide('1 GET note', [
+        { variant: 'REST', opts: { url: `${url}/api/v1/workspaces/-/memory/note?path=${notePath}`, connections: 10, headers: H } },
+        {
+          variant: 'POST /graphql',
+          opts: {
+            url: `${url}/graphql`, connections: 10, method: 'POST', headers: { ...H, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: 'query($p: String!) { memoryNote(workspace: "-", path: $p) { id workspaceId path kind body links tags createdAt updatedAt accessedAt } }', variables: { p: notePath } }),
+          },
+        },
+        ...(baselines ? [{ variant: 'plain pg baseline', opts: { url: `${baselines.url}/note?path=${notePath}`, connections: 10 } }] : []),
+      ]);
     }
-    // 2. PUT note: update and create at 50 connections.
+    // 2. PUT note at 50 connections: updates spread over the 10k seeded paths (one hot row would
+    //    measure its lock, not the service), side by side with the same statement sent by the
+    //    plain-pg baseline; then creates of new paths; then the database alone (pgbench).
     if (runs(2)) {
-      let u = 0;
-      await measure('2 PUT note', 'update (50 conn)', {
-        url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' },
-        // Existing notes spread over the 10k seeded paths (one hot row would measure its lock, not the service).
-        requests: [{ setupRequest: (req: any) => { const i = (u++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${u}`, kind: 'note', links: [], tags: [] }) }; } }],
-      });
-      if (pool) {
-        const b = await startWriteBaseline(pool, ws.id);
-        let w = 0;
-        await measure('2 PUT note', 'update, plain pg transaction baseline', {
-          url: b.url, connections: 50, method: 'PUT', headers: { 'content-type': 'application/json' },
-          requests: [{ setupRequest: (req: any) => { const i = (w++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${w}`, kind: 'note', links: [], tags: [] }) }; } }],
-        });
-        await b.close();
-      }
+      const updates = (target: string, headers: Record<string, string>) => {
+        let u = 0;
+        return { url: target, connections: 50, method: 'PUT' as const, headers: { ...headers, 'content-type': 'application/json' }, requests: [{ setupRequest: (req: any) => { const i = (u++ * 7919) % 10_000; return { ...req, body: JSON.stringify({ path: `team/${i % 50}/note-${i}`, body: `updated ${u}`, kind: 'note', links: [], tags: [] }) }; } }] };
+      };
+      await sideBySide('2 PUT note', [
+        { variant: 'update', opts: updates(`${url}/api/v1/workspaces/-/memory/note`, H) },
+        ...(baselines ? [{ variant: 'update, plain pg baseline (note + audit + outbox, one statement)', opts: updates(`${baselines.url}/note`, {}) }] : []),
+      ]);
       let n = 0;
-      await measure('2 PUT note', 'create (50 conn)', {
+      await measure('2 PUT note', 'create', {
         url: `${url}/api/v1/workspaces/-/memory/note`, connections: 50, method: 'PUT', headers: { ...H, 'content-type': 'application/json' },
         requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ path: `bench/${process.pid}/${n++}`, body: 'new', kind: 'note', links: [], tags: [] }) }) }],
       });
+      if (databaseUrl) await pgbenchUpdate(databaseUrl, ws.id);
     }
+    await baselines?.stop();
     // 3. Lists.
     if (runs(3)) {
       await measure('3 lists', 'changelog limit=50', { url: `${url}/api/v1/workspaces/-/changelog?limit=50`, connections: 10, headers: H });
@@ -399,9 +341,18 @@ async function main() {
       const searchPath = (q: string, semantic = false) => `/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}${semantic ? '&semantic=true' : ''}`;
       const fts = FTS_QUERIES.map((q) => searchPath(q));
       const semantic = SEMANTIC_QUERIES.map((q) => searchPath(q, true));
-      await latency('4 search', `full text (${corpus} articles)`, url, fts, searchH, 600, 'fulltext');
-      await latency('4 search', `semantic, new queries (${corpus})`, url, semantic, searchH, semantic.length, 'semantic', SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, true)));
-      await latency('4 search', `semantic, repeated queries (${corpus})`, url, semantic, searchH, 600, 'semantic');
+      // One request at a time on an otherwise idle service: zero-result searches queue their
+      // question for embedding (content gaps); that background work finishes before measuring.
+      const idle = async () => {
+        for (let waited = 0; pool && waited < 240; waited++) {
+          if ((await pool.query('select count(*)::int as n from embedding_queue')).rows[0].n === 0) return;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      };
+      await latency('4 search', `full text (${corpus} articles)`, url, fts, searchH, 600, 'fulltext', undefined, idle);
+      await latency('4 search', `semantic, new queries (${corpus})`, url, semantic, searchH, semantic.length, 'semantic', SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, true)), idle);
+      await latency('4 search', `semantic, repeated queries (${corpus})`, url, semantic, searchH, 600, 'semantic', undefined, idle);
+      await idle();
       let f = 0;
       await measure('4 search', `full text (${corpus} articles)`, { url, connections: 10, headers: searchH, requests: [{ setupRequest: (req: any) => ({ ...req, path: fts[f++ % fts.length] }) }] });
       let v = 0;
@@ -442,14 +393,12 @@ async function main() {
     }
 
     // Query counts per request (scenario 3), on an in-process server whose connection counts queries.
-    const counts = databaseUrl && runs(3) ? await countQueries(databaseUrl) : null;
+    const counts = runs(3) ? await countQueries(databaseUrl) : null;
 
-    const ratios = {
-      restOverGraphql: rest && graphql ? +(rest.rps / graphql.rps).toFixed(2) : null,
-      restOverPlainPg: rest && baseline ? +(rest.rps / baseline.rps).toFixed(2) : null,
-    };
+    // Ratios of requests per second, round by round (the median round's ratio).
+    const ratios = { restOverGraphql: ratio(rest, graphql), restOverPlainPg: ratio(rest, baseline) };
     printTable();
-    if (rest) console.log(`\nREST / POST /graphql: ${ratios.restOverGraphql}×   REST / plain pg: ${ratios.restOverPlainPg ?? 'n/a (embedded)'}×`);
+    if (rest) console.log(`\nREST / POST /graphql: ${ratios.restOverGraphql}×   REST / plain pg: ${ratios.restOverPlainPg === null ? 'n/a (no baseline on the embedded database)' : `${ratios.restOverPlainPg}×`}`);
     if (counts) console.log(`queries per request: ${JSON.stringify(counts)}`);
     mkdirSync('bench-results', { recursive: true });
     writeFileSync('bench-results/latest.json', JSON.stringify({ at: new Date().toISOString(), cores: cpus().length, database: databaseUrl ? 'postgresql' : 'embedded', durationSeconds: DURATION, rounds: ROUNDS, searchArticles: SEARCH_ARTICLES, rows, ratios, queryCounts: counts }, null, 2));
@@ -460,11 +409,23 @@ async function main() {
   }
 }
 
-/** Counts SQL statements per request for the changelog list and the article tree at two data sizes. */
-async function countQueries(databaseUrl: string) {
-  const server = await startServer({ port: 0, host: '127.0.0.1', databaseUrl, adminToken: ADMIN, logger: pino({ level: 'silent' }), embeddingWorker: false, webhookDispatcher: false, rateLimit: { max: 1e9, windowSeconds: 60 } });
+/**
+ * Counts SQL statements per request for the changelog list and the article tree at two data sizes,
+ * on an in-process server: every statement any node-postgres client of this process sends (the
+ * ORM's and the service's raw ones alike), except the rate limiter's leases, which come and go
+ * with traffic rather than with the request.
+ */
+async function countQueries(databaseUrl: string | undefined) {
+  // Embedded: a fresh data directory of its own (the ORM and the statement pool reach PGlite through node-postgres too).
+  const dataDir = databaseUrl ? undefined : mkdtempSync(join(tmpdir(), 'wks-count-'));
+  const server = await startServer({ port: 0, host: '127.0.0.1', databaseUrl, dataDir, adminToken: ADMIN, logger: pino({ level: 'silent' }), embeddingWorker: false, webhookDispatcher: false, rateLimit: { max: 1e9, windowSeconds: 60 } });
   let queries = 0;
-  server.orm.em.getConnection().getKnex().on('query', () => queries++);
+  const send = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text ?? '';
+    if (!text.includes('rate_limit_counters')) queries++;
+    return (send as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof send;
   const out: Record<string, number[]> = {};
   try {
     for (const size of [5, 50]) {
@@ -486,9 +447,40 @@ async function countQueries(databaseUrl: string) {
       }
     }
   } finally {
+    pg.Client.prototype.query = send;
     await server.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [`${k} (5 vs 50 items)`, v]));
+}
+
+/**
+ * The database alone: pgbench sends the service's update statement (note, audit event, outbox
+ * event) from 50 clients, with no HTTP or JavaScript at all — the floor under PUT's latency on this
+ * machine. Skipped when pgbench is not installed.
+ */
+async function pgbenchUpdate(databaseUrl: string, workspaceId: string) {
+  const candidates = ['/usr/bin/pgbench', ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin/pgbench`) : [])];
+  const pgbench = candidates.find((c) => existsSync(c));
+  if (!pgbench) return log('pgbench not found: the database-alone row is skipped');
+  const dir = mkdtempSync(join(tmpdir(), 'wks-pgbench-'));
+  try {
+    writeFileSync(join(dir, 'update.sql'), `\\set i random(0, 9999)
+with written as (update memory_notes set body = 'pgbench ' || :i, updated_at = now() where workspace_id = '${workspaceId}' and path = 'team/' || (:i % 50) || '/note-' || :i returning id, path),
+audit as (insert into audit_events (workspace_id, actor, action, target_type, target_id, created_at) select '${workspaceId}', 'agent', 'memory.note.updated', 'memory_note', path, now() from written),
+outbox as (insert into webhook_events (id, workspace_id, type, payload, fanned_out, created_at) select 'msg_' || md5(random()::text), '${workspaceId}', 'memory.note.updated', '{}'::jsonb, false, now() from written)
+select * from written;
+`);
+    const { stdout } = await promisify(execFile)(pgbench, ['-n', '-c', '50', '-j', '2', '-T', String(DURATION), '-f', join(dir, 'update.sql'), '-l', `--log-prefix=${join(dir, 'log')}`, databaseUrl], { cwd: dir });
+    const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1] ?? 0);
+    const latencies = readdirSync(dir).filter((f) => f.startsWith('log')).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').map((line) => Number(line.split(' ')[2]) / 1000)).sort((a, b) => a - b);
+    const at = (p: number) => +latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)].toFixed(1);
+    const row: Row = { scenario: '2 PUT note', variant: 'update statement, database alone (pgbench)', connections: 50, rps: Math.round(tps), p50: at(0.5), p95: at(0.95), p97_5: at(0.975), p99: at(0.99), errors: 0 };
+    rows.push(row);
+    log(`2 PUT note / database alone (pgbench, 50 clients, ${DURATION} s): ${row.rps} tps, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function printTable() {

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlTarget } from './db/sql.js';
 import type { Plan, Role } from './auth/permissions.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
@@ -23,7 +24,14 @@ export type Principal = { kind: 'anonymous' } | { kind: 'invalid' } | { kind: 'a
 
 /** Per-request state shared by every resolver and service; one forked EntityManager per request. */
 export interface RequestContext {
+  /** The request's own EntityManager (forked on first use): entities, transactions. */
   em: EntityManager;
+  /**
+   * For `sql()` statements that run alone (autocommit) and need no EntityManager of their own:
+   * one shared fork that never holds entities or a transaction. Hot read and single-statement
+   * write paths use it, so they do not pay for a fork.
+   */
+  db: SqlTarget;
   principal: Principal;
   requestId: string;
   /** HMAC key for agent-key digests (new keys are stored under it). */

@@ -131,7 +131,9 @@ function unwrap(error: GraphQLError): Error | undefined {
   return isGraphQL(current) ? undefined : (current as Error | undefined);
 }
 
-function isUniqueViolation(error: Error): boolean {
+/** A unique-constraint violation, from the ORM or from node-postgres. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
   return error.name === 'UniqueConstraintViolationException' || (error as { code?: string }).code === '23505';
 }
 

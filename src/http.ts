@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Middleware } from 'koa';
-import helmet from 'koa-helmet';
+import helmet from 'helmet';
 import { freshEm } from './db/orm.js';
+import { sql } from './db/sql.js';
 
 export const MAX_URL_LENGTH = 8 * 1024;
 
@@ -14,8 +15,20 @@ export const requestId: Middleware = async (ctx, next) => {
   await next();
 };
 
-/** Security headers (helmet); no CSP on the JSON API (the Sandbox page and images set their own). */
-export const securityHeaders: Middleware = helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } }) as unknown as Middleware;
+/**
+ * Security headers (helmet's); no CSP on the JSON API (the Sandbox page and images set their own).
+ * Helmet's answer never depends on the request, so it is computed once and replayed on every
+ * response (helmet itself runs a dozen middlewares per request).
+ */
+export const securityHeaders: Middleware = (() => {
+  const headers: [string, string][] = [];
+  const recorder = { setHeader: (name: string, value: string) => headers.push([name, String(value)]), removeHeader: () => undefined };
+  helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } })({} as never, recorder as never, () => undefined);
+  return async (ctx, next) => {
+    for (const [name, value] of headers) ctx.res.setHeader(name, value);
+    await next();
+  };
+})();
 
 /** Refuses over-long URLs (414) before any work; header size is capped by Node (431 past 16 KiB). */
 export const urlLimit: Middleware = async (ctx, next) => {
@@ -64,7 +77,7 @@ export function health(orm: MikroORM): Middleware {
     if (ctx.path !== '/readyz') return next();
     try {
       const em = freshEm(orm);
-      await Promise.race([em.getConnection().execute('select 1'), new Promise((_, reject) => setTimeout(() => reject(new Error('database did not answer within 2 s')), 2000).unref())]);
+      await Promise.race([sql(em, 'select 1'), new Promise((_, reject) => setTimeout(() => reject(new Error('database did not answer within 2 s')), 2000).unref())]);
       const pending = await orm.getMigrator().getPendingMigrations();
       if (pending.length) throw new Error(`${pending.length} migration(s) pending`);
       ctx.body = { status: 'ready', database: 'ok', migrations: 'applied' };

@@ -16,6 +16,7 @@ function intEnv(name: string, fallback: number): number {
 const server = await startServer({
   port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
+  poolMax: intEnv('DATABASE_POOL_MAX', 20),
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,

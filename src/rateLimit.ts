@@ -26,6 +26,11 @@ function result(max: number, count: number, resetSeconds: number): RateLimitResu
   return { allowed: count <= max, limit: max, remaining: Math.max(0, max - count), resetSeconds };
 }
 
+/** An answer from a lease: granted (with what is left for the key) or refused. */
+function leased(max: number, granted: boolean, remaining: number, resetSeconds: number): RateLimitResult {
+  return { allowed: granted, limit: max, remaining: granted ? Math.max(0, remaining) : 0, resetSeconds };
+}
+
 /** Fixed windows counted in process memory: right for the embedded database, where one process serves. */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly counts = new Map<string, { start: number; count: number }>();
@@ -45,58 +50,167 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+/** What one process holds of a key's current window. */
+interface Lease {
+  window: number;
+  /** Requests granted to this process by the database and not used yet. */
+  tokens: number;
+  /** What the window had left in the database after this process's last grant. */
+  remaining: number;
+  /** Requests of this key seen here in this window, since `since`; `lastUse` is the latest. */
+  hits: number;
+  since: number;
+  lastUse: number;
+  /** The database grant under way, if any (one at a time per key and process). */
+  pending: Promise<void> | null;
+}
+
+/** A process takes at most this share of what a window has left … */
+const LEASE_SHARE = 16;
+/** … and at most about one second of its own traffic for the key. */
+const LEASE_MAX = 1000;
+/** Tokens unused this long go back to the window, for other processes. */
+const IDLE_RETURN_MS = 1000;
+
+/** The grant statement: adds up to `want` ($3) requests to the window without passing `max` ($4); returns the new count and the grant. */
+const GRANT = (keySql: string, from = '') => `
+  insert into rate_limit_counters as c (key, window_start, count, granted)
+  select ${keySql}, $2, least($3::int, $4::int), least($3::int, $4::int) ${from}
+  on conflict (key, window_start) do update
+    set granted = least($3::int, greatest($4::int - c.count, 0)), count = c.count + least($3::int, greatest($4::int - c.count, 0))
+  returning count, granted`;
+
 /**
- * Fixed windows counted by an atomic upsert in PostgreSQL, so the limit holds across processes.
- * Every request of a key updates one row, so the counter has its own small pool with
- * `synchronous_commit=off`: the row lock is held for microseconds instead of a WAL flush
- * (a crash may forget the last few counts, which is harmless for a rate limit).
+ * Fixed windows counted in PostgreSQL, so the limit holds across processes: a window's row counts
+ * the requests granted to all processes together and never passes the limit. To spare a round
+ * trip per request, a process takes a *lease* of several requests at once when the key is busy —
+ * at most 1/16 of what the window has left and about one second of the key's traffic in this
+ * process — and answers from it locally; near the limit leases shrink to one request, so the limit
+ * stays exact. Unused requests go back to the window after a second of idleness (and at shutdown),
+ * so a key whose traffic moves to another process loses nothing for long. The counter runs on the
+ * given pool, which the caller owns: the ORM's `synchronous_commit=off` pool (a crash may forget
+ * the last few counts, harmless here).
  */
 export class PostgresRateLimiter implements RateLimiter {
-  private readonly pool: pg.Pool;
+  private readonly leases = new Map<string, Lease>();
+  private readonly sweeper: NodeJS.Timeout;
+  /** The window whose predecessors this process last deleted. */
+  private purgedFor = 0;
 
-  constructor(connection: pg.PoolConfig, readonly max: number, readonly windowSeconds: number) {
-    this.pool = new pg.Pool({ ...connection, max: 4, options: '-c synchronous_commit=off' });
-    this.pool.on('error', () => undefined); // a dropped idle client is replaced on next use
+  constructor(private readonly pool: pg.Pool, readonly max: number, readonly windowSeconds: number) {
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), IDLE_RETURN_MS / 2);
+    this.sweeper.unref();
   }
 
   async hit(key: string): Promise<RateLimitResult> {
-    const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
-    const { rows } = await this.pool.query(
-      `insert into rate_limit_counters (key, window_start, count) values ($1, $2, 1)
-       on conflict (key, window_start) do update set count = rate_limit_counters.count + 1
-       returning count`,
-      [key, new Date(start)],
-    );
-    if (Math.random() < 0.01) {
-      this.pool.query('delete from rate_limit_counters where window_start < $1', [new Date(start - this.windowSeconds * 1000)]).catch(() => undefined);
+    for (;;) {
+      const now = Date.now();
+      const { start, resetSeconds } = windowOf(this.windowSeconds, now);
+      const lease = this.leaseOf(key, start, now);
+      if (lease.tokens > 0) {
+        lease.tokens--;
+        this.used(lease, now);
+        return leased(this.max, true, lease.remaining + lease.tokens, resetSeconds);
+      }
+      if (lease.pending) {
+        await lease.pending; // another request of this key is asking the database: share its grant
+        continue;
+      }
+      this.used(lease, now);
+      const want = this.leaseSize(lease, now);
+      let granted = 0;
+      lease.pending = this.pool.query(GRANT('$1'), [key, new Date(start), want, this.max]).then(({ rows }) => {
+        granted = Number(rows[0].granted);
+        this.record(key, start, Number(rows[0].count), Math.max(0, granted - 1));
+      });
+      try {
+        await lease.pending;
+      } finally {
+        lease.pending = null;
+      }
+      return leased(this.max, granted > 0, lease.remaining + lease.tokens, resetSeconds);
     }
-    return result(this.max, Number(rows[0].count), resetSeconds);
   }
 
   /**
-   * Runs `select` (at most one row, with the columns `id` and `usable`) and, in the same statement,
-   * counts a hit for the row's `id` when it is usable: the key lookup and the rate limit in one
-   * round trip instead of two. No row or an unusable one: nothing is counted (`result` undefined).
+   * Runs `select` (one parameter, `$1`; at most one row, with the columns `id` and `usable`) and,
+   * in the same statement, counts one request for the row's `id` when it is usable: the key lookup
+   * and the rate limit in one round trip. No row or an unusable one: nothing is counted.
    */
-  async selectAndHit<T extends { id: string; usable: boolean }>(select: string, params: unknown[]): Promise<{ row?: T; result?: RateLimitResult }> {
-    const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
+  async selectAndHit<T extends { id: string; usable: boolean }>(select: string, param: unknown): Promise<{ row?: T; result?: RateLimitResult }> {
+    const now = Date.now();
+    const { start, resetSeconds } = windowOf(this.windowSeconds, now);
     const { rows } = await this.pool.query(
-      `with found as (${select}),
-       hit as (
-         insert into rate_limit_counters (key, window_start, count)
-         select id::text, $${params.length + 1}, 1 from found where usable
-         on conflict (key, window_start) do update set count = rate_limit_counters.count + 1
-         returning count)
-       select found.*, (select count from hit) as rate_count from found`,
-      [...params, new Date(start)],
+      `with found as (${select}), hit as (${GRANT('id::text', 'from found where usable')})
+       select found.*, (select count from hit) as rate_count, (select granted from hit) as rate_granted from found`,
+      [param, new Date(start), 1, this.max],
     );
-    const row = rows[0];
-    if (!row) return {};
-    const { rate_count: count, ...rest } = row;
-    return { row: rest as T, result: count === null ? undefined : result(this.max, Number(count), resetSeconds) };
+    if (!rows[0]) return {};
+    const { rate_count: count, rate_granted: granted, ...row } = rows[0];
+    if (count === null) return { row: row as T };
+    const lease = this.leaseOf(row.id, start, now);
+    this.used(lease, now);
+    this.record(row.id, start, Number(count), 0);
+    return { row: row as T, result: leased(this.max, Number(granted) > 0, lease.remaining + lease.tokens, resetSeconds) };
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    clearInterval(this.sweeper);
+    await this.sweep(true).catch(() => undefined);
+  }
+
+  private leaseOf(key: string, window: number, now: number): Lease {
+    let lease = this.leases.get(key);
+    if (!lease || lease.window !== window) {
+      lease = { window, tokens: 0, remaining: this.max, hits: 0, since: now, lastUse: now, pending: null };
+      this.leases.set(key, lease);
+    }
+    return lease;
+  }
+
+  private used(lease: Lease, now: number): void {
+    lease.hits++;
+    lease.lastUse = now;
+  }
+
+  /** After a grant: what the window has left, and the extra requests this process now holds. */
+  private record(key: string, window: number, count: number, extra: number): void {
+    const lease = this.leases.get(key);
+    if (!lease || lease.window !== window) return; // the window rolled over meanwhile: the grant is void
+    lease.remaining = this.max - count;
+    lease.tokens += extra;
+  }
+
+  /** One request when the key is quiet here; up to 1/16 of what is left and ~1 s of this process's traffic when it is busy. */
+  private leaseSize(lease: Lease, now: number): number {
+    const perSecond = Math.ceil(lease.hits / Math.max(1, (now - lease.since) / 1000));
+    return Math.max(1, Math.min(Math.floor(lease.remaining / LEASE_SHARE), perSecond, LEASE_MAX));
+  }
+
+  /**
+   * Gives idle (or, at shutdown, all) unused requests back to their windows; forgets past windows
+   * here and, once per window, deletes the rows of windows before the previous one.
+   */
+  private async sweep(all = false): Promise<void> {
+    const now = Date.now();
+    const { start } = windowOf(this.windowSeconds, now);
+    const returns: Promise<unknown>[] = [];
+    if (this.purgedFor !== start) {
+      this.purgedFor = start;
+      returns.push(this.pool.query('delete from rate_limit_counters where window_start < $1', [new Date(start - this.windowSeconds * 1000)]));
+    }
+    for (const [key, lease] of this.leases) {
+      if (lease.window !== start) {
+        if (!lease.pending) this.leases.delete(key);
+        continue;
+      }
+      if (lease.tokens > 0 && !lease.pending && (all || now - lease.lastUse >= IDLE_RETURN_MS)) {
+        const n = lease.tokens;
+        lease.tokens = 0;
+        lease.remaining += n;
+        returns.push(this.pool.query('update rate_limit_counters set count = greatest(count - $3, 0) where key = $1 and window_start = $2', [key, new Date(start), n]));
+      }
+    }
+    await Promise.all(returns);
   }
 }

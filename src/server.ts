@@ -2,10 +2,11 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { koaMiddleware } from '@as-integrations/koa';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { graphqlUploadKoa } from 'graphql-upload-minimal';
 import Koa from 'koa';
@@ -15,16 +16,18 @@ import { createRestApi } from '../rest/index.js';
 import { createMcpMiddleware } from '../rest/mcp.js';
 import { ROUTES } from '../rest/routes.js';
 import type { DbConnection } from '../mikro-orm.config.js';
+import { AuthChangeListener, KeyCache } from './auth/keyCache.js';
 import { effectivePermissions } from './auth/permissions.js';
 import { KEY_LOOKUP_SQL, resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from './auth/principal.js';
 import type { Principal, RequestContext } from './context.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm, pgClientConfig } from './db/orm.js';
+import { relaxedPool } from './db/sql.js';
 import { classifyError, UnauthorizedError } from './errors.js';
 import { MemoryRateLimiter, PostgresRateLimiter, type RateLimiter, type RateLimitResult } from './rateLimit.js';
 import { cors, health, requestId, securityHeaders, urlLimit } from './http.js';
 import { buildAppSchema } from './schema.js';
-import { DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
+import { backgroundEmbedder, DisabledEmbedder, embedderFromEnv, type Embedder } from './search/embedder.js';
 import { VectorIndex } from './search/vectors.js';
 import { EmbeddingWorker } from './search/worker.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -39,6 +42,8 @@ export interface ServerOptions {
   host?: string;
   /** A real PostgreSQL; without it the embedded PGlite is used. */
   databaseUrl?: string;
+  /** DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as many, and 5 more serve the search log, rate limits and change notifications. */
+  poolMax?: number;
   /** Embedded data directory (kept across restarts); omit with `embeddedDump` for an in-memory copy. */
   dataDir?: string;
   /** Start the embedded database from a `dumpDataDir()` tarball (tests). */
@@ -91,7 +96,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     embedded = await startEmbedded({ dataDir: options.dataDir, loadDataDir: options.embeddedDump });
     connection = embedded.connection;
   }
-  const orm = await openOrm(connection, options.databaseUrl ? 20 : 8);
+  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8);
   try {
     const applied = await migrate(orm, connection, Boolean(options.databaseUrl));
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
@@ -113,9 +118,10 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   const embedder = options.embedder ?? embedderFromEnv(process.env);
   const vectorIndex = await VectorIndex.open(freshEm(orm));
   const idempotencyStore = new IdempotencyStore(() => freshEm(orm));
-  const worker = new EmbeddingWorker(orm, embedder, vectorIndex, logger);
+  const background = backgroundEmbedder(embedder);
+  const worker = new EmbeddingWorker(orm, background, vectorIndex, logger);
   if (options.embeddingWorker !== false && !(embedder instanceof DisabledEmbedder)) worker.start();
-  // Housekeeping shared by every process: expired idempotency records and old rate-limit windows.
+  // Housekeeping shared by every process: expired idempotency records (the rate limiter deletes its old windows itself).
   const housekeeping = setInterval(() => {
     idempotencyStore.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
   }, 10 * 60_000);
@@ -123,16 +129,30 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
   const dispatcher = new WebhookDispatcher(orm, logger, { allowLoopback: options.outboundAllowLoopback ?? false, retryScheduleMs: options.webhookRetryScheduleMs });
   if (options.webhookDispatcher !== false) dispatcher.start();
 
+  // Keys are looked up once and then served from memory; on a shared PostgreSQL every process
+  // hears revocations and plan changes (LISTEN) and empties its cache, and uses none while deaf.
+  const keyCache = new KeyCache(!options.databaseUrl);
+  const authListener = options.databaseUrl ? new AuthChangeListener(pgClientConfig({ clientUrl: options.databaseUrl }), keyCache, logger) : null;
+  await authListener?.start();
+
   const limits = options.rateLimit ?? { max: 600, windowSeconds: 60 };
   const limiter: RateLimiter = options.databaseUrl
-    ? new PostgresRateLimiter(pgClientConfig({ clientUrl: options.databaseUrl }), limits.max, limits.windowSeconds)
+    ? new PostgresRateLimiter(relaxedPool(orm.em), limits.max, limits.windowSeconds)
     : new MemoryRateLimiter(limits.max, limits.windowSeconds);
 
-  /** One forked EntityManager per request, with the principal the authentication middleware resolved. */
+  // The shared EntityManager for single statements (RequestContext.db): never holds entities.
+  const statementEm = freshEm(orm);
+  /** One EntityManager per request (forked when first used), with the principal the authentication middleware resolved. */
   const createContext = async (ctx: Koa.Context, requireCredential: boolean): Promise<RequestContext> => {
     const principal = ctx.state.principal as Principal;
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid')) throw new UnauthorizedError();
-    return { em: freshEm(orm), principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex }, outbound: { allowLoopback: options.outboundAllowLoopback ?? false } };
+    let em: EntityManager | undefined;
+    return {
+      get em() {
+        return (em ??= freshEm(orm));
+      },
+      db: statementEm, principal, requestId: ctx.state.requestId, serverSecret: credentials.serverSecret, search: { embedder, index: vectorIndex }, outbound: { allowLoopback: options.outboundAllowLoopback ?? false },
+    };
   };
 
   /** Resolves the key once per request and counts it against the key's rate limit (REST and GraphQL). */
@@ -141,12 +161,12 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     let counted: RateLimitResult | undefined;
     const lookup: KeyLookup | undefined = limiter instanceof PostgresRateLimiter
       ? async (digest) => {
-        const { row, result } = await limiter.selectAndHit<KeyRow & { usable: boolean }>(KEY_LOOKUP_SQL, [digest]);
+        const { row, result } = await limiter.selectAndHit<KeyRow & { usable: boolean }>(KEY_LOOKUP_SQL, digest);
         counted = result;
         return row;
       }
       : undefined;
-    const principal = await resolvePrincipal(freshEm(orm), credentials, ctx.get('authorization') || undefined, lookup);
+    const principal = await resolvePrincipal(statementEm, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
       const r = counted ?? (await limiter.hit(principal.keyId));
@@ -200,6 +220,9 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
     allowBatchedHttpRequests: false,
     validationRules: armor.validationRules,
     plugins: [
+      // No cache hints are used; without this plugin Apollo does not wrap every field resolver of
+      // the shared schema (which REST executes too).
+      ApolloServerPluginCacheControlDisabled(),
       ...(armor.plugins as unknown as ApolloServerPlugin<BaseContext>[]),
       (options.sandbox ?? process.env.NODE_ENV !== 'production')
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
@@ -297,7 +320,10 @@ async function listen(orm: MikroORM, credentials: Credentials, options: ServerOp
       await worker.stop();
       await dispatcher.stop();
       await embedder.close?.();
+      if (background !== embedder) await background.close?.();
       await limiter.close?.();
+      await authListener?.close();
+      keyCache.close();
       await apollo.stop();
       await orm.close();
       await embedded?.close();

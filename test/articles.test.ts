@@ -38,6 +38,16 @@ describe('sections (18, 19)', () => {
     expect(Object.keys(list.body[0]).sort()).toEqual(['articleCount', 'key', 'label', 'visibility']);
   });
 
+  it('creates 20 sections sent at once, each at its own position (no deadlock, no 500)', async () => {
+    const t = await tenant(app);
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => app.api('POST', `${W}/sections`, { key: t.key, body: { label: `Part ${i}`, ...(i % 4 === 3 ? { position: 0 } : {}) } })));
+    expect(created.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const list = (await app.api('GET', `${W}/sections`, { key: t.key })).body.map((s: any) => s.key);
+    expect(list.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `part-${i}`).sort());
+    const positions = await app.server.orm.em.fork().getConnection().execute('select position from sections where workspace_id = ? order by position', [t.workspace.id]);
+    expect(positions.map((r: any) => r.position)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
   it('refuses a duplicate explicit key (409), a bad key or position (400), and needs section.create', async () => {
     const t = await tenant(app);
     await section(t, 'API', { key: 'api' });

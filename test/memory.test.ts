@@ -132,6 +132,15 @@ describe('quota (rule 2)', () => {
     expect((await put(t, 'and-another')).status).toBe(409);
   }, 60_000);
 
+  it('counts again before refusing: a counter that drifted above the real count is corrected, not obeyed', async () => {
+    const t = await tenant(app, { plan: 'free' });
+    await seed(t, 3);
+    const db = app.server.orm.em.fork().getConnection();
+    await db.execute('update memory_usage set used = 200 where workspace_id = ?', [t.workspace.id]);
+    expect((await put(t, 'fits-after-all')).status).toBe(200);
+    expect((await db.execute('select used from memory_usage where workspace_id = ?', [t.workspace.id]))[0].used).toBe(4);
+  });
+
   it('is 10,000 on pro, so the 201st note is fine', async () => {
     const t = await tenant(app, { plan: 'pro' });
     await seed(t, 200);

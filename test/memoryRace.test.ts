@@ -67,4 +67,28 @@ describe(`memory quota under concurrency (${multiProcess ? '2 service processes 
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await stored(t)).toEqual({ notes: 1, used: 1 });
   }, 60_000);
+
+  it('counts the notes when an organization moves from an unlimited plan to one with a quota', async () => {
+    const t = await tenant(app, { plan: 'enterprise' });
+    const [a, b] = bases();
+    // Created from both processes under the unlimited plan, which keeps no count.
+    for (let i = 0; i < 204; i += 51) {
+      await Promise.all(Array.from({ length: 51 }, (_, j) => putNote(j % 2 ? a : b, t, `big/${i + j}`).then((r) => expect(r.status).toBe(200))));
+    }
+    expect((await stored(t)).notes).toBe(204);
+    await app.gql('mutation($id: ID!) { updateOrganization(id: $id, input: { plan: "free" }) { plan } }', { id: t.org.id });
+    expect(await stored(t)).toEqual({ notes: 204, used: 204 });
+    // Over the free quota now: no new path, updates still go through; deleting makes room for exactly that many.
+    const over = await putNote(b, t, 'big/new');
+    expect(over.status).toBe(409);
+    expect(over.body.error.details).toMatchObject({ limit: 200, usage: 204, plan: 'free' });
+    expect((await putNote(a, t, 'big/7')).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const del = await fetch(`${a}/api/v1/workspaces/-/memory/note?path=big/${i}`, { method: 'DELETE', headers: { authorization: `Bearer ${t.key}` } });
+      expect(del.status).toBe(200);
+    }
+    expect((await putNote(b, t, 'big/new')).status).toBe(200);
+    expect((await putNote(a, t, 'big/newer')).status).toBe(409);
+    expect(await stored(t)).toEqual({ notes: 200, used: 200 });
+  }, 120_000);
 });

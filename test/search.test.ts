@@ -63,6 +63,41 @@ describe('full-text search (10)', () => {
     expect((await search(t, 'q=x&limit=51')).status).toBe(400);
   });
 
+  it('pages through exactly the full ranking, whether titles alone fill the page or not', async () => {
+    const t = await tenant(app);
+    // 9 titles and 14 bodies mention "zebrafish" (some bodies many times); 3 documents do not.
+    const pages: [string, string][] = [];
+    for (let i = 0; i < 9; i++) pages.push([`Zebrafish note ${i}${i % 3 ? ' zebrafish' : ''}`, `tank ${'zebrafish '.repeat(i % 4)}water`]);
+    for (let i = 0; i < 14; i++) pages.push([`Aquarium ${i}`, `The zebrafish ${'zebrafish '.repeat(i % 6)}swims.`]);
+    for (let i = 0; i < 3; i++) pages.push([`Other ${i}`, 'goldfish']);
+    await docs(t, pages);
+    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Zebrafish support', markdown: 'zebrafish zebrafish', status: 'published', tags: [], published_at: null } });
+    // The order ts_rank gives over every match, straight from the database.
+    const expected = (await app.server.orm.em.fork().getConnection().execute(
+      `select coalesce(a.slug, 'changelog:' || c.title) as key from (
+         select slug, null as ctitle, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) as score from articles where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')
+         union all
+         select null, title, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) from changelog_entries where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')) r
+       left join articles a on a.slug = r.slug and a.workspace_id = ? left join changelog_entries c on c.title = r.ctitle and c.workspace_id = ?
+       order by r.score desc, r.title, r.slug, r.id`,
+      [t.workspace.id, t.workspace.id, t.workspace.id, t.workspace.id],
+    )).map((r) => (r as { key: string }).key);
+    expect(expected).toHaveLength(24);
+    const keys = (body: any[]) => body.map((h) => h.slug ?? `changelog:${h.title}`);
+    for (const limit of [3, 5, 24, 50]) {
+      // limit 3 and 5: the 10 title matches fill the first pages (the shortcut); later pages, and limits 24 and 50, rank every match.
+      const seen: string[] = [];
+      let url: string | null = `${W}/search?q=zebrafish&limit=${limit}`;
+      while (url) {
+        const res: { status: number; headers: Headers; body: any[] } = await app.api('GET', url, { key: t.key });
+        expect(res.status).toBe(200);
+        seen.push(...keys(res.body));
+        url = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+      }
+      expect(seen, `limit=${limit}`).toEqual(expected);
+    }
+  });
+
   it('hides restricted articles from viewer-role keys, and archived ones from everyone', async () => {
     const t = await tenant(app, { plan: 'pro' });
     await docs(t, [['Public rollout', 'rollout steps'], ['Internal rollout', 'rollout secrets', { visibility: 'restricted' }], ['Old rollout', 'rollout legacy']]);
@@ -171,19 +206,20 @@ describe('portable vector index (exact ranking in process, one cache per process
       got.forEach((n, i) => expect(n.similarity).toBeCloseTo(expected[i].s, 5));
       return got;
     };
-    // Ids far from the tests' serial ids, in this tenant's workspace only.
-    for (let i = 0; i < 200; i++) await store(900_000 + i, vector());
+    // Ids far from the tests' serial ids (and from an earlier run's on the same database), in this tenant's workspace only.
+    const base = 1_000_000 + 1000 * Math.floor(Math.random() * 1_000_000);
+    for (let i = 0; i < 200; i++) await store(base + i, vector());
     await check(vector(), 10);
-    const probe = mirror.get(900_017)!.vec.map((x) => x + 0.01);
-    expect((await check(probe, 1))[0].itemId).toBe(900_017);
+    const probe = mirror.get(base + 17)!.vec.map((x) => x + 0.01);
+    expect((await check(probe, 1))[0].itemId).toBe(base + 17);
     // The reader's cache is warm; the writer adds, rewrites and removes.
-    await store(900_500, probe);
-    expect((await check(probe, 2)).map((n) => n.itemId)).toEqual([900_500, 900_017]);
-    await store(900_017, vector());
+    await store(base + 500, probe);
+    expect((await check(probe, 2)).map((n) => n.itemId)).toEqual([base + 500, base + 17]);
+    await store(base + 17, vector());
     await check(probe, 5);
-    await em.transactional((tx) => removeEmbeddings(tx, 'article', [900_500]));
-    mirror.delete(900_500);
-    expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(900_500);
+    await em.transactional((tx) => removeEmbeddings(tx, 'article', [base + 500]));
+    mirror.delete(base + 500);
+    expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(base + 500);
     // Re-embedded with another model: it leaves the old model's set and joins the new one's.
     const moved = (await check(probe, 1))[0].itemId;
     await store(moved, probe, 'm2');

@@ -4,6 +4,7 @@ import {
 } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { effectivePermissions, type Permission, type Plan } from './permissions.js';
+import { sql } from '../db/sql.js';
 
 /** What an authorized call may touch: one workspace of one organization, as one key. */
 export interface Scope {
@@ -59,7 +60,7 @@ async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, work
     if (agent.boundWorkspaceId !== id) throw new NotFoundError('Workspace');
     return id;
   }
-  const rows = await ctx.em.getConnection().execute('select 1 from workspaces where id = ? and organization_id = ?', [id, agent.organizationId]);
+  const rows = await sql(ctx.db, 'select 1 from workspaces where id = ? and organization_id = ?', [id, agent.organizationId]);
   if (!rows.length) throw new NotFoundError('Workspace');
   return id;
 }

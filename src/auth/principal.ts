@@ -1,7 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AgentPrincipal, Principal } from '../context.js';
 import type { Plan, Role } from './permissions.js';
+import { sql, type SqlTarget } from '../db/sql.js';
 import { digestSecret, isWellFormedKey, KEY_PREFIX, safeEqual } from './keys.js';
+import type { KeyCache } from './keyCache.js';
 
 /** Secrets the server checks credentials against. */
 export interface Credentials {
@@ -43,8 +44,11 @@ export const KEY_LOOKUP_SQL = `select k.id, k.name, k.permissions, k.workspace_i
 /** Runs KEY_LOOKUP_SQL for a digest (the default: on the request's connection). */
 export type KeyLookup = (digest: string) => Promise<KeyRow | undefined>;
 
-/** Resolves an `Authorization` header to a principal with one indexed lookup. */
-export async function resolvePrincipal(em: EntityManager, credentials: Credentials, header: string | undefined, lookup?: KeyLookup): Promise<Principal> {
+/**
+ * Resolves an `Authorization` header to a principal: from the key cache when it holds the key,
+ * else with one indexed lookup (which then fills the cache).
+ */
+export async function resolvePrincipal(em: SqlTarget, credentials: Credentials, header: string | undefined, lookup?: KeyLookup, cache?: KeyCache): Promise<Principal> {
   if (!header) return { kind: 'anonymous' };
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) return { kind: 'invalid' };
@@ -53,13 +57,19 @@ export async function resolvePrincipal(em: EntityManager, credentials: Credentia
   if (!token.startsWith(KEY_PREFIX)) {
     return safeEqual(digest, credentials.adminTokenDigest) ? { kind: 'admin' } : { kind: 'invalid' };
   }
-  if (!isWellFormedKey(token)) return { kind: 'invalid' };
-  const row = lookup ? await lookup(digest) : ((await em.getConnection().execute(KEY_LOOKUP_SQL.replace('$1', '?'), [digest])) as KeyRow[])[0];
   const now = Date.now();
+  let row = cache?.get(digest, now);
+  if (!row) {
+    if (!isWellFormedKey(token)) return { kind: 'invalid' }; // a typo or a truncated key: no lookup
+    const stamp = cache?.stamp ?? 0;
+    row = lookup ? await lookup(digest) : (await sql<KeyRow>(em, KEY_LOOKUP_SQL.replace('$1', '?'), [digest]))[0];
+    if (row) cache?.set(digest, row, stamp, now);
+  }
   if (!row || row.revoked_at || (row.expires_at && new Date(row.expires_at).getTime() <= now)) return { kind: 'invalid' };
   if (!row.last_used_at || now - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
+    row.last_used_at = new Date(now); // the cached row too: one touch per key and minute
     // Best effort and outside any transaction: a failed touch must not fail the request.
-    em.getConnection().execute('update agent_keys set last_used_at = ? where id = ?', [new Date(now), row.id]).catch(() => undefined);
+    sql(em, 'update agent_keys set last_used_at = ? where id = ?', [new Date(now), row.id]).catch(() => undefined);
   }
   return toPrincipal(row);
 }

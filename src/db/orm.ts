@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConfig, type DbConnection } from '../../mikro-orm.config.js';
+import { tameOrmContexts } from './contexts.js';
+import { attachPool } from './sql.js';
 
 const MIGRATION_LOCK = 0x5753_4b31; // arbitrary, fixed: serialises migrations across processes
 
@@ -13,9 +15,28 @@ export function freshEm(orm: MikroORM) {
   return orm.em.fork({ disableContextResolution: true });
 }
 
-/** Opens the ORM on a connection. */
+/**
+ * Opens the ORM on a connection, with a node-postgres pool beside it for single statements (see
+ * `sql`): `poolMax` connections for those, half as many for the ORM's transactions. The ORM's
+ * `close` ends both.
+ */
 export async function openOrm(connection: DbConnection, poolMax = 10): Promise<MikroORM> {
-  return MikroORM.init(ormConfig(connection, poolMax));
+  const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2))));
+  // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
+  const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
+  const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax });
+  // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
+  const relaxed = connection.clientUrl ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' }) : undefined;
+  for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
+  attachPool(orm.em, { pool, relaxed }, !connection.clientUrl); // no URL: the embedded PGlite socket
+  await tameOrmContexts(orm);
+  const close = orm.close.bind(orm);
+  orm.close = async (force?: boolean) => {
+    await close(force);
+    await pool.end();
+    await relaxed?.end();
+  };
+  return orm;
 }
 
 /**

@@ -15,6 +15,8 @@ export const ARTICLE_SEARCH_EXPRESSION =
 @Unique({ name: 'articles_workspace_operation_unique', properties: ['workspace', 'apiOperationKey'] })
 @Index({ name: 'articles_section_position_idx', properties: ['section', 'position'] })
 @Index({ name: 'articles_search_idx', expression: 'create index "articles_search_idx" on "articles" using gin ("search")' })
+// Titles alone: the full-text search's shortcut for one-word queries (see services/search.ts).
+@Index({ name: 'articles_title_search_idx', expression: `create index "articles_title_search_idx" on "articles" using gin (to_tsvector('english'::regconfig, title))` })
 export class Article {
   @PrimaryKey({ autoincrement: true })
   id!: number;

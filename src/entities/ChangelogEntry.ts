@@ -15,6 +15,7 @@ export const CHANGELOG_SEARCH_EXPRESSION =
   expression: 'create index "changelog_entries_feed_idx" on "changelog_entries" ("workspace_id", (coalesce("published_at", "created_at")) desc, "id" desc)',
 })
 @Index({ name: 'changelog_entries_search_idx', expression: 'create index "changelog_entries_search_idx" on "changelog_entries" using gin ("search")' })
+@Index({ name: 'changelog_entries_title_search_idx', expression: `create index "changelog_entries_title_search_idx" on "changelog_entries" using gin (to_tsvector('english'::regconfig, title))` })
 export class ChangelogEntry {
   @Field(() => Int)
   @PrimaryKey({ autoincrement: true })

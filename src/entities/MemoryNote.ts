@@ -1,5 +1,5 @@
 import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
 /** Full-text document: path segments and tags weigh more than the body (A > B > C). */
@@ -54,9 +54,4 @@ export class MemoryNote {
   /** Maintained by the database; never loaded. */
   @Property({ columnType: 'tsvector', generated: `${MEMORY_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
   search?: unknown;
-
-  @Field(() => ID)
-  workspaceId(): string {
-    return this.workspace.id;
-  }
 }

@@ -9,6 +9,11 @@ export class RateLimitCounter {
   @PrimaryKey({ columnType: 'timestamptz', type: 'datetime' })
   windowStart!: Date;
 
+  /** Requests granted in this window, to all processes together (never above the limit). */
   @Property({ type: 'integer' })
   count: number = 0;
+
+  /** What the latest grant added (a process may take several requests at once: a lease). */
+  @Property({ type: 'integer' })
+  granted: number = 0;
 }

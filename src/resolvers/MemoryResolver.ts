@@ -1,4 +1,4 @@
-import { Arg, Args, ArgsType, Ctx, Field, Float, InputType, Int, Mutation, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import * as memory from '../services/memoryNotes.js';
@@ -68,6 +68,12 @@ class MemorySearchArgs {
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
+/** What the note field resolvers read of a note (entity or plain object). */
+interface NoteRoot {
+  path: string;
+  workspace: { id: string };
+}
+
 /** Memory endpoints 5–9 and backlinks for dashboards; rules live in services/memoryNotes.ts. */
 @Resolver(() => MemoryNote)
 export class MemoryResolver {
@@ -96,8 +102,15 @@ export class MemoryResolver {
     return memory.deleteNote(ctx, workspace, path);
   }
 
+  // Roots are typed structurally (not as the entity class): type-graphql then passes the plain
+  // note objects the service returns as they are, instead of copying each into a new entity.
+  @FieldResolver(() => ID)
+  workspaceId(@Root() note: NoteRoot): string {
+    return note.workspace.id;
+  }
+
   @FieldResolver(() => [MemoryIndexEntry], { description: 'Notes whose links contain this note\'s path.' })
-  backlinks(@Root() note: MemoryNote, @Ctx() ctx: RequestContext) {
+  backlinks(@Root() note: NoteRoot, @Ctx() ctx: RequestContext) {
     return memory.backlinks(ctx.em, note.workspace.id, note.path);
   }
 }

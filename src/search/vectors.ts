@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '../db/sql.js';
+import { sql, type SqlTarget } from '../db/sql.js';
 import { DotMatrix } from './dots.js';
 
 /** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
@@ -8,14 +8,15 @@ export type ItemType = 'article' | 'changelog' | 'gap' | 'search';
 
 const signal = new EventEmitter();
 
+/** SQL queueing the items `ids` (a query of item ids) of one type for (re-)embedding; its one `?` is the workspace id. */
+export const ENQUEUE_EMBEDDING = (itemType: ItemType, ids: string) =>
+  `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at, claimed_until, attempts)
+   select '${itemType}', item.id, ?::uuid, clock_timestamp(), null, 0 from (${ids}) as item(id)
+   on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null`;
+
 /** Marks an item for (re-)embedding; call inside the write's transaction so both commit together. */
 export async function enqueueEmbedding(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number): Promise<void> {
-  await sql(
-    em,
-    `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at, claimed_until, attempts) values (?, ?, ?, clock_timestamp(), null, 0)
-     on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null`,
-    [itemType, itemId, workspaceId],
-  );
+  await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int'), [workspaceId, itemId]);
 }
 
 /** Bumps a workspace's embedding stamp (see EmbeddingStamp); returns the new revision. */
@@ -155,7 +156,7 @@ export class VectorIndex {
   }
 
   /** The `limit` nearest items of the given types in a workspace, most similar first. */
-  async nearest(em: EntityManager, workspaceId: string, types: ItemType[], queryVector: number[] | Promise<number[]>, model: string, limit: number): Promise<Neighbour[]> {
+  async nearest(em: SqlTarget, workspaceId: string, types: ItemType[], queryVector: number[] | Promise<number[]>, model: string, limit: number): Promise<Neighbour[]> {
     const typeList = `{${types.join(',')}}`;
     // The cache revalidation runs while the query vector is still being computed.
     const loading = this.pgvector ? null : this.load(em, workspaceId, types, model);
@@ -182,7 +183,7 @@ export class VectorIndex {
    * read of the workspace's stamp: unchanged → the cache as is; new or rewritten rows → just those
    * are read (revision above the cached one); a removal since → a full reload.
    */
-  private async load(em: EntityManager, workspaceId: string, types: ItemType[], model: string): Promise<CachedWorkspace> {
+  private async load(em: SqlTarget, workspaceId: string, types: ItemType[], model: string): Promise<CachedWorkspace> {
     const typeList = `{${types.join(',')}}`;
     const [stamp] = await sql(em, 'select revision::text, removals::text from embedding_stamps where workspace_id = ?', [workspaceId]);
     const revision: string = stamp?.revision ?? '0';
@@ -215,7 +216,7 @@ export class VectorIndex {
   }
 
   /** True while items of these types in the workspace still wait for their embedding. */
-  async pending(em: EntityManager, workspaceId: string, types: ItemType[]): Promise<boolean> {
+  async pending(em: SqlTarget, workspaceId: string, types: ItemType[]): Promise<boolean> {
     const rows = await sql(em, 'select 1 from embedding_queue where workspace_id = ? and item_type = any(?::text[]) limit 1', [workspaceId, `{${types.join(',')}}`]);
     return rows.length > 0;
   }

@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireAdmin } from '../auth/authorize.js';
+import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, generateKeySecret } from '../auth/keys.js';
-import { isPermission, PLANS, ROLES, type Plan, type Role } from '../auth/permissions.js';
+import { isPermission, MEMORY_QUOTA, PLANS, ROLES, type Plan, type Role } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { recordAudit } from './audit.js';
+import { recountMemoryUsage } from './memoryNotes.js';
 
 function checkPlan(plan: string, field: string): Plan {
   if (!(PLANS as readonly string[]).includes(plan)) throw invalidField(field, `must be one of ${PLANS.join(', ')}`);
@@ -35,12 +37,33 @@ export async function createOrganization(ctx: RequestContext, input: { name: str
   });
 }
 
+/**
+ * Runs a change to what authentication reads (keys, organizations) in a transaction that also
+ * tells every process's key cache (at commit); this process's cache is emptied after the commit.
+ */
+async function changingAuth<T>(ctx: RequestContext, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  const out = await ctx.em.transactional(async (em) => {
+    const result = await work(em);
+    await announceAuthChange(em);
+    return result;
+  });
+  signalAuthChanged();
+  return out;
+}
+
 /** updateOrganization: plan and two-factor requirement. */
 export async function updateOrganization(ctx: RequestContext, id: string, input: { plan?: string | null; requireTwoFactor?: boolean | null }): Promise<Organization> {
   requireAdmin(ctx);
-  return ctx.em.transactional(async (em) => {
+  return changingAuth(ctx, async (em) => {
     const org = await findOrganization(em, id);
+    const before = org.plan;
     if (input.plan !== undefined && input.plan !== null) org.plan = checkPlan(input.plan, 'plan');
+    if (MEMORY_QUOTA[before] === null && MEMORY_QUOTA[org.plan] !== null) {
+      // Unlimited plans keep no note count: write the plan change first (it waits for creates in
+      // flight), then count.
+      await em.flush();
+      await recountMemoryUsage(em, org.id);
+    }
     if (input.requireTwoFactor !== undefined && input.requireTwoFactor !== null) org.requireTwoFactor = input.requireTwoFactor;
     recordAudit(em, ctx, { action: 'organization.updated', targetType: 'organization', targetId: org.id, organizationId: org.id });
     return org;
@@ -113,7 +136,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
 /** revokeAgentKey: the key stops working at once; revoking twice keeps the first time. */
 export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<AgentKey> {
   requireAdmin(ctx);
-  return ctx.em.transactional(async (em) => {
+  return changingAuth(ctx, async (em) => {
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
     if (!agentKey) throw new NotFoundError('Agent key');
     agentKey.revokedAt ??= new Date();

@@ -9,7 +9,7 @@ import { signalEmbeddingWork } from '../search/vectors.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { moveArticle } from './articles.js';
 import { recordAudit } from './audit.js';
-import { insertSection } from './sections.js';
+import { insertSection, lockSectionList } from './sections.js';
 import { removeEmbeddings } from '../search/vectors.js';
 
 export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
@@ -243,7 +243,8 @@ async function applySync(em: EntityManager, scope: Scope, parsed: ParsedSpec): P
 
 /** Inserts new pages into the sections collecting their tags (created as needed), after the pages already there. */
 async function insertPages(em: EntityManager, scope: Scope, ops: SpecOperation[], now: Date) {
-  const sections = await sql(em, 'select id, key, api_tag, position from sections where workspace_id = ? order by position for update', [scope.workspaceId]);
+  await lockSectionList(em, scope.workspaceId);
+  const sections = await sql(em, 'select id, key, api_tag, position from sections where workspace_id = ? order by position', [scope.workspaceId]);
   const byTag = new Map(sections.filter((s) => s.api_tag).map((s) => [s.api_tag as string, s.id as number]));
   const keys = sections.map((s) => s.key as string);
   let nextPosition = sections.length;

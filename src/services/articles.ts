@@ -22,6 +22,12 @@ export const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
   ARCHIVED: ['DRAFT'],
 };
 
+/**
+ * SQL: the article `a` in section `s` is visible to the caller; its one `?` is canSeeRestricted(scope).
+ * Restricted content (the article's or its section's) only for keys that may see it.
+ */
+export const ARTICLE_VISIBLE = `(?::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
+
 const ARTICLE_COLUMNS = 'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
 
 /** 412: the client's `If-Match` does not name the current version. */
@@ -47,7 +53,7 @@ export async function articleTree(ctx: RequestContext, workspace: string, status
   const scope = await authorize(ctx, workspace, ['article.read']);
   const sections = await loadSections(ctx.em, scope);
   const params: unknown[] = [scope.workspaceId, canSeeRestricted(scope)];
-  let where = `a.workspace_id = ? and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
+  let where = `a.workspace_id = ? and ${ARTICLE_VISIBLE}`;
   if (status) {
     where += ' and a.status = ?';
     params.push(status);
@@ -74,7 +80,7 @@ export async function findArticle(em: EntityManager, scope: Scope, slug: string,
   const [row] = await sql(
     em,
     `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id
-      where a.workspace_id = ? and a.slug = ? and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))${lock ? ' for update of a' : ''}`,
+      where a.workspace_id = ? and a.slug = ? and ${ARTICLE_VISIBLE}${lock ? ' for update of a' : ''}`,
     [scope.workspaceId, slug, canSeeRestricted(scope)],
   );
   if (!row) throw new NotFoundError('Article');

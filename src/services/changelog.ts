@@ -5,6 +5,7 @@ import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
+import { sql } from '../db/sql.js';
 
 export interface ListChangelogArgs {
   drafts?: boolean | null;
@@ -34,7 +35,8 @@ export async function listChangelog(ctx: RequestContext, workspace: string, args
     params.push(at, id);
   }
   params.push(size + 1);
-  const rows = await ctx.em.getConnection().execute(
+  const rows = await sql(
+    ctx.db,
     `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries where ${where} order by coalesce(published_at, created_at) desc, id desc limit ?`,
     params,
   );

@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize } from '../auth/authorize.js';
-import { MEMORY_QUOTA } from '../auth/permissions.js';
+import { MEMORY_QUOTA, type Plan } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
-import { DomainError, InvalidRequestError, invalidField, NotFoundError, type FieldIssue } from '../errors.js';
+import { DomainError, InvalidRequestError, invalidField, isUniqueViolation, NotFoundError, type FieldIssue } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { pgArray, sql } from '../db/sql.js';
-import { recordAudit } from './audit.js';
+import { auditedWrite } from './audit.js';
 import { normalizePath } from './memoryPaths.js';
 
 const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at';
@@ -43,41 +43,96 @@ export class MemoryQuotaExceededError extends DomainError {
   }
 }
 
-class PathTakenMeanwhile extends Error {}
-
 /**
- * Creates the note at a new path or updates the existing one (SPEC rule 1). A create takes a
- * quota slot with `update memory_usage … where used < limit` in the insert's transaction, so the
- * quota holds exactly across processes; a concurrent create of the same path retries as an update.
+ * Creates the note at a new path or updates the existing one (SPEC rule 1): one statement, one
+ * round trip, with its audit and outbox events. A create on a plan with a quota takes a slot in
+ * `memory_usage.used` (incremented only while below the limit) in the same statement, so the
+ * quota holds exactly across processes; the plan is read from the organization row under a share
+ * lock, so a plan change waits for creates in flight (see `recountMemoryUsage`). Unlimited plans
+ * keep no count, so their creates do not queue on one row. If the path was created meanwhile, the
+ * insert's unique violation undoes the whole statement and it runs again (then as an update).
  */
 export async function putNote(ctx: RequestContext, workspace: string, input: PutNoteInput): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.write']);
   const note = validateNote(input);
-  const limit = MEMORY_QUOTA[scope.agent.plan];
   for (let attempt = 0; ; attempt++) {
+    const now = new Date();
     try {
-      return await ctx.em.transactional(async (em) => {
-        const now = new Date();
-        const updated = await sql(em, `update memory_notes set kind = ?, body = ?, links = ?::text[], tags = ?::text[], updated_at = ? where workspace_id = ? and path = ? returning ${NOTE_COLUMNS}`, [note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, scope.workspaceId, note.path]);
-        if (updated.length) {
-          recordAudit(em, ctx, { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
-          return plainNote(updated[0]);
-        }
-        await sql(em, 'insert into memory_usage (workspace_id, used) values (?, 0) on conflict (workspace_id) do nothing', [scope.workspaceId]);
-        const slot = await sql(em, 'update memory_usage set used = used + 1 where workspace_id = ? and (?::int is null or used < ?::int) returning used', [scope.workspaceId, limit, limit]);
-        if (!slot.length) {
-          const [usage] = await sql<{ used: number }>(em, 'select used from memory_usage where workspace_id = ?', [scope.workspaceId]);
-          throw new MemoryQuotaExceededError(limit!, Number(usage.used), scope.agent.plan);
-        }
-        const inserted = await sql(em, `insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at) values (?, ?, ?, ?, ?::text[], ?::text[], ?, ?, ?) on conflict (workspace_id, path) do nothing returning ${NOTE_COLUMNS}`, [scope.workspaceId, note.path, note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, now, now]);
-        if (!inserted.length) throw new PathTakenMeanwhile(); // rolls the slot back; the retry updates
-        recordAudit(em, ctx, { action: 'memory.note.created', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId });
-        return plainNote(inserted[0]);
-      });
+      const [written] = await auditedWrite(
+        ctx.db, ctx, { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
+        {
+          with: `upd as (
+              update memory_notes set kind = ?, body = ?, links = ?::text[], tags = ?::text[], updated_at = ? where workspace_id = ? and path = ?
+              returning ${NOTE_COLUMNS}, 'memory.note.updated' as action),
+            plan as (select ${QUOTA_OF('o.plan')} as quota from organizations o where o.id = ? and not exists (select 1 from upd) for share),
+            slot as (
+              insert into memory_usage as u (workspace_id, used) select ?, 1 from plan where quota is not null
+              on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
+              returning used),
+            ins as (
+              insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
+              select ?, ?, ?, ?, ?::text[], ?::text[], ?, ?, ? from plan where quota is null or exists (select 1 from slot)
+              returning ${NOTE_COLUMNS}, 'memory.note.created' as action)`,
+          write: 'select * from upd union all select * from ins',
+          actionColumn: 'action',
+          name: 'memory_note_put',
+        },
+        [
+          note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, scope.workspaceId, note.path,
+          scope.agent.organizationId,
+          scope.workspaceId,
+          scope.workspaceId, note.path, note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, now, now,
+        ],
+      );
+      if (written) return plainNote(written);
     } catch (error) {
-      if (!(error instanceof PathTakenMeanwhile) || attempt >= 3) throw error;
+      // Created by a concurrent request meanwhile: nothing was written; run again (an update now).
+      if (!isUniqueViolation(error) || attempt >= 3) throw error;
+      continue;
     }
+    // Neither updated nor created: the quota looks full. Count again before saying so (the
+    // counter can only drift upwards, by a delete racing a plan change); try once more if that
+    // freed a slot, or if the plan has meanwhile become unlimited.
+    const { used, plan } = await ctx.em.transactional(async (em) => {
+      const [counted] = await recountUsage(em, 'w.id = ?', scope.workspaceId);
+      const [org] = await sql<{ plan: Plan }>(em, 'select plan from organizations where id = ?', [scope.agent.organizationId]);
+      return { used: Number(counted.used), plan: org.plan };
+    });
+    const quota = MEMORY_QUOTA[plan];
+    if (attempt < 3 && (quota === null || used < quota)) continue;
+    throw new MemoryQuotaExceededError(quota ?? 0, used, plan);
   }
+}
+
+/** SQL for a plan's memory-note quota (null: unlimited), from MEMORY_QUOTA. */
+const QUOTA_OF = (plan: string) => `case ${plan} ${Object.entries(MEMORY_QUOTA).map(([p, n]) => `when '${p}' then ${n ?? 'null'}`).join(' ')} end`;
+
+/**
+ * Counts the notes of an organization's workspaces into `memory_usage` again: unlimited plans
+ * keep no count, so a change to a plan with a quota needs one. Call it in the transaction that
+ * changes the plan, after the organization row was updated (creates in flight hold a share lock
+ * on it, so they have finished).
+ */
+export async function recountMemoryUsage(em: EntityManager, organizationId: string): Promise<void> {
+  await recountUsage(em, 'w.organization_id = ?', organizationId);
+}
+
+/**
+ * Sets `memory_usage` of the workspaces matching `where` (on `workspaces w`, one `?`) to their
+ * numbers of notes, inside the caller's transaction: the existing usage rows are locked first
+ * (creates and deletes in flight finish, later ones wait), then counted by a new statement that
+ * sees every committed note.
+ */
+async function recountUsage(em: EntityManager, where: 'w.id = ?' | 'w.organization_id = ?', id: string): Promise<{ used: number }[]> {
+  await sql(em, `select 1 from memory_usage u join workspaces w on w.id = u.workspace_id where ${where} for update of u`, [id]);
+  return sql<{ used: number }>(
+    em,
+    `insert into memory_usage as u (workspace_id, used)
+     select w.id, (select count(*) from memory_notes n where n.workspace_id = w.id) from workspaces w where ${where}
+     on conflict (workspace_id) do update set used = excluded.used
+     returning u.used`,
+    [id],
+  );
 }
 
 /** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
@@ -85,43 +140,42 @@ export const ACCESS_RESOLUTION_MS = 1000;
 
 /** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
 function plainNote(row: Record<string, any>): MemoryNote {
-  const workspaceId = row.workspace_id as string;
   return {
-    id: row.id, workspace: { id: workspaceId }, path: row.path, kind: row.kind, body: row.body, links: row.links, tags: row.tags,
+    id: row.id, workspace: { id: row.workspace_id }, path: row.path, kind: row.kind, body: row.body, links: row.links, tags: row.tags,
     createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), accessedAt: new Date(row.accessed_at),
-    workspaceId: () => workspaceId,
-  } as unknown as MemoryNote;
+  } as MemoryNote;
 }
 
-/** Reads a note by path; `accessedAt` advances (1-second resolution), in one statement. */
+/**
+ * Reads a note by path; `accessedAt` advances (1-second resolution): a plain read, and a second
+ * statement only when the stored time is more than a second old.
+ */
 export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const path = normalizePath(rawPath);
+  const [row] = await sql(ctx.db, `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`, [scope.workspaceId, path], 'memory_note_get');
+  if (!row) throw new NotFoundError('Memory note');
   const now = new Date();
-  const rows = await sql(
-    ctx.em,
-    `with touched as (
-       update memory_notes set accessed_at = ? where workspace_id = ? and path = ? and accessed_at < ? returning ${NOTE_COLUMNS})
-     select * from touched
-     union all
-     select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ? and not exists (select 1 from touched)`,
-    [now, scope.workspaceId, path, new Date(now.getTime() - ACCESS_RESOLUTION_MS), scope.workspaceId, path],
-  );
-  if (!rows.length) throw new NotFoundError('Memory note');
-  return plainNote(rows[0]);
+  if (now.getTime() - new Date(row.accessed_at).getTime() < ACCESS_RESOLUTION_MS) return plainNote(row);
+  const [touched] = await sql(ctx.db, `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`, [now, row.id], 'memory_note_touch');
+  return plainNote(touched ?? row); // deleted meanwhile: the read still stands
 }
 
-/** Deletes a note by path and frees its quota slot, in one transaction. */
+/** Deletes a note by path and frees its quota slot, in one statement with its events. */
 export async function deleteNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<{ path: string; deleted: true }> {
   const scope = await authorize(ctx, workspace, ['memory.write']);
   const path = normalizePath(rawPath);
-  return ctx.em.transactional(async (em) => {
-    const rows = await sql(em, 'delete from memory_notes where workspace_id = ? and path = ? returning id', [scope.workspaceId, path]);
-    if (!rows.length) throw new NotFoundError('Memory note');
-    await sql(em, 'update memory_usage set used = greatest(used - 1, 0) where workspace_id = ?', [scope.workspaceId]);
-    recordAudit(em, ctx, { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId });
-    return { path, deleted: true as const };
-  });
+  const rows = await auditedWrite(
+    ctx.db, ctx, { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId },
+    {
+      with: `deleted as (delete from memory_notes where workspace_id = ? and path = ? returning id),
+        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = ? and exists (select 1 from deleted))`,
+      write: 'select id from deleted',
+    },
+    [scope.workspaceId, path, scope.workspaceId],
+  );
+  if (!rows.length) throw new NotFoundError('Memory note');
+  return { path, deleted: true };
 }
 
 export interface IndexArgs {
@@ -158,7 +212,7 @@ export async function listNotes(ctx: RequestContext, workspace: string, args: In
     params.push(after);
   }
   params.push(size + 1);
-  const rows = await sql(ctx.em, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+  const rows = await sql(ctx.db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
   return toPage(rows.map(toEntry), size, (e) => [e.path]);
 }
 
@@ -172,7 +226,7 @@ export async function searchNotes(ctx: RequestContext, workspace: string, args: 
   const offset = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : 0;
   if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
   const rows = await sql(
-    ctx.em,
+    ctx.db,
     `with q as (select websearch_to_tsquery('english', ?) as query),
      hits as (
        select n.path, n.kind, n.tags, n.updated_at, n.body, ts_rank(n.search, q.query) as score

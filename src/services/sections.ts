@@ -49,8 +49,8 @@ export async function insertSection(ctx: RequestContext, scope: Scope, input: Cr
   if (visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   const explicitKey = input.key ? checkSlug(input.key, 'key') : null;
   return ctx.em.transactional(async (em) => {
-    // Locks the workspace's sections: creations and reorders of one workspace run one at a time.
-    const existing = await sql<{ key: string; position: number }>(em, 'select key, position from sections where workspace_id = ? order by position for update', [scope.workspaceId]);
+    await lockSectionList(em, scope.workspaceId);
+    const existing = await sql<{ key: string; position: number }>(em, 'select key, position from sections where workspace_id = ? order by position', [scope.workspaceId]);
     const keys = existing.map((s) => s.key);
     if (explicitKey && keys.includes(explicitKey)) throw new ConflictError(`A section with key "${explicitKey}" already exists.`, { field: 'key' });
     const key = explicitKey ?? nextFreeSlug(slugify(input.label, 'section'), keys);
@@ -65,6 +65,16 @@ export async function insertSection(ctx: RequestContext, scope: Scope, input: Cr
     recordAudit(em, ctx, { action: 'section.created', targetType: 'section', targetId: key, workspaceId: scope.workspaceId });
     return toSection(em, { ...row, article_count: 0 });
   });
+}
+
+/**
+ * Serialises changes to a workspace's list of sections (new sections and their positions) for the
+ * rest of the transaction, by locking the workspace row. Locks on the sections themselves do not
+ * do it: none exist while a workspace has no section yet, and taken in position order while
+ * positions shift they deadlock. `no key update` leaves inserts that reference the workspace free.
+ */
+export async function lockSectionList(em: EntityManager, workspaceId: string): Promise<void> {
+  await sql(em, 'select 1 from workspaces where id = ? for no key update', [workspaceId]);
 }
 
 /** The section with `key` that the caller may see, or null. */

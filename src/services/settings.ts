@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Credentials } from '../auth/principal.js';
 import { digestSecret } from '../auth/keys.js';
+import { sql } from '../db/sql.js';
 
 /** Reads a setting, creating it with `make()` if absent; concurrent processes agree on one value. */
 async function getOrCreate(em: EntityManager, key: string, make: () => string): Promise<{ value: string; created: boolean }> {
-  const inserted = await em.getConnection().execute('insert into settings (key, value) values (?, ?) on conflict (key) do nothing returning value', [key, make()]);
+  const inserted = await sql(em, 'insert into settings (key, value) values (?, ?) on conflict (key) do nothing returning value', [key, make()]);
   if (inserted.length) return { value: inserted[0].value, created: true };
-  const rows = await em.getConnection().execute('select value from settings where key = ?', [key]);
+  const rows = await sql(em, 'select value from settings where key = ?', [key]);
   return { value: rows[0].value, created: false };
 }
 

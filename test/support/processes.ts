@@ -12,9 +12,9 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `src/main.ts` on a free port with the given environment (and node flags); resolves once it listens. */
-export async function spawnService(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', '@swc-node/register/esm-register', 'src/main.ts'], {
+/** Spawns `src/main.ts` (or another entry that prints "listening on <url>") on a free port with the given environment (and node flags); resolves once it listens. */
+export async function spawnService(env: Record<string, string>, nodeArgs: string[] = [], entry = 'src/main.ts'): Promise<ServiceProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', '@swc-node/register/esm-register', entry], {
     cwd: ROOT,
     // No webhook dispatcher or embedding worker: on a shared database they would take work the tests time
     // themselves (pass WEBHOOK_DISPATCHER / EMBEDDINGS to override).

@@ -8,6 +8,8 @@ import { Migration20261122012917_openapi } from './Migration20261122012917_opena
 import { Migration20261122014225_webhooks } from './Migration20261122014225_webhooks.js';
 import { Migration20261122040507_embedding_stamps } from './Migration20261122040507_embedding_stamps.js';
 import { Migration20261122042000_inline_search_vectors } from './Migration20261122042000_inline_search_vectors.js';
+import { Migration20261123030000_rate_limit_leases } from './Migration20261123030000_rate_limit_leases.js';
+import { Migration20261123040000_title_search } from './Migration20261123040000_title_search.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -20,4 +22,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122014225_webhooks', class: Migration20261122014225_webhooks },
   { name: 'Migration20261122040507_embedding_stamps', class: Migration20261122040507_embedding_stamps },
   { name: 'Migration20261122042000_inline_search_vectors', class: Migration20261122042000_inline_search_vectors },
+  { name: 'Migration20261123030000_rate_limit_leases', class: Migration20261123030000_rate_limit_leases },
+  { name: 'Migration20261123040000_title_search', class: Migration20261123040000_title_search },
 ];
