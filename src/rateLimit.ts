@@ -19,7 +19,7 @@ export interface RateLimiter {
 function windowOf(windowSeconds: number, now: number) {
   const size = windowSeconds * 1000;
   const start = Math.floor(now / size) * size;
-  return { start, resetSeconds: Math.max(1, Math.ceil((start + size - now) / 1000)) };
+  return { start, end: start + size, resetSeconds: Math.max(1, Math.ceil((start + size - now) / 1000)) };
 }
 
 function result(max: number, count: number, resetSeconds: number): RateLimitResult {
@@ -72,10 +72,10 @@ const LEASE_MAX = 1000;
 /** Tokens unused this long go back to the window, for other processes. */
 const IDLE_RETURN_MS = 1000;
 
-/** The grant statement: adds up to `want` ($3) requests to the window without passing `max` ($4); returns the new count and the grant. */
+/** The grant statement: adds up to `want` ($3) requests to the window starting at $2 and ending at $5 without passing `max` ($4); returns the new count and the grant. */
 const GRANT = (keySql: string, from = '') => `
-  insert into rate_limit_counters as c (key, window_start, count, granted)
-  select ${keySql}, $2, least($3::int, $4::int), least($3::int, $4::int) ${from}
+  insert into rate_limit_counters as c (key, window_start, window_end, count, granted)
+  select ${keySql}, $2, $5, least($3::int, $4::int), least($3::int, $4::int) ${from}
   on conflict (key, window_start) do update
     set granted = least($3::int, greatest($4::int - c.count, 0)), count = c.count + least($3::int, greatest($4::int - c.count, 0))
   returning count, granted`;
@@ -105,7 +105,7 @@ export class PostgresRateLimiter implements RateLimiter {
   async hit(key: string): Promise<RateLimitResult> {
     for (;;) {
       const now = Date.now();
-      const { start, resetSeconds } = windowOf(this.windowSeconds, now);
+      const { start, end, resetSeconds } = windowOf(this.windowSeconds, now);
       const lease = this.leaseOf(key, start, now);
       if (lease.tokens > 0) {
         lease.tokens--;
@@ -119,7 +119,7 @@ export class PostgresRateLimiter implements RateLimiter {
       this.used(lease, now);
       const want = this.leaseSize(lease, now);
       let granted = 0;
-      lease.pending = this.pool.query(GRANT('$1'), [key, new Date(start), want, this.max]).then(({ rows }) => {
+      lease.pending = this.pool.query(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
         granted = Number(rows[0].granted);
         this.record(key, start, Number(rows[0].count), Math.max(0, granted - 1));
       });
@@ -139,11 +139,11 @@ export class PostgresRateLimiter implements RateLimiter {
    */
   async selectAndHit<T extends { id: string; usable: boolean }>(select: string, param: unknown): Promise<{ row?: T; result?: RateLimitResult }> {
     const now = Date.now();
-    const { start, resetSeconds } = windowOf(this.windowSeconds, now);
+    const { start, end, resetSeconds } = windowOf(this.windowSeconds, now);
     const { rows } = await this.pool.query(
       `with found as (${select}), hit as (${GRANT('id::text', 'from found where usable')})
        select found.*, (select count from hit) as rate_count, (select granted from hit) as rate_granted from found`,
-      [param, new Date(start), 1, this.max],
+      [param, new Date(start), 1, this.max, new Date(end)],
     );
     if (!rows[0]) return {};
     const { rate_count: count, rate_granted: granted, ...row } = rows[0];
@@ -189,7 +189,9 @@ export class PostgresRateLimiter implements RateLimiter {
 
   /**
    * Gives idle (or, at shutdown, all) unused requests back to their windows; forgets past windows
-   * here and, once per window, deletes the rows of windows before the previous one.
+   * here and, once per window, deletes the rows of windows that ended before this one began. A
+   * row's own end decides, not this process's window length: processes configured with another
+   * RATE_LIMIT_WINDOW_S (a rolling change, or tests sharing a database) never cut a live window.
    */
   private async sweep(all = false): Promise<void> {
     const now = Date.now();
@@ -197,7 +199,7 @@ export class PostgresRateLimiter implements RateLimiter {
     const returns: Promise<unknown>[] = [];
     if (this.purgedFor !== start) {
       this.purgedFor = start;
-      returns.push(this.pool.query('delete from rate_limit_counters where window_start < $1', [new Date(start - this.windowSeconds * 1000)]));
+      returns.push(this.pool.query('delete from rate_limit_counters where window_end < $1', [new Date(start)]));
     }
     for (const [key, lease] of this.leases) {
       if (lease.window !== start) {

@@ -107,3 +107,28 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
     expect(await counted()).toBe(LIMIT);
   }, 60_000);
 });
+
+// Old windows are deleted by each process's sweeper. A process configured with a shorter window
+// (a rolling change of RATE_LIMIT_WINDOW_S, or another suite on the same database) must delete only
+// windows that have ended, never the live row of a longer one.
+describe.skipIf(!multiProcess)('rate-limit window cleanup (PostgreSQL)', () => {
+  it('deletes ended windows only, by their own end, whatever window length the sweeping process uses', async () => {
+    const short = await spawnService({ DATABASE_URL: process.env.DATABASE_URL!, ADMIN_TOKEN: app.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_S: '1', EMBEDDINGS: 'off' });
+    try {
+      const long = await tenant(app);
+      const quick = await tenant(app);
+      const rows = async (keyId: string) => (await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [keyId])).map((r: any) => Number(r.count));
+      for (let i = 0; i < 3; i++) expect((await fetch(`${services[0].url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${long.key}` } })).status).toBe(200);
+      expect((await fetch(`${short.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${quick.key}` } })).status).toBe(200);
+      expect(await rows(long.keyId)).toEqual([3]);
+      expect(await rows(quick.keyId)).toEqual([1]);
+      // The one-second process sweeps twice a second and purges once per (one-second) window.
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await rows(quick.keyId)).toEqual([]);
+      expect(await rows(long.keyId)).toEqual([3]);
+      expect((await fetch(`${services[1].url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${long.key}` } })).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 4};t=\\d+$`));
+    } finally {
+      await short.stop();
+    }
+  }, 60_000);
+});

@@ -9,6 +9,10 @@ export class RateLimitCounter {
   @PrimaryKey({ columnType: 'timestamptz', type: 'datetime' })
   windowStart!: Date;
 
+  /** When the window ends: old rows are deleted by their own end, whatever window length other processes use. */
+  @Property({ columnType: 'timestamptz', type: 'datetime' })
+  windowEnd!: Date;
+
   /** Requests granted in this window, to all processes together (never above the limit). */
   @Property({ type: 'integer' })
   count: number = 0;
