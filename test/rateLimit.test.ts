@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
@@ -17,6 +17,11 @@ beforeAll(async () => {
     services.push(...(await Promise.all([spawnService(env), spawnService(env)])));
   }
 }, 120_000);
+// Windows are aligned to the clock: a test that counts exactly must not straddle the hour.
+beforeEach(async () => {
+  const toEdge = 3600_000 - (Date.now() % 3600_000);
+  if (toEdge < 20_000) await new Promise((r) => setTimeout(r, toEdge + 100));
+}, 30_000);
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
   await app?.close();
