@@ -78,10 +78,6 @@ export class KeyCache {
     this.enabled = enabled;
   }
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   close(): void {
     this.unsubscribe();
     this.clear();
@@ -89,7 +85,7 @@ export class KeyCache {
 }
 
 /** How often the listening connection proves it is alive, and how long it may take to answer. */
-export const LISTENER_HEARTBEAT_MS = 3000;
+const LISTENER_HEARTBEAT_MS = 3000;
 const HEARTBEAT_TIMEOUT_MS = 1500;
 
 /**

@@ -18,8 +18,8 @@ export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionCon
  * every socket connection from one session and interleaves extended-protocol messages of
  * different connections, so a Parse of one can replace the unnamed statement of another).
  */
-export function attachPool(em: EntityManager, pools_: { pool: pg.Pool; relaxed?: pg.Pool }, inline: boolean): void {
-  pools.set(em.getConnection(), { pool: pools_.pool, relaxed: pools_.relaxed ?? pools_.pool, inline });
+export function attachPool(em: EntityManager, { pool, relaxed }: { pool: pg.Pool; relaxed?: pg.Pool }, inline: boolean): void {
+  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline });
 }
 
 /** `?` placeholders as `$1, $2, …` (outside quoted literals); the texts of hot statements are kept. */
@@ -44,23 +44,16 @@ const param = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undef
 /**
  * Runs raw SQL (`?` placeholders, bound as parameters) inside the EntityManager's transaction if
  * it has one, else as one autocommit statement on the ORM's node-postgres pool. Rows come back as
- * node-postgres gives them, with the ORM's type parsers (timestamps as strings).
- */
-export async function sql<T = Record<string, any>>(em: SqlTarget, text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
-  return (await query(em, text, params, name)).rows as T[];
-}
-
-/**
- * Like `sql`, with the full result (rowCount for statements without RETURNING). `name` makes it a
+ * node-postgres gives them, with the ORM's type parsers (timestamps as strings). `name` makes it a
  * named prepared statement (parsed and planned once per connection): for hot statements whose
  * plan does not depend on the values, such as lookups by key.
  */
-export async function query(em: SqlTarget, text: string, params: readonly unknown[] = [], name?: string): Promise<pg.QueryResult> {
+export async function sql<T = Record<string, any>>(em: SqlTarget, text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
   const attached = attachedTo(em);
   const config = statement(em, attached.inline, text, params, name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
-  if (trx) return (await trx.client.acquireConnection()).query(config);
-  return attached.pool.query(config);
+  const result = trx ? await (await trx.client.acquireConnection()).query(config) : await attached.pool.query(config);
+  return result.rows as T[];
 }
 
 /**

@@ -64,7 +64,7 @@ const OUTBOX_VALUES = (type = '?') => `?, ?::uuid, ?::uuid, ${type}, ?::jsonb, f
  * outbox event for each row it returns; resolves with those rows. `params` fill the `?` of
  * `with`, then of `write`. With `actionColumn`, each row's event type is that column of the row
  * (when one statement may update or create) instead of `input.action`; `name` prepares the
- * statement once per connection (see `query`). Outside a transaction
+ * statement once per connection (see `sql`). Outside a transaction
  * that is one round trip and one atomic commit: the events exist exactly when the write does.
  */
 export async function auditedWrite(
