@@ -27,13 +27,19 @@ afterAll(async () => {
   await app?.close();
 });
 
+/** GET the changelog list (any key may read it) from a service at `base`. */
+const listChangelog = (base: string, key: string) => fetch(`${base}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${key}` } });
+
+/** The stored counts of a key's rate-limit windows. */
+const counts = async (keyId: string) => (await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [keyId])).map((r: any) => Number(r.count));
+
 describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, in memory'})`, () => {
   it(`lets exactly RATE_LIMIT_MAX of 2 × ${MAX} concurrent requests through`, async () => {
     const t = await tenant(app);
     const bases = multiProcess ? services.map((s) => s.url) : [app.url, app.url];
     const results = await Promise.all(
       Array.from({ length: 2 * MAX }, (_, i) =>
-        fetch(`${bases[i % 2]}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${t.key}` } }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.json() })),
+        listChangelog(bases[i % 2], t.key).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.json() })),
       ),
     );
     const ok = results.filter((r) => r.status === 200).length;
@@ -50,15 +56,14 @@ describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, 
   it('counts only usable keys: requests with a revoked key are 401 and not counted', async () => {
     const t = await tenant(app);
     const other = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id });
-    const get = (key: string) => fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${key}` } });
+    const get = (key: string) => listChangelog(app.url, key);
     expect((await get(other.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 1};t=\\d+$`));
     expect((await get(other.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 2};t=\\d+$`));
     await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: other.id });
     for (let i = 0; i < 3; i++) expect((await get(other.key)).status).toBe(401);
     if (multiProcess) {
       // On PostgreSQL the lookup and the count are one statement: the revoked key's counter stays at 2.
-      const rows = await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [other.id]);
-      expect(rows.map((r: any) => Number(r.count))).toEqual([2]);
+      expect(await counts(other.id)).toEqual([2]);
     }
   });
 
@@ -87,8 +92,8 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
 
   it('never lets more than the limit through, and every request of it is usable in the end', async () => {
     const t = await tenant(app);
-    const get = (i: number) => fetch(`${leased[i % 2].url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${t.key}` } }).then((r) => r.status);
-    const counted = async () => Number((await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [t.keyId]))[0].count);
+    const get = (i: number) => listChangelog(leased[i % 2].url, t.key).then((r) => r.status);
+    const counted = async () => (await counts(t.keyId))[0];
     // A burst well over the limit, in waves of 40 concurrent requests.
     let ok = 0;
     for (let i = 0; i < 400; i += 40) ok += (await Promise.all(Array.from({ length: 40 }, (_, j) => get(i + j)))).filter((s) => s === 200).length;
@@ -122,16 +127,15 @@ describe.skipIf(!multiProcess)('rate-limit window cleanup (PostgreSQL)', () => {
     try {
       const long = await tenant(app);
       const quick = await tenant(app);
-      const rows = async (keyId: string) => (await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [keyId])).map((r: any) => Number(r.count));
-      for (let i = 0; i < 3; i++) expect((await fetch(`${services[0].url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${long.key}` } })).status).toBe(200);
-      expect((await fetch(`${short.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${quick.key}` } })).status).toBe(200);
-      expect(await rows(long.keyId)).toEqual([3]);
-      expect(await rows(quick.keyId)).toEqual([1]);
+      for (let i = 0; i < 3; i++) expect((await listChangelog(services[0].url, long.key)).status).toBe(200);
+      expect((await listChangelog(short.url, quick.key)).status).toBe(200);
+      expect(await counts(long.keyId)).toEqual([3]);
+      expect(await counts(quick.keyId)).toEqual([1]);
       // The one-second process sweeps twice a second and purges once per (one-second) window.
       await new Promise((r) => setTimeout(r, 3000));
-      expect(await rows(quick.keyId)).toEqual([]);
-      expect(await rows(long.keyId)).toEqual([3]);
-      expect((await fetch(`${services[1].url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${long.key}` } })).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 4};t=\\d+$`));
+      expect(await counts(quick.keyId)).toEqual([]);
+      expect(await counts(long.keyId)).toEqual([3]);
+      expect((await listChangelog(services[1].url, long.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 4};t=\\d+$`));
     } finally {
       await short.stop();
     }
