@@ -2,7 +2,7 @@ import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { responseSchema, type JsonSchema } from './jsonSchema.js';
 import { loadOperations, operationVariables, requiredInputFields, variableInputType, type LoadedOperation } from './operations.js';
-import { COMMON_ERRORS, WORKSPACE_PARAM, type ParamDef, type Route } from './route.js';
+import { COMMON_ERRORS, WORKSPACE_PARAM, type ParamDef, type Route } from './routeDefinition.js';
 import { compileBody, compileParams, type Check } from './validate.js';
 
 /** A route joined with its pre-validated document, validators and derived response schema. */
@@ -40,11 +40,13 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
     if (!op) throw new Error(`${where}: no document schema/operations/${route.operation}.graphql`);
     const pathParams = { ...(route.path.includes('{workspace}') ? { workspace: WORKSPACE_PARAM } : {}), ...route.pathParams };
     const placeholders = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-    if (placeholders.sort().join() !== Object.keys(pathParams).sort().join()) throw new Error(`${where}: path placeholders and pathParams differ`);
+    if (placeholders.sort().join() !== Object.keys(pathParams).sort().join())
+      throw new Error(`${where}: path placeholders and pathParams differ`);
     checkVariables(schema, route, op, pathParams, where);
     const rootSchema = responseSchema(schema, op.document);
     const compiledQuery = compileQuery(schema, op.document, op.name);
-    if (!isCompiledQuery(compiledQuery)) throw new Error(`${where}: the document does not compile: ${compiledQuery.errors?.map((e) => e.message).join('; ')}`);
+    if (!isCompiledQuery(compiledQuery))
+      throw new Error(`${where}: the document does not compile: ${compiledQuery.errors?.map((e) => e.message).join('; ')}`);
     const body = route.list ? (rootSchema.properties as Record<string, JsonSchema> | undefined)?.items : rootSchema;
     if (!body) throw new Error(`${where}: a list route's root field must select items`);
     return {
@@ -69,7 +71,8 @@ function checkVariables(schema: GraphQLSchema, route: Route, op: LoadedOperation
   if (route.body && route.upload) throw new Error(`${where}: a route has a JSON body or an upload, not both`);
   if (route.upload) {
     const def = op.operation.variableDefinitions?.find((v) => v.variable.name.value === route.upload!.variable);
-    if (!def || !/Upload/.test(JSON.stringify(def.type))) throw new Error(`${where}: upload variable $${route.upload.variable} must be of type Upload`);
+    if (!def || !/Upload/.test(JSON.stringify(def.type)))
+      throw new Error(`${where}: upload variable $${route.upload.variable} must be of type Upload`);
     supplied.add(route.upload.variable);
   }
   for (const [name, def] of [...Object.entries(pathParams), ...Object.entries(route.query ?? {}), ...Object.entries(route.headers ?? {})]) {

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
+import { BODY_LIMITS } from '../src/contract/rules.js';
 import { InvalidRequestError } from '../src/errors.js';
 import type { CompiledRoute } from './compile.js';
-import { readUpload } from './multipart.js';
-import { runRoute, type RouteBackend } from './run.js';
-import type { LocatedIssue } from './validate.js';
+import { readMultipartFile } from './multipart.js';
+import { runRoute, type RouteBackend, type RouteBody } from './run.js';
 
 /** What the Koa facade needs from the domain besides running routes: per-request context and caller. */
 export interface GraphQLBackend extends RouteBackend {
@@ -13,60 +13,86 @@ export interface GraphQLBackend extends RouteBackend {
   agentKeyId(ctx: Context): string | null;
 }
 
-export const JSON_BODY_LIMIT = 1024 * 1024;
-
 /** The one Koa handler every route row runs: read the request, run the route, write the answer. */
 export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
   const { route } = compiled;
   // The request headers a route reads: its declared ones and, on writes, Idempotency-Key.
   const readHeaders = [...Object.keys(route.headers ?? {}), ...(route.method !== 'GET' ? ['idempotency-key'] : [])];
+  const jsonLimit = route.body?.maxBytes ?? BODY_LIMITS.json;
   return async (ctx: Context & { params?: Record<string, string> }) => {
     const contextValue = await backend.createContext(ctx, true);
-    const json = route.body ? await readJson(ctx) : undefined;
-    const upload = route.upload ? await readUpload(ctx, route.upload) : undefined;
+    let upload: Awaited<ReturnType<typeof readMultipartFile>> | undefined;
+    // Read only after runRoute has authorized the caller.
+    const body = async (): Promise<RouteBody> => {
+      if (route.upload) upload = await readMultipartFile(ctx, route.upload);
+      return { json: route.body ? await readJson(ctx, jsonLimit) : undefined, upload: upload?.value };
+    };
     try {
       const headers: Record<string, string | undefined> = {};
       for (const name of readHeaders) {
         const value = ctx.headers[name];
         headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const out = await runRoute(compiled, backend, contextValue, backend.agentKeyId(ctx)!, { params: ctx.params ?? {}, query: ctx.query, headers, json, upload: upload?.value });
+      const out = await runRoute(compiled, backend, contextValue, backend.agentKeyId(ctx)!, {
+        params: ctx.params ?? {},
+        query: ctx.query,
+        headers,
+        body: route.body || route.upload ? body : undefined,
+      });
       ctx.status = out.status;
       for (const [name, value] of Object.entries(out.headers)) ctx.set(name, value);
       if (out.nextCursor) ctx.set('Link', `<${nextUrl(ctx, out.nextCursor)}>; rel="next"`);
-      ctx.body = out.body;
+      if (out.raw !== undefined) {
+        ctx.type = 'application/json';
+        ctx.body = out.raw;
+      } else ctx.body = out.body;
     } finally {
       await upload?.cleanup();
     }
   };
 }
 
-/** Reads and parses a JSON body of at most 1 MiB; every failure is a 400 naming the body. */
-export async function readJson(ctx: Context): Promise<unknown> {
+/** Reads and parses a JSON body of at most `limit` bytes; every failure is a 400 naming the body. */
+async function readJson(
+  ctx: Context,
+  limit: number = BODY_LIMITS.json,
+  tooLarge: (limit: number) => Error = bodyTooLarge,
+): Promise<unknown> {
   const type = ctx.get('content-type');
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new InvalidRequestError('The body must be JSON (Content-Type: application/json).', [{ field: 'body', message: 'Content-Type must be application/json', in: 'body' } as LocatedIssue]);
+    throw new InvalidRequestError('The body must be JSON (Content-Type: application/json).', [
+      { field: 'body', message: 'Content-Type must be application/json', in: 'body' },
+    ]);
   }
+  const text = await readText(ctx, limit, tooLarge);
+  if (!text.trim()) throw new InvalidRequestError('A JSON body is required.', [{ field: 'body', message: 'is required', in: 'body' }]);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
+      { field: 'body', message: 'is not valid JSON', in: 'body' },
+    ]);
+  }
+}
+
+/** The raw body as text, refused (by the declared length, or while streaming) once it passes `limit` bytes. */
+export async function readText(ctx: Context, limit: number, tooLarge: (limit: number) => Error): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > JSON_BODY_LIMIT) throw tooLarge();
+  if (declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
-    if (size > JSON_BODY_LIMIT) throw tooLarge();
+    if (size > limit) throw tooLarge(limit);
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (!text.trim()) throw new InvalidRequestError('A JSON body is required.', [{ field: 'body', message: 'is required', in: 'body' } as LocatedIssue]);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [{ field: 'body', message: 'is not valid JSON', in: 'body' } as LocatedIssue]);
-  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
-function tooLarge() {
-  return new InvalidRequestError(`The body exceeds ${JSON_BODY_LIMIT} bytes.`, [{ field: 'body', message: `must be at most ${JSON_BODY_LIMIT} bytes`, in: 'body' } as LocatedIssue]);
+function bodyTooLarge(limit: number) {
+  return new InvalidRequestError(`The body exceeds ${limit} bytes.`, [
+    { field: 'body', message: `must be at most ${limit} bytes`, in: 'body' },
+  ]);
 }
 
 function nextUrl(ctx: Context, cursor: string): string {

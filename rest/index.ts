@@ -1,30 +1,27 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+import type { Next } from 'koa';
+import { DomainError } from '../src/errors.js';
 import { compileRoutes, type CompiledRoute } from './compile.js';
-import { envelope } from './envelope.js';
 import { routeHandler, type GraphQLBackend } from './handler.js';
-import { errorOutput } from './run.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
-import type { Route } from './route.js';
+import type { Route } from './routeDefinition.js';
+import type { Middleware } from '../src/app/middleware.js';
 
 export interface RestApi {
   middleware: Middleware;
-  /** Renders any error thrown below it on an /api path as the envelope (mount it first). */
-  errors: Middleware;
   openapi: Record<string, unknown>;
   routes: CompiledRoute[];
 }
 
-export interface RestOptions {
-  version: string;
-  /** Receives unexpected errors (never shown to the client). */
-  logError(error: unknown, ctx: Context): void;
-}
-
-/** The Koa facade: every row of the route table mounted under /api/v1 on the one generic handler. */
-export function createRestApi(backend: GraphQLBackend, table: Route[], options: RestOptions): RestApi {
+/**
+ * The Koa facade: every row of the route table mounted under /api/v1 on the one generic handler,
+ * and the OpenAPI document generated from the same rows. An unknown path is a 404, a known path
+ * with another method a 405 with `Allow` (the router's own answer); both are thrown, so the error
+ * middleware renders them like every other error.
+ */
+export function createRestApi(backend: GraphQLBackend, table: Route[], version: string): RestApi {
   const routes = compileRoutes(backend.schema, table);
-  const openapi = buildOpenApi(routes, { version: options.version });
+  const openapi = buildOpenApi(routes, { version });
   const openapiJson = JSON.stringify(openapi);
   const router = new Router({ prefix: API_PREFIX });
   router.get('/openapi.json', (ctx) => {
@@ -35,47 +32,24 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], options: 
     const koaPath = compiled.route.path.replace(/\{(\w+)\}/g, ':$1');
     router.register(koaPath, [compiled.route.method], routeHandler(compiled, backend), { name: compiled.route.name });
   }
-  const matchers = routes.map((c) => ({ method: c.route.method, re: new RegExp(`^${API_PREFIX}${c.route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
   const dispatch = router.routes();
-
+  const allowed = router.allowedMethods();
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
-    try {
-      await dispatch(ctx as Parameters<typeof dispatch>[0], noop);
-      if (ctx.body === undefined && ctx.status === 404) {
-        const allowed = matchers.filter((m) => m.re.test(ctx.path)).map((m) => m.method);
-        if (allowed.length) {
-          ctx.set('Allow', allowed.join(', '));
-          send(ctx, 405, { error: { code: 'method_not_allowed', message: `${ctx.method} is not supported here; use ${allowed.join(', ')}.`, status: 405, details: null } });
-        } else {
-          const { status, body } = envelope('not_found', `No endpoint ${ctx.method} ${ctx.path}; see ${API_PREFIX}/openapi.json.`);
-          send(ctx, status, body);
-        }
-      }
-    } catch (error) {
-      renderError(ctx, error, options);
+    await dispatch(ctx as Parameters<typeof dispatch>[0], () => allowed(ctx as Parameters<typeof allowed>[0], noop) as Promise<void>);
+    if (ctx.body !== undefined) return;
+    if (ctx.status === 405 || ctx.status === 501) {
+      // HEAD is implied by GET; the answer lists the methods the endpoints declare.
+      const methods = ctx.response
+        .get('Allow')
+        .split(', ')
+        .filter((m) => m !== 'HEAD')
+        .join(', ');
+      throw new DomainError('method_not_allowed', `${ctx.method} is not supported here; use ${methods}.`, null, { Allow: methods });
     }
+    throw new DomainError('not_found', `No endpoint ${ctx.method} ${ctx.path}; see ${API_PREFIX}/openapi.json.`);
   };
-  const errors: Middleware = async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      if (!ctx.path.startsWith('/api/')) throw error;
-      renderError(ctx, error, options);
-    }
-  };
-  return { middleware, errors, openapi, routes };
+  return { middleware, openapi, routes };
 }
 
-const noop = (async () => undefined) as unknown as Next;
-
-function renderError(ctx: Context, error: unknown, options: RestOptions) {
-  const out = errorOutput(error, (e) => options.logError(e, ctx));
-  for (const [name, value] of Object.entries(out.headers)) ctx.set(name, value);
-  send(ctx, out.status, out.body);
-}
-
-function send(ctx: Context, status: number, body: unknown) {
-  ctx.status = status;
-  ctx.body = body;
-}
+const noop: Next = () => Promise.resolve();

@@ -1,6 +1,17 @@
 import {
-  getNamedType, isEnumType, isListType, isNonNullType, isObjectType, isScalarType, Kind,
-  type DocumentNode, type FragmentDefinitionNode, type GraphQLOutputType, type GraphQLSchema, type SelectionSetNode,
+  getNamedType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  Kind,
+  OperationTypeNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type SelectionSetNode,
 } from 'graphql';
 
 export type JsonSchema = Record<string, unknown>;
@@ -24,14 +35,18 @@ export function responseSchema(schema: GraphQLSchema, document: DocumentNode): J
   if (!operation || operation.kind !== Kind.OPERATION_DEFINITION) throw new Error('document has no operation');
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const root = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const root = operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getQueryType();
   const field = operation.selectionSet.selections[0];
   if (!root || field.kind !== Kind.FIELD) throw new Error('operation must select one root field');
   const def = root.getFields()[field.name.value];
   return typeSchema(def.type, field.selectionSet, fragments);
 }
 
-function typeSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
+function typeSchema(
+  type: GraphQLOutputType,
+  selection: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+): JsonSchema {
   if (isNonNullType(type)) return typeSchema(type.ofType, selection, fragments);
   if (isListType(type)) return { type: 'array', items: nonNull(typeSchema(type.ofType, selection, fragments), type.ofType) };
   if (isScalarType(type)) return { ...(SCALARS[type.name] ?? {}) };

@@ -1,20 +1,20 @@
 import { createReadStream } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { uploadValue } from './uploadValue.js';
 import { readFile, unlink } from 'node:fs/promises';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { Upload } from 'graphql-upload-minimal';
 import { InvalidRequestError } from '../src/errors.js';
-import type { UploadDef } from './route.js';
+import type { UploadDef } from './routeDefinition.js';
 
-const bad = (message: string) => new InvalidRequestError(`file: ${message}`, [{ field: 'file', message, in: 'body' } as { field: string; message: string }]);
+const bad = (message: string) => new InvalidRequestError(`file: ${message}`, [{ field: 'file', message, in: 'body' }]);
 
 /**
  * Parses a multipart/form-data body with formidable (streamed to a temporary file and stopped at
  * the size cap, never buffered whole) and hands the one file to GraphQL as an `Upload`, the way a
  * GraphQL multipart request would. Returns the variable value and a cleanup for the temp file.
  */
-export async function readUpload(ctx: Context, def: UploadDef): Promise<{ value: Upload; cleanup(): Promise<void> }> {
+export async function readMultipartFile(ctx: Context, def: UploadDef): Promise<{ value: Upload; cleanup(): Promise<void> }> {
   if (!ctx.is('multipart/form-data')) throw bad(`send multipart/form-data with the image in the "${def.field}" field`);
   const parse = koaBody({
     multipart: true,
@@ -23,14 +23,15 @@ export async function readUpload(ctx: Context, def: UploadDef): Promise<{ value:
     text: false,
     formidable: { maxFileSize: def.maxBytes, maxFiles: 1, maxFields: 10, maxFieldsSize: 64 * 1024, allowEmptyFiles: true, minFileSize: 0 },
     onError: (error: Error) => {
-      throw /maxFileSize|options\.max.*FileSize|1009|1016/i.test(`${error.message} ${(error as { code?: unknown }).code}`)
+      const what = `${error.message} ${String((error as { code?: unknown }).code)}`;
+      throw /maxFileSize|options\.max.*FileSize|1009|1016/i.test(what)
         ? bad(`must be at most ${def.maxBytes} bytes (10 MiB)`)
-        : /maxFiles|1015/i.test(`${error.message} ${(error as { code?: unknown }).code}`)
+        : /maxFiles|1015/i.test(what)
           ? bad('send exactly one file')
           : bad(`the multipart body could not be read (${error.message})`);
     },
   });
-  await parse(ctx, async () => undefined);
+  await parse(ctx, () => Promise.resolve());
   const files = ctx.request.files ?? {};
   const others = Object.keys(files).filter((name) => name !== def.field);
   const entry = files[def.field];
@@ -39,16 +40,18 @@ export async function readUpload(ctx: Context, def: UploadDef): Promise<{ value:
   };
   if (others.length || !entry || Array.isArray(entry)) {
     await cleanup();
-    throw bad(others.length ? `unknown file field(s) ${others.join(', ')}; send the image as "${def.field}"` : `is required (multipart field "${def.field}")`);
+    throw bad(
+      others.length
+        ? `unknown file field(s) ${others.join(', ')}; send the image as "${def.field}"`
+        : `is required (multipart field "${def.field}")`,
+    );
   }
-  const upload = new Upload() as Upload & { resolve(file: unknown): void; digest?: string };
-  upload.digest = createHash('sha256').update(await readFile(entry.filepath)).digest('hex');
-  upload.resolve({
+  const upload = uploadValue({
+    bytes: await readFile(entry.filepath),
     filename: entry.originalFilename ?? 'upload',
     fieldName: def.field,
-    mimetype: entry.mimetype ?? 'application/octet-stream',
-    encoding: '7bit',
-    createReadStream: () => createReadStream(entry.filepath),
+    mimetype: entry.mimetype ?? undefined,
+    open: () => createReadStream(entry.filepath),
   });
   return { value: upload, cleanup };
 }

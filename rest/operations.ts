@@ -1,8 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  isInputObjectType, isNonNullType, Kind, parse, validate, visit,
-  type DocumentNode, type FragmentDefinitionNode, type GraphQLInputObjectType, type GraphQLSchema, type OperationDefinitionNode,
+  isInputObjectType,
+  isNonNullType,
+  Kind,
+  parse,
+  validate,
+  visit,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLInputObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
 } from 'graphql';
 
 /** A named GraphQL document from schema/operations, parsed and validated once at start. */
@@ -14,7 +23,7 @@ export interface LoadedOperation {
   rootField: string;
 }
 
-export const OPERATIONS_DIR = new URL('../schema/operations/', import.meta.url).pathname;
+const OPERATIONS_DIR = new URL('../schema/operations/', import.meta.url).pathname;
 
 /**
  * Loads every `*.graphql` operation document (fragments come from `fragments/` and are appended
@@ -57,15 +66,17 @@ export function variableInputType(schema: GraphQLSchema, op: LoadedOperation, va
 /** Names of the operation's variables, with whether each is required (non-null without default). */
 export function operationVariables(op: LoadedOperation): Map<string, boolean> {
   const vars = new Map<string, boolean>();
-  for (const v of op.operation.variableDefinitions ?? []) vars.set(v.variable.name.value, v.type.kind === Kind.NON_NULL_TYPE && !v.defaultValue);
+  for (const v of op.operation.variableDefinitions ?? [])
+    vars.set(v.variable.name.value, v.type.kind === Kind.NON_NULL_TYPE && !v.defaultValue);
   return vars;
 }
 
 /** Non-null fields of an input type (the ones a body must carry). */
 export function requiredInputFields(type: GraphQLInputObjectType): string[] {
-  return Object.values(type.getFields()).filter((f) => isNonNullType(f.type) && f.defaultValue === undefined).map((f) => f.name);
+  return Object.values(type.getFields())
+    .filter((f) => isNonNullType(f.type) && f.defaultValue === undefined)
+    .map((f) => f.name);
 }
-
 
 function usedFragments(document: DocumentNode, fragments: Map<string, FragmentDefinitionNode>): FragmentDefinitionNode[] {
   const used = new Map<string, FragmentDefinitionNode>();
@@ -87,7 +98,9 @@ function usedFragments(document: DocumentNode, fragments: Map<string, FragmentDe
 
 function safeList(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((f) => f.endsWith('.graphql')).sort();
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.graphql'))
+      .sort();
   } catch {
     return [];
   }

@@ -1,26 +1,29 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { FieldIssue } from '../src/errors.js';
+import { FORMATS } from '../src/contract/check.js';
+import { PATTERN_MESSAGES, SAY } from '../src/contract/rules.js';
+import type { FieldIssue, FieldLocation } from '../src/errors.js';
 import type { JsonSchema } from './jsonSchema.js';
-import type { ParamDef } from './route.js';
+import type { ParamDef } from './routeDefinition.js';
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as FormatsPlugin;
 
 function makeAjv(coerce: boolean) {
-  const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerce, useDefaults: coerce });
+  const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerce, useDefaults: coerce, verbose: true });
   addFormats(ajv);
+  // The contract's own checks: the same answer as the GraphQL door, and linear (with allErrors a
+  // format runs even on a value already refused as too long).
+  for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, (value: string) => check(value));
   return ajv;
 }
 
 const bodyAjv = makeAjv(false);
 const paramAjv = makeAjv(true);
 
-export type Location = 'path' | 'query' | 'header' | 'body';
-export interface LocatedIssue extends FieldIssue {
-  in: Location;
-}
+/** A field issue that always says where it was found. */
+export type LocatedIssue = FieldIssue & { in: FieldLocation };
 
 /** A compiled check: returns the (coerced) value or the list of issues. */
 export type Check = (value: unknown) => { ok: true; value: Record<string, unknown> } | { ok: false; issues: LocatedIssue[] };
@@ -42,7 +45,7 @@ export function compileBody(schema: JsonSchema): Check {
   return wrap(bodyAjv.compile(schema), 'body');
 }
 
-function wrap(validate: ValidateFunction, where: Location): Check {
+function wrap(validate: ValidateFunction, where: FieldLocation): Check {
   return (value) => {
     const copy = where === 'body' ? value : { ...(value as object) };
     if (validate(copy)) return { ok: true, value: copy as Record<string, unknown> };
@@ -50,7 +53,7 @@ function wrap(validate: ValidateFunction, where: Location): Check {
   };
 }
 
-function toIssue(error: ErrorObject, where: Location): LocatedIssue {
+function toIssue(error: ErrorObject, where: FieldLocation): LocatedIssue {
   const base = error.instancePath
     .split('/')
     .slice(1)
@@ -66,9 +69,33 @@ function toIssue(error: ErrorObject, where: Location): LocatedIssue {
     case 'minProperties':
       return { field: base || where, message: `must have at least ${error.params.limit} field(s)`, in: where };
     case 'enum':
-      return { field: base || where, message: `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`, in: where };
+      return { field: base || where, message: SAY.oneOf((error.params.allowedValues as unknown[]).map(String)), in: where };
     default:
-      return { field: base || where, message: error.message ?? 'is not valid', in: where };
+      return { field: base || where, message: contractMessage(error) ?? error.message ?? 'is not valid', in: where };
+  }
+}
+
+/** The input contract's words for the bounds it declares, so every door says the same. */
+function contractMessage(error: ErrorObject): string | null {
+  const parent = (error.parentSchema ?? {}) as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'maxLength':
+      return SAY.maxLength(error.params.limit as number);
+    case 'minLength':
+      return SAY.minLength(error.params.limit as number);
+    case 'maxItems':
+      return SAY.maxItems(error.params.limit as number);
+    case 'minimum':
+    case 'maximum':
+      return parent.type === 'integer' && typeof parent.minimum === 'number' && typeof parent.maximum === 'number'
+        ? SAY.intRange(parent.minimum, parent.maximum)
+        : null;
+    case 'pattern':
+      return PATTERN_MESSAGES.get(error.params.pattern as string) ?? null;
+    case 'format':
+      return (SAY.format as Record<string, string>)[error.params.format as string] ?? null;
+    default:
+      return null;
   }
 }
 

@@ -9,7 +9,7 @@ import { startEmbedded } from '../src/db/embedded.js';
 import { freshEm, migrate, openOrm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import { embedderFromEnv } from '../src/search/embedder.js';
-import { VectorIndex } from '../src/search/vectors.js';
+import { ENQUEUE_EMBEDDING, VectorIndex } from '../src/search/vectors.js';
 import { EmbeddingWorker } from '../src/search/worker.js';
 
 const arg = process.argv.indexOf('--workspace');
@@ -24,11 +24,15 @@ try {
   const filter = workspace ? 'where workspace_id = ?' : '';
   const params = workspace ? [workspace] : [];
   const queued = await em.transactional(async (tx) => {
-    const a = await sql(tx, `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at) select 'article', id, workspace_id, clock_timestamp() from articles ${filter} on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null returning 1`, params);
-    const c = await sql(tx, `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at) select 'changelog', id, workspace_id, clock_timestamp() from changelog_entries ${filter} on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null returning 1`, params);
+    const a = await sql(tx, `${ENQUEUE_EMBEDDING('article', `select id, workspace_id from articles ${filter}`)} returning 1`, params);
+    const c = await sql(
+      tx,
+      `${ENQUEUE_EMBEDDING('changelog', `select id, workspace_id from changelog_entries ${filter}`)} returning 1`,
+      params,
+    );
     return a.length + c.length;
   });
-  const [{ n: pending }] = await sql(em, 'select count(*)::int as n from embedding_queue');
+  const [{ n: pending }] = await sql<{ n: number }>(em, 'select count(*)::int as n from embedding_queue');
   console.log(`queued ${queued} items (${pending} pending in total); embedding with ${embedderFromEnv(process.env).model} …`);
   const worker = new EmbeddingWorker(orm, embedderFromEnv(process.env), await VectorIndex.open(em), pino({ level: 'warn' }));
   const started = Date.now();

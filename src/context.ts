@@ -40,4 +40,9 @@ export interface RequestContext {
   search: { embedder: Embedder; index: VectorIndex };
   /** Outbound HTTP policy (OUTBOUND_ALLOW_LOOPBACK, for tests and local development only). */
   outbound: { allowLoopback: boolean };
+  /**
+   * Response headers a service sets for the answer (e.g. the sidebar tree's ETag): REST sends
+   * them with the route's answer, GraphQL over HTTP with a one-field operation's.
+   */
+  responseHeaders: Record<string, string>;
 }

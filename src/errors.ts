@@ -1,7 +1,8 @@
 import { GraphQLError } from 'graphql';
 
-/** The envelope codes of SPEC "Errors"; rest/envelope.ts maps each to its HTTP status. */
+/** The envelope codes clients rely on; rest/envelope.ts maps each to its HTTP status. */
 export type ErrorCode =
+  | 'not_modified'
   | 'invalid_request'
   | 'unauthorized'
   | 'permission_denied'
@@ -11,14 +12,22 @@ export type ErrorCode =
   | 'conflict'
   | 'memory_quota_exceeded'
   | 'precondition_failed'
+  | 'payload_too_large'
+  | 'uri_too_long'
+  | 'headers_too_large'
+  | 'method_not_allowed'
   | 'rate_limited'
   | 'unavailable'
   | 'internal';
 
-/** A field-level problem reported in `details` of a 400. */
+/** Where a REST request carried a field. */
+export type FieldLocation = 'path' | 'query' | 'header' | 'body';
+
+/** A field-level problem reported in `details` of a 400 (`in` says where, for REST's parameters and body). */
 export interface FieldIssue {
   field: string;
   message: string;
+  in?: FieldLocation;
 }
 
 /** An expected failure of a domain rule; its code is part of the public contract. */
@@ -27,9 +36,21 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: unknown = null,
+    /** Response headers the refusal needs (`Allow` on a 405, `WWW-Authenticate` on /mcp's 401). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = new.target.name;
+  }
+}
+
+/**
+ * 304: the representation the client holds (its `If-None-Match`) is still current. Not a failure:
+ * REST answers 304 with the ETag and no body; GraphQL reports the code.
+ */
+export class NotModifiedError extends DomainError {
+  constructor(readonly etag: string) {
+    super('not_modified', `Not modified: ${etag} is still current.`, { etag }, { ETag: etag });
   }
 }
 
@@ -47,8 +68,13 @@ export function invalidField(field: string, message: string): InvalidRequestErro
 
 /** 401: one body for a missing, malformed, unknown, expired or revoked key. */
 export class UnauthorizedError extends DomainError {
-  constructor() {
-    super('unauthorized', 'A valid API key is required: send "Authorization: Bearer <key>".');
+  constructor(wwwAuthenticate?: string) {
+    super(
+      'unauthorized',
+      'A valid API key is required: send "Authorization: Bearer <key>".',
+      null,
+      wwwAuthenticate ? { 'WWW-Authenticate': wwwAuthenticate } : {},
+    );
   }
 }
 
@@ -69,7 +95,10 @@ export class PlanRequiredError extends DomainError {
 /** 403: the org requires two-factor and the key's admin/owner member has not enabled it. */
 export class TwoFactorRequiredError extends DomainError {
   constructor() {
-    super('two_factor_required', 'This organization requires admins and owners to enable two-factor authentication before their keys can be used.');
+    super(
+      'two_factor_required',
+      'This organization requires admins and owners to enable two-factor authentication before their keys can be used.',
+    );
   }
 }
 
@@ -88,7 +117,7 @@ export class ConflictError extends DomainError {
 }
 
 export interface ClassifiedError {
-  code: ErrorCode | string;
+  code: ErrorCode;
   message: string;
   details: unknown;
   /** true when the cause was unexpected and must be logged, never shown. */
@@ -100,7 +129,10 @@ const INTERNAL_MESSAGE = 'The server failed to process the request.';
 /** Sorts any error (raised while executing GraphQL, or anywhere in a request) into a public code, message and details. */
 export function classifyError(raw: GraphQLError | Error): ClassifiedError {
   // A GraphQLError from another copy of graphql (e.g. a CommonJS plugin) is still a GraphQLError.
-  const error = raw instanceof GraphQLError || raw.name === 'GraphQLError' ? (raw as GraphQLError) : new GraphQLError(raw.message, { originalError: raw });
+  const error =
+    raw instanceof GraphQLError || raw.name === 'GraphQLError'
+      ? (raw as GraphQLError)
+      : new GraphQLError(raw.message, { originalError: raw });
   const original = unwrap(error);
   if (original instanceof DomainError) {
     return { code: original.code, message: original.message, details: original.details, unexpected: false };
@@ -109,11 +141,12 @@ export function classifyError(raw: GraphQLError | Error): ClassifiedError {
     return { code: 'conflict', message: 'An object with the same unique key already exists.', details: null, unexpected: false };
   }
   if (original && isConnectionFailure(original)) {
-    return { code: 'unavailable', message: 'The database is unavailable; retry shortly.', details: { retryAfterSeconds: 1 }, unexpected: true };
-  }
-  const argValidation = validationIssues(original ?? error);
-  if (argValidation) {
-    return { code: 'invalid_request', message: argValidation.map((i) => `${i.field}: ${i.message}`).join('; '), details: argValidation, unexpected: false };
+    return {
+      code: 'unavailable',
+      message: 'The database is unavailable; retry shortly.',
+      details: { retryAfterSeconds: 1 },
+      unexpected: true,
+    };
   }
   const code = error.extensions?.code;
   // graphql-js leaves parse/validation/variable-coercion errors without a code and without a path.
@@ -140,31 +173,11 @@ export function isUniqueViolation(error: unknown): boolean {
 function isConnectionFailure(error: Error): boolean {
   const code = (error as { code?: string }).code;
   return (
-    error.name === 'ConnectionException' || error.name === 'KnexTimeoutError' ||
+    error.name === 'ConnectionException' ||
+    error.name === 'KnexTimeoutError' ||
     ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOENT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code ?? '') ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Timeout acquiring a connection|Client has encountered a connection error|the database system is (starting up|shutting down)|terminating connection/i.test(error.message)
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Timeout acquiring a connection|Client has encountered a connection error|the database system is (starting up|shutting down)|terminating connection/i.test(
+      error.message,
+    )
   );
-}
-
-/** type-graphql's ArgumentValidationError carries class-validator results; flatten them to field issues. */
-function validationIssues(error: Error): FieldIssue[] | null {
-  const list = (error as { extensions?: { validationErrors?: unknown } }).extensions?.validationErrors
-    ?? (error as { validationErrors?: unknown }).validationErrors;
-  if (!Array.isArray(list)) return null;
-  const issues: FieldIssue[] = [];
-  const walk = (items: ValidationLike[], prefix: string) => {
-    for (const item of items) {
-      const field = prefix ? `${prefix}.${item.property}` : item.property;
-      for (const message of Object.values(item.constraints ?? {})) issues.push({ field, message });
-      if (item.children?.length) walk(item.children, field);
-    }
-  };
-  walk(list as ValidationLike[], '');
-  return issues.length ? issues : null;
-}
-
-interface ValidationLike {
-  property: string;
-  constraints?: Record<string, string>;
-  children?: ValidationLike[];
 }

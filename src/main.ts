@@ -22,7 +22,10 @@ const server = await startServer({
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
   outboundAllowLoopback: process.env.OUTBOUND_ALLOW_LOOPBACK === 'true',
   webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
-  corsOrigins: (process.env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+  corsOrigins: (process.env.CORS_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean),
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
 });
 

@@ -1,5 +1,5 @@
 import { invalidField } from './errors.js';
-import { LIMITS } from './limits.js';
+import { RULES, type IntRule } from './contract/rules.js';
 
 /** A page of a list: the items and an opaque cursor for the next page (null at the end). */
 export interface Page<T> {
@@ -23,10 +23,11 @@ export function decodeCursor<T extends (string | number)[]>(cursor: string, shap
   throw invalidField('cursor', 'is not a cursor returned by this list');
 }
 
-/** The page size, defaulted and bounded (1..max), or a 400 naming `limit`. */
-export function pageSize(limit: number | null | undefined, max: number = LIMITS.pageMax, fallback: number = LIMITS.pageDefault): number {
-  if (limit === null || limit === undefined) return fallback;
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw invalidField('limit', `must be an integer from 1 to ${max}`);
+/** The page size: the rule's default when absent (the input contract has checked its range). */
+export function pageSize(limit: number | null | undefined, rule: IntRule = RULES.pageLimit): number {
+  if (limit === null || limit === undefined) return rule.default ?? rule.maximum;
+  if (!Number.isInteger(limit) || limit < rule.minimum || limit > rule.maximum)
+    throw invalidField('limit', `must be an integer from ${rule.minimum} to ${rule.maximum}`);
   return limit;
 }
 

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DomainError } from './errors.js';
 
 /** The outcome of counting one request against a key's window. */
 export interface RateLimitResult {
@@ -26,6 +27,12 @@ function result(max: number, count: number, resetSeconds: number): RateLimitResu
   return { allowed: count <= max, limit: max, remaining: Math.max(0, max - count), resetSeconds };
 }
 
+/** The grant statement's answer. */
+interface GrantRow {
+  count: number;
+  granted: number;
+}
+
 /** An answer from a lease: granted (with what is left for the key) or refused. */
 function leased(max: number, granted: boolean, remaining: number, resetSeconds: number): RateLimitResult {
   return { allowed: granted, limit: max, remaining: granted ? Math.max(0, remaining) : 0, resetSeconds };
@@ -35,9 +42,12 @@ function leased(max: number, granted: boolean, remaining: number, resetSeconds: 
 export class MemoryRateLimiter implements RateLimiter {
   private readonly counts = new Map<string, { start: number; count: number }>();
 
-  constructor(readonly max: number, readonly windowSeconds: number) {}
+  constructor(
+    readonly max: number,
+    readonly windowSeconds: number,
+  ) {}
 
-  async hit(key: string): Promise<RateLimitResult> {
+  hit(key: string): Promise<RateLimitResult> {
     const { start, resetSeconds } = windowOf(this.windowSeconds, Date.now());
     let entry = this.counts.get(key);
     if (!entry || entry.start !== start) {
@@ -46,7 +56,7 @@ export class MemoryRateLimiter implements RateLimiter {
       this.counts.set(key, entry);
     }
     entry.count += 1;
-    return result(this.max, entry.count, resetSeconds);
+    return Promise.resolve(result(this.max, entry.count, resetSeconds));
   }
 }
 
@@ -97,7 +107,11 @@ export class PostgresRateLimiter implements RateLimiter {
   /** The window whose predecessors this process last deleted. */
   private purgedFor = 0;
 
-  constructor(private readonly pool: pg.Pool, readonly max: number, readonly windowSeconds: number) {
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly max: number,
+    readonly windowSeconds: number,
+  ) {
     this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), IDLE_RETURN_MS / 2);
     this.sweeper.unref();
   }
@@ -119,7 +133,7 @@ export class PostgresRateLimiter implements RateLimiter {
       this.used(lease, now);
       const want = this.leaseSize(lease, now);
       let granted = 0;
-      lease.pending = this.pool.query(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
+      lease.pending = this.pool.query<GrantRow>(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
         granted = Number(rows[0].granted);
         this.record(key, start, Number(rows[0].count), Math.max(0, granted - 1));
       });
@@ -137,21 +151,24 @@ export class PostgresRateLimiter implements RateLimiter {
    * in the same statement, counts one request for the row's `id` when it is usable: the key lookup
    * and the rate limit in one round trip. No row or an unusable one: nothing is counted.
    */
-  async selectAndHit<T extends { id: string; usable: boolean }>(select: string, param: unknown): Promise<{ row?: T; result?: RateLimitResult }> {
+  async selectAndHit<T extends { id: string; usable: boolean }>(
+    select: string,
+    param: unknown,
+  ): Promise<{ row?: T; result?: RateLimitResult }> {
     const now = Date.now();
     const { start, end, resetSeconds } = windowOf(this.windowSeconds, now);
-    const { rows } = await this.pool.query(
+    const { rows } = await this.pool.query<T & { rate_count: number | null; rate_granted: number | null }>(
       `with found as (${select}), hit as (${GRANT('id::text', 'from found where usable')})
        select found.*, (select count from hit) as rate_count, (select granted from hit) as rate_granted from found`,
       [param, new Date(start), 1, this.max, new Date(end)],
     );
     if (!rows[0]) return {};
     const { rate_count: count, rate_granted: granted, ...row } = rows[0];
-    if (count === null) return { row: row as T };
+    if (count === null) return { row: row as unknown as T };
     const lease = this.leaseOf(row.id, start, now);
     this.used(lease, now);
     this.record(row.id, start, Number(count), 0);
-    return { row: row as T, result: leased(this.max, Number(granted) > 0, lease.remaining + lease.tokens, resetSeconds) };
+    return { row: row as unknown as T, result: leased(this.max, Number(granted) > 0, lease.remaining + lease.tokens, resetSeconds) };
   }
 
   async close(): Promise<void> {
@@ -210,9 +227,24 @@ export class PostgresRateLimiter implements RateLimiter {
         const n = lease.tokens;
         lease.tokens = 0;
         lease.remaining += n;
-        returns.push(this.pool.query('update rate_limit_counters set count = greatest(count - $3, 0) where key = $1 and window_start = $2', [key, new Date(start), n]));
+        returns.push(
+          this.pool.query('update rate_limit_counters set count = greatest(count - $3, 0) where key = $1 and window_start = $2', [
+            key,
+            new Date(start),
+            n,
+          ]),
+        );
       }
     }
     await Promise.all(returns);
   }
+}
+
+/** The 429 a refused request gets, on every door: the envelope says when to retry (Retry-After carries the same seconds). */
+export function rateLimitedError(result: RateLimitResult, windowSeconds: number): DomainError {
+  return new DomainError(
+    'rate_limited',
+    `Rate limit of ${result.limit} requests per ${windowSeconds} s exceeded; retry in ${result.resetSeconds} s.`,
+    { limit: result.limit, windowSeconds, retryAfterSeconds: result.resetSeconds },
+  );
 }

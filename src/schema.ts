@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import type { GraphQLSchema } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
-import { validateOrReject } from 'class-validator';
-import { ArgumentValidationError, buildSchema } from 'type-graphql';
+import { buildSchema, getMetadataStorage } from 'type-graphql';
+import { applyInputContract } from './contract/graphql.js';
 import { AdminResolver } from './resolvers/AdminResolver.js';
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
@@ -14,31 +14,44 @@ import { UploadResolver } from './resolvers/UploadResolver.js';
 import { WebhookResolver } from './resolvers/WebhookResolver.js';
 
 /** Every resolver of the schema. */
-export const RESOLVERS = [AdminResolver, ChangelogResolver, MemoryResolver, ArticleResolver, ProposalResolver, UploadResolver, SearchResolver, ApiReferenceResolver, WebhookResolver] as const;
+const RESOLVERS = [
+  AdminResolver,
+  ChangelogResolver,
+  MemoryResolver,
+  ArticleResolver,
+  ProposalResolver,
+  UploadResolver,
+  SearchResolver,
+  ApiReferenceResolver,
+  WebhookResolver,
+] as const;
 
 /**
- * Validates an input object's class-validator rules the way type-graphql's default does (missing
- * properties skipped, unknown values allowed), but with class-validator imported once: the default
- * imports it dynamically for every argument, which under the TypeScript loader hooks costs a
- * round trip to the loader thread per request.
+ * Builds the executable schema (once per process), with the input contract bound to it: every
+ * argument and input field is checked against its declared rule before a resolver runs.
  */
-async function validateArgument(value: unknown): Promise<void> {
-  if (value === null || typeof value !== 'object') return;
-  const options = { skipMissingProperties: true, forbidUnknownValues: false };
-  try {
-    if (Array.isArray(value)) await Promise.all(value.filter((v) => v !== null && typeof v === 'object').map((v) => validateOrReject(v, options)));
-    else await validateOrReject(value, options);
-  } catch (error) {
-    throw new ArgumentValidationError(error as ConstructorParameters<typeof ArgumentValidationError>[0]);
-  }
-}
-
-/** Builds the executable schema (once per process). */
 export async function buildAppSchema(): Promise<GraphQLSchema> {
-  return buildSchema({
+  simpleDataFields();
+  const schema = await buildSchema({
     resolvers: RESOLVERS,
     scalarsMap: [{ type: Date, scalar: DateTimeResolver }],
-    validateFn: validateArgument,
+    validate: false,
     emitSchemaFile: false,
   });
+  applyInputContract(schema);
+  return schema;
+}
+
+/**
+ * Plain data fields resolve by GraphQL's own property read instead of type-graphql's wrapper (an
+ * empty middleware chain around `root[name]`, on every field of every object): the compiled
+ * documents REST runs then read properties inline (the 2,000-article tree: 17 → 12 ms). Fields
+ * whose GraphQL name differs from the property, with middlewares or roles, and getters, methods
+ * and field resolvers (type-graphql gives them a resolver of their own) keep type-graphql's.
+ */
+function simpleDataFields(): void {
+  for (const field of getMetadataStorage().fields) {
+    if (field.simple === undefined && field.name === field.schemaName && !field.middlewares?.length && !field.roles?.length)
+      field.simple = true;
+  }
 }

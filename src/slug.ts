@@ -1,6 +1,6 @@
 import { invalidField } from './errors.js';
 
-export const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';
+const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';
 const SLUG = new RegExp(SLUG_PATTERN);
 const MAX = 80;
 
@@ -19,7 +19,8 @@ export function slugify(text: string, fallback = 'untitled'): string {
 
 /** Checks a client-chosen slug, or throws a 400 naming `field`. */
 export function checkSlug(value: string, field: string): string {
-  if (!SLUG.test(value) || value.length > MAX) throw invalidField(field, `must be a slug: lowercase letters and digits in "-"-separated words, at most ${MAX} characters`);
+  if (!SLUG.test(value) || value.length > MAX)
+    throw invalidField(field, `must be a slug: lowercase letters and digits in "-"-separated words, at most ${MAX} characters`);
   return value;
 }
 

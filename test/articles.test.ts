@@ -17,7 +17,10 @@ async function section(t: Tenant, label: string, extra: Record<string, unknown> 
 }
 
 async function article(t: Tenant, title: string, sectionKey: string, extra: Record<string, unknown> = {}) {
-  const res = await app.api('POST', `${W}/articles`, { key: t.key, body: { title, section: sectionKey, markdown: `# ${title}`, ...extra } });
+  const res = await app.api('POST', `${W}/articles`, {
+    key: t.key,
+    body: { title, section: sectionKey, markdown: `# ${title}`, ...extra },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
 }
@@ -28,7 +31,12 @@ const order = async (t: Tenant) =>
 describe('sections (18, 19)', () => {
   it('creates sections in sidebar order with keys from labels, at a position when asked', async () => {
     const t = await tenant(app);
-    expect(await section(t, 'Getting Started')).toEqual({ key: 'getting-started', label: 'Getting Started', visibility: 'public', articleCount: 0 });
+    expect(await section(t, 'Getting Started')).toEqual({
+      key: 'getting-started',
+      label: 'Getting Started',
+      visibility: 'public',
+      articleCount: 0,
+    });
     await section(t, 'Guides');
     await section(t, 'Intro', { key: 'intro', position: 0 });
     expect((await section(t, 'Guides')).key).toBe('guides-2');
@@ -40,11 +48,18 @@ describe('sections (18, 19)', () => {
 
   it('creates 20 sections sent at once, each at its own position (no deadlock, no 500)', async () => {
     const t = await tenant(app);
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => app.api('POST', `${W}/sections`, { key: t.key, body: { label: `Part ${i}`, ...(i % 4 === 3 ? { position: 0 } : {}) } })));
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        app.api('POST', `${W}/sections`, { key: t.key, body: { label: `Part ${i}`, ...(i % 4 === 3 ? { position: 0 } : {}) } }),
+      ),
+    );
     expect(created.map((r) => r.status)).toEqual(Array(20).fill(201));
     const list = (await app.api('GET', `${W}/sections`, { key: t.key })).body.map((s: any) => s.key);
     expect(list.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `part-${i}`).sort());
-    const positions = await app.server.orm.em.fork().getConnection().execute('select position from sections where workspace_id = ? order by position', [t.workspace.id]);
+    const positions = await app.server.orm.em
+      .fork()
+      .getConnection()
+      .execute('select position from sections where workspace_id = ? order by position', [t.workspace.id]);
     expect(positions.map((r: any) => r.position)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
@@ -83,7 +98,15 @@ describe('articles (11–14)', () => {
     const t = await tenant(app);
     await section(t, 'Guides');
     const a = await article(t, 'Deploy to Production!', 'guides');
-    expect(a).toMatchObject({ slug: 'deploy-to-production', status: 'DRAFT', visibility: 'public', section: 'guides', position: 0, version: 1, publishedAt: null });
+    expect(a).toMatchObject({
+      slug: 'deploy-to-production',
+      status: 'DRAFT',
+      visibility: 'public',
+      section: 'guides',
+      position: 0,
+      version: 1,
+      publishedAt: null,
+    });
     const b = await article(t, 'Deploy to production', 'guides');
     expect(b.slug).toBe('deploy-to-production-2');
     const renamed = await app.api('PATCH', `${W}/articles/${a.slug}`, { key: t.key, body: { title: 'Shipping' } });
@@ -92,7 +115,10 @@ describe('articles (11–14)', () => {
     expect(tree.status).toBe(200);
     expect(tree.body).toEqual([
       {
-        key: 'guides', label: 'Guides', visibility: 'public', articleCount: 2,
+        key: 'guides',
+        label: 'Guides',
+        visibility: 'public',
+        articleCount: 2,
         articles: [
           expect.objectContaining({ slug: 'deploy-to-production', title: 'Shipping', position: 0 }),
           expect.objectContaining({ slug: 'deploy-to-production-2', position: 1 }),
@@ -110,10 +136,12 @@ describe('articles (11–14)', () => {
     const bad = await app.api('POST', `${W}/articles`, { key: t.key, body: { title: '', markdown: 1 } });
     expect(bad.body.error.details.map((d: any) => d.field).sort()).toEqual(['markdown', 'section', 'title']);
     const reader = await createKey(app, t.member.id, { permissions: ['article.read'], workspaceId: t.workspace.id });
-    expect((await app.api('POST', `${W}/articles`, { key: reader.key, body: { title: 'X', section: 'nowhere', markdown: '' } })).status).toBe(403);
+    expect(
+      (await app.api('POST', `${W}/articles`, { key: reader.key, body: { title: 'X', section: 'nowhere', markdown: '' } })).status,
+    ).toBe(403);
   });
 
-  it('gets by slug with an ETag; another workspace\'s article is 404', async () => {
+  it("gets by slug with an ETag; another workspace's article is 404", async () => {
     const t = await tenant(app);
     const other = await tenant(app);
     await section(t, 'Docs');
@@ -140,11 +168,20 @@ describe('articles (11–14)', () => {
     const noPublish = await patch('STABLE', editor.key);
     expect(noPublish.status).toBe(403);
     expect(noPublish.body.error.details).toEqual({ missing: ['article.publish'] });
-    expect((await app.api('PATCH', `${W}/articles/flow`, { key: editor.key, body: { markdown: 'edited', status: 'DRAFT' } })).status).toBe(200);
+    expect((await app.api('PATCH', `${W}/articles/flow`, { key: editor.key, body: { markdown: 'edited', status: 'DRAFT' } })).status).toBe(
+      200,
+    );
     const stable = await patch('STABLE');
     expect(stable.body).toMatchObject({ status: 'STABLE' });
     expect(stable.body.publishedAt).not.toBeNull();
-    for (const [to, ok] of [['DEPRECATED', 200], ['DRAFT', 400], ['ARCHIVED', 200], ['STABLE', 400], ['DEPRECATED', 400], ['DRAFT', 200]] as const) {
+    for (const [to, ok] of [
+      ['DEPRECATED', 200],
+      ['DRAFT', 400],
+      ['ARCHIVED', 200],
+      ['STABLE', 400],
+      ['DEPRECATED', 400],
+      ['DRAFT', 200],
+    ] as const) {
       expect((await patch(to)).status, `→ ${to}`).toBe(ok);
     }
     const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { action } }', { w: t.workspace.id });
@@ -162,8 +199,12 @@ describe('articles (11–14)', () => {
     expect(stale.status).toBe(412);
     expect(stale.body.error).toMatchObject({ code: 'precondition_failed', details: { etag: '"v2"' } });
     expect((await app.api('GET', `${W}/articles/etag`, { key: t.key })).body.markdown).toBe('one');
-    expect((await app.api('PATCH', `${W}/articles/etag`, { key: t.key, headers: { 'if-match': 'W/"v2"' }, body: { markdown: 'two' } })).status).toBe(200);
-    expect((await app.api('PATCH', `${W}/articles/etag`, { key: t.key, headers: { 'if-match': '*' }, body: { markdown: 'three' } })).status).toBe(200);
+    expect(
+      (await app.api('PATCH', `${W}/articles/etag`, { key: t.key, headers: { 'if-match': 'W/"v2"' }, body: { markdown: 'two' } })).status,
+    ).toBe(200);
+    expect(
+      (await app.api('PATCH', `${W}/articles/etag`, { key: t.key, headers: { 'if-match': '*' }, body: { markdown: 'three' } })).status,
+    ).toBe(200);
   });
 
   it('needs a paid plan for restricted articles and hides them from viewer-role keys', async () => {
@@ -173,14 +214,27 @@ describe('articles (11–14)', () => {
     const res = await app.api('PATCH', `${W}/articles/open`, { key: free.key, body: { visibility: 'restricted' } });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('plan_required');
-    expect((await app.api('POST', `${W}/articles`, { key: free.key, body: { title: 'R', section: 'docs', markdown: '', visibility: 'restricted' } })).status).toBe(403);
+    expect(
+      (
+        await app.api('POST', `${W}/articles`, {
+          key: free.key,
+          body: { title: 'R', section: 'docs', markdown: '', visibility: 'restricted' },
+        })
+      ).status,
+    ).toBe(403);
 
     const pro = await tenant(app, { plan: 'pro' });
     await section(pro, 'Docs');
     await article(pro, 'Public page', 'docs');
     await article(pro, 'Secret page', 'docs', { visibility: 'restricted' });
-    const viewerMember = await app.gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "viewer@x.io", role: "viewer" }) { id } }', { o: pro.org.id });
-    const viewer = await createKey(app, viewerMember.data.createMember.id, { permissions: ['article.read'], workspaceId: pro.workspace.id });
+    const viewerMember = await app.gql(
+      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "viewer@x.io", role: "viewer" }) { id } }',
+      { o: pro.org.id },
+    );
+    const viewer = await createKey(app, viewerMember.data.createMember.id, {
+      permissions: ['article.read'],
+      workspaceId: pro.workspace.id,
+    });
     expect((await app.api('GET', `${W}/articles/secret-page`, { key: viewer.key })).status).toBe(404);
     expect((await app.api('GET', `${W}/articles/secret-page`, { key: pro.key })).status).toBe(200);
     const tree = await app.api('GET', `${W}/articles`, { key: viewer.key });
@@ -241,7 +295,11 @@ describe('placement (15)', () => {
     await section(t, 'B');
     const slugs: string[] = [];
     for (let i = 0; i < 8; i++) slugs.push((await article(t, `r${i}`, i % 2 ? 'a' : 'b')).slug);
-    await Promise.all(slugs.map((slug, i) => app.api('POST', `${W}/articles/${slug}/placement`, { key: t.key, body: { section: i % 3 ? 'a' : 'b', position: 0 } })));
+    await Promise.all(
+      slugs.map((slug, i) =>
+        app.api('POST', `${W}/articles/${slug}/placement`, { key: t.key, body: { section: i % 3 ? 'a' : 'b', position: 0 } }),
+      ),
+    );
     const tree = (await app.api('GET', `${W}/articles`, { key: t.key })).body;
     expect(tree.reduce((n: number, s: any) => n + s.articles.length, 0)).toBe(8);
     for (const s of tree) expect(s.articles.map((a: any) => a.position)).toEqual(s.articles.map((_: unknown, i: number) => i));

@@ -13,7 +13,11 @@ const LIST = (ws: string) => `/api/v1/workspaces/${ws}/changelog`;
 describe('401 unauthorized', () => {
   it('gives one identical body for missing, malformed, unknown, bad-checksum, expired and revoked keys', async () => {
     const t = await tenant(app);
-    const expired = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id, expiresAt: new Date(Date.now() + 1500).toISOString() });
+    const expired = await createKey(app, t.member.id, {
+      permissions: ['changelog.read'],
+      workspaceId: t.workspace.id,
+      expiresAt: new Date(Date.now() + 1500).toISOString(),
+    });
     const revoked = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id });
     expect((await app.api('GET', LIST('-'), { key: revoked.key })).status).toBe(200);
     const revoke = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id revokedAt } }', { id: revoked.id });
@@ -90,7 +94,10 @@ describe('403 permission_denied', () => {
   it('caps key permissions at the member role (viewer cannot write)', async () => {
     const t = await tenant(app, { role: 'viewer', permissions: ['changelog.read', 'changelog.update'] });
     expect((await app.api('GET', LIST('-'), { key: t.key })).status).toBe(200);
-    const res = await app.api('POST', LIST('-'), { key: t.key, body: { title: 't', markdown: 'm', status: 'draft', tags: [], published_at: null } });
+    const res = await app.api('POST', LIST('-'), {
+      key: t.key,
+      body: { title: 't', markdown: 'm', status: 'draft', tags: [], published_at: null },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error.details.missing).toEqual(['changelog.update']);
   });
@@ -133,7 +140,7 @@ describe('{workspace} scope', () => {
     expect((await app.api('GET', LIST(t.workspace.id), { key: t.key })).status).toBe(200);
   });
 
-  it('answers another org\'s, a sibling\'s and a nonexistent workspace with identical 404s', async () => {
+  it("answers another org's, a sibling's and a nonexistent workspace with identical 404s", async () => {
     const a = await tenant(app, { orgWide: true });
     const b = await tenant(app);
     const sibling = await createWorkspace(app, a.org.id);
@@ -169,28 +176,50 @@ describe('admin operations', () => {
     const badPlan = await app.gql('mutation { createOrganization(input: { name: "x", plan: "gold" }) { id } }');
     expect(badPlan.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'plan' }] });
     const org = await createOrg(app);
-    const badRole = await app.gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "a@b.co", role: "king" }) { id } }', { o: org.id });
+    const badRole = await app.gql(
+      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "a@b.co", role: "king" }) { id } }',
+      { o: org.id },
+    );
     expect(badRole.errors?.[0].extensions.code).toBe('invalid_request');
-    const badEmail = await app.gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "nope", role: "viewer" }) { id } }', { o: org.id });
+    const badEmail = await app.gql(
+      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "nope", role: "viewer" }) { id } }',
+      { o: org.id },
+    );
     expect(badEmail.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'email' }] });
-    const dup = await app.gql('mutation($o: ID!) { a: createMember(input: { organizationId: $o, email: "d@b.co", role: "viewer" }) { id } }', { o: org.id });
+    const dup = await app.gql(
+      'mutation($o: ID!) { a: createMember(input: { organizationId: $o, email: "d@b.co", role: "viewer" }) { id } }',
+      { o: org.id },
+    );
     expect(dup.errors).toBeUndefined();
-    const dup2 = await app.gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "D@b.co", role: "viewer" }) { id } }', { o: org.id });
+    const dup2 = await app.gql(
+      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "D@b.co", role: "viewer" }) { id } }',
+      { o: org.id },
+    );
     expect(dup2.errors?.[0].extensions.code).toBe('conflict');
-    const missing = await app.gql('mutation { createWorkspace(input: { organizationId: "00000000-0000-4000-8000-000000000000", name: "x" }) { id } }');
+    const missing = await app.gql(
+      'mutation { createWorkspace(input: { organizationId: "00000000-0000-4000-8000-000000000000", name: "x" }) { id } }',
+    );
     expect(missing.errors?.[0].extensions.code).toBe('not_found');
     const member = await createMember(app, org.id);
-    const badPerm = await app.gql('mutation($m: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.read", "root"] }) { key } }', { m: member.id });
+    const badPerm = await app.gql(
+      'mutation($m: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.read", "root"] }) { key } }',
+      { m: member.id },
+    );
     expect(badPerm.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'permissions' }] });
     const other = await tenant(app);
-    const foreignWs = await app.gql('mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: [], workspaceId: $w }) { key } }', { m: member.id, w: other.workspace.id });
+    const foreignWs = await app.gql(
+      'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: [], workspaceId: $w }) { key } }',
+      { m: member.id, w: other.workspace.id },
+    );
     expect(foreignWs.errors?.[0].extensions.code).toBe('not_found');
   });
 
   it('shows the key once, in the svc_pat_ format, and records an audit event', async () => {
     const t = await tenant(app);
     expect(t.key).toMatch(/^svc_pat_[A-Za-z0-9_-]{49}$/);
-    const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { action targetType targetId agentKeyId } }', { w: t.workspace.id });
+    const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { action targetType targetId agentKeyId } }', {
+      w: t.workspace.id,
+    });
     expect(events.data.auditEvents.map((e: { action: string }) => e.action)).toEqual(['agent_key.created', 'workspace.created']);
     const leak = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { id } }', { w: t.workspace.id }, t.key);
     expect(leak.errors?.[0].extensions.code).toBe('permission_denied');

@@ -23,7 +23,11 @@ afterAll(async () => {
 });
 
 async function gql(url: string, token: string, query: string) {
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query }) });
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query }),
+  });
   return (await res.json()) as { data?: any; errors?: any[] };
 }
 
@@ -46,9 +50,16 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database (npm start
     try {
       expect(second.lines.join('')).not.toMatch(/adm_/);
       expect(second.lines.join('')).not.toMatch(/applied migrations/);
-      const updated = await gql(s2.url, token, `mutation { updateOrganization(id: "${orgId}", input: { plan: "enterprise" }) { id plan } }`);
+      const updated = await gql(
+        s2.url,
+        token,
+        `mutation { updateOrganization(id: "${orgId}", input: { plan: "enterprise" }) { id plan } }`,
+      );
       expect(updated.data.updateOrganization).toEqual({ id: orgId, plan: 'enterprise' });
-      expect((await gql(s2.url, 'adm_wrong', '{ auditEvents(workspaceId: "00000000-0000-4000-8000-000000000000") { id } }')).errors?.[0].extensions.code).toBe('unauthorized');
+      expect(
+        (await gql(s2.url, 'adm_wrong', '{ auditEvents(workspaceId: "00000000-0000-4000-8000-000000000000") { id } }')).errors?.[0]
+          .extensions.code,
+      ).toBe('unauthorized');
     } finally {
       await s2.close();
     }
@@ -69,7 +80,11 @@ describe('unexpected failures', () => {
     expect(JSON.stringify(body)).not.toMatch(/at |\.ts|pool|knex|stack/i);
     // (On PostgreSQL the key lookup runs on the rate limiter's own pool, which this test leaves open,
     // so the GraphQL call asks for data that needs the closed one.)
-    const gqlRes = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` }, body: JSON.stringify({ query: '{ changelogEntries(workspace: "-") { items { id } } }' }) });
+    const gqlRes = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}` },
+      body: JSON.stringify({ query: '{ changelogEntries(workspace: "-") { items { id } } }' }),
+    });
     const gqlBody = await gqlRes.json();
     // Failing before execution (authentication) is an HTTP 500/503; a failing resolver is a GraphQL
     // error in a 200 body, as GraphQL over HTTP has it. Either way: no data, a coded error.

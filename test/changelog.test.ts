@@ -9,7 +9,14 @@ beforeAll(async () => {
 afterAll(async () => app?.close());
 
 const base = (ws = '-') => `/api/v1/workspaces/${ws}/changelog`;
-const entry = (over: Record<string, unknown> = {}) => ({ title: 'Faster search', markdown: '## Search\nNow 2× faster.', status: 'published', tags: ['search'], published_at: null, ...over });
+const entry = (over: Record<string, unknown> = {}) => ({
+  title: 'Faster search',
+  markdown: '## Search\nNow 2× faster.',
+  status: 'published',
+  tags: ['search'],
+  published_at: null,
+  ...over,
+});
 
 async function create(t: Tenant, over: Record<string, unknown> = {}) {
   const res = await app.api('POST', base(), { key: t.key, body: entry(over) });
@@ -27,7 +34,12 @@ describe('POST /changelog (2)', () => {
     const t = await tenant(app);
     const before = Date.now();
     const body = await create(t, { tags: ['search', 'search', ' perf '] });
-    expect(body).toMatchObject({ title: 'Faster search', markdown: '## Search\nNow 2× faster.', status: 'published', tags: ['search', 'perf'] });
+    expect(body).toMatchObject({
+      title: 'Faster search',
+      markdown: '## Search\nNow 2× faster.',
+      status: 'published',
+      tags: ['search', 'perf'],
+    });
     expect(Number.isInteger(body.id)).toBe(true);
     expect(body.author).toMatch(/^key-/);
     expect(new Date(body.publishedAt).getTime()).toBeGreaterThanOrEqual(before - 1000);
@@ -52,7 +64,10 @@ describe('POST /changelog (2)', () => {
 
   it('answers 400 naming every bad field, and changes nothing', async () => {
     const t = await tenant(app);
-    const res = await app.api('POST', base(), { key: t.key, body: { title: '', markdown: 5, status: 'live', tags: ['x'.repeat(51)], extra: true } });
+    const res = await app.api('POST', base(), {
+      key: t.key,
+      body: { title: '', markdown: 5, status: 'live', tags: ['x'.repeat(51)], extra: true },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
     const fields = res.body.error.details.map((d: { field: string }) => d.field).sort();
@@ -137,7 +152,7 @@ describe('GET /changelog (1)', () => {
     expect(JSON.stringify(res.body.error.details)).toContain(`"field":"${field}"`);
   });
 
-  it('never shows another workspace\'s entries', async () => {
+  it("never shows another workspace's entries", async () => {
     const a = await tenant(app);
     const b = await tenant(app);
     await create(a, { title: 'only in a' });
@@ -152,7 +167,15 @@ describe('PATCH /changelog/{id} (4)', () => {
     await new Promise((r) => setTimeout(r, 5));
     const res = await app.api('PATCH', `${base()}/${created.id}`, { key: t.key, body: { title: 'Renamed', tags: ['a'] } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: created.id, title: 'Renamed', tags: ['a'], markdown: created.markdown, status: 'published', publishedAt: created.publishedAt, createdAt: created.createdAt });
+    expect(res.body).toMatchObject({
+      id: created.id,
+      title: 'Renamed',
+      tags: ['a'],
+      markdown: created.markdown,
+      status: 'published',
+      publishedAt: created.publishedAt,
+      createdAt: created.createdAt,
+    });
     expect(new Date(res.body.updatedAt).getTime()).toBeGreaterThan(new Date(created.updatedAt).getTime());
     expect(await auditActions(t)).toContain('changelog.updated');
   });
@@ -164,7 +187,9 @@ describe('PATCH /changelog/{id} (4)', () => {
     const refused = await app.api('PATCH', `${base()}/${draft.id}`, { key: editor.key, body: { status: 'published' } });
     expect(refused.status).toBe(403);
     expect(refused.body.error.details).toEqual({ missing: ['changelog.publish'] });
-    expect((await app.api('PATCH', `${base()}/${draft.id}`, { key: editor.key, body: { markdown: 'edited', status: 'draft' } })).status).toBe(200);
+    expect(
+      (await app.api('PATCH', `${base()}/${draft.id}`, { key: editor.key, body: { markdown: 'edited', status: 'draft' } })).status,
+    ).toBe(200);
 
     const published = await app.api('PATCH', `${base()}/${draft.id}`, { key: t.key, body: { status: 'published' } });
     expect(published.status).toBe(200);
@@ -188,7 +213,7 @@ describe('PATCH /changelog/{id} (4)', () => {
     expect((await app.api('PATCH', `${base()}/99999999999`, { key: t.key, body: { title: 'x' } })).status).toBe(400);
   });
 
-  it('answers 404 for a missing id and for another workspace\'s entry, identically', async () => {
+  it("answers 404 for a missing id and for another workspace's entry, identically", async () => {
     const a = await tenant(app);
     const b = await tenant(app);
     const theirs = await create(b);
@@ -209,7 +234,7 @@ describe('PATCH /changelog/{id} (4)', () => {
 });
 
 describe('DELETE /changelog/{id} (3)', () => {
-  it('deletes once, then 404; another workspace\'s id is 404; needs changelog.update', async () => {
+  it("deletes once, then 404; another workspace's id is 404; needs changelog.update", async () => {
     const t = await tenant(app);
     const other = await tenant(app);
     const created = await create(t);
@@ -234,7 +259,11 @@ describe('GraphQL changelog', () => {
     expect(denied.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: ['changelog.publish'] } });
     const ok = await app.gql(q, { input: { title: 't', markdown: 'm', status: 'draft', tags: [], publishedAt: null } }, t.key);
     expect(ok.data.createChangelogEntry.status).toBe('draft');
-    const tooLong = await app.gql(q, { input: { title: 'x'.repeat(201), markdown: 'm', status: 'draft', tags: [], publishedAt: null } }, t.key);
+    const tooLong = await app.gql(
+      q,
+      { input: { title: 'x'.repeat(201), markdown: 'm', status: 'draft', tags: [], publishedAt: null } },
+      t.key,
+    );
     expect(tooLong.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'title' }] });
   });
 });

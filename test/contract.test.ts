@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { printSchema } from 'graphql';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../rest/routes.js';
+import { ROUTES } from '../rest/routes/index.js';
 import { buildAppSchema } from '../src/schema.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { OpenApiChecker } from './support/openapiCheck.js';
@@ -31,7 +31,8 @@ describe('served OpenAPI document', () => {
       const op = doc.paths[route.path]?.[route.method.toLowerCase()];
       expect(op, `${route.method} ${route.path}`).toBeDefined();
       expect(op.operationId).toBe(route.name);
-      for (const status of ['400', '401', '403', '404', '429', '500']) expect(op.responses[status], `${route.name} ${status}`).toBeDefined();
+      for (const status of ['400', '401', '403', '404', '429', '500'])
+        expect(op.responses[status], `${route.name} ${status}`).toBeDefined();
       expect(op.responses[String(route.status)].content['application/json'].schema).toBeDefined();
     }
     const count = Object.values(doc.paths).reduce((n: number, ops: any) => n + Object.keys(ops).length, 0);
@@ -40,9 +41,19 @@ describe('served OpenAPI document', () => {
     expect(doc.components.schemas.Error.properties.error.required).toEqual(['code', 'message', 'status', 'details']);
   });
 
-  it('documents the changelog entry exactly as SPEC names its fields', () => {
+  it('documents the changelog entry exactly as the API names its fields', () => {
     const schema = doc.paths['/workspaces/{workspace}/changelog'].post.responses['201'].content['application/json'].schema;
-    expect(Object.keys(schema.properties).sort()).toEqual(['author', 'createdAt', 'id', 'markdown', 'publishedAt', 'status', 'tags', 'title', 'updatedAt']);
+    expect(Object.keys(schema.properties).sort()).toEqual([
+      'author',
+      'createdAt',
+      'id',
+      'markdown',
+      'publishedAt',
+      'status',
+      'tags',
+      'title',
+      'updatedAt',
+    ]);
     expect(schema.required.sort()).toEqual(['author', 'createdAt', 'id', 'markdown', 'status', 'tags', 'title', 'updatedAt']);
     expect(schema.properties.id.type).toBe('integer');
     const body = doc.paths['/workspaces/{workspace}/changelog'].post.requestBody.content['application/json'].schema;
@@ -55,7 +66,9 @@ describe('served OpenAPI document', () => {
     expect(() => checker.check('GET', url, 200, 'application/json', [])).not.toThrow();
     expect(() => checker.check('GET', url, 418, 'application/json', {})).toThrow(/not declared/);
     expect(() => checker.check('GET', url, 200, 'application/json', [{ id: 1 }])).toThrow(/does not match/);
-    expect(() => checker.check('GET', url, 404, 'application/json', { error: { code: 'x', message: 'y', status: 404, details: null, extra: 1 } })).toThrow(/does not match/);
+    expect(() =>
+      checker.check('GET', url, 404, 'application/json', { error: { code: 'x', message: 'y', status: 404, details: null, extra: 1 } }),
+    ).toThrow(/does not match/);
   });
 });
 
@@ -79,8 +92,18 @@ describe('GraphQL schema and endpoint', () => {
       body: { title: 't', markdown: 'm', status: 'draft', tags: [], published_at: null },
     });
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
-    const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w, limit: 1) { action requestId agentKeyId memberId targetType targetId } }', { w: t.workspace.id });
-    expect(events.data.auditEvents[0]).toEqual({ action: 'changelog.created', requestId: 'req-abc-123', agentKeyId: t.keyId, memberId: t.member.id, targetType: 'changelog_entry', targetId: String(res.body.id) });
+    const events = await app.gql(
+      'query($w: ID!) { auditEvents(workspaceId: $w, limit: 1) { action requestId agentKeyId memberId targetType targetId } }',
+      { w: t.workspace.id },
+    );
+    expect(events.data.auditEvents[0]).toEqual({
+      action: 'changelog.created',
+      requestId: 'req-abc-123',
+      agentKeyId: t.keyId,
+      memberId: t.member.id,
+      targetType: 'changelog_entry',
+      targetId: String(res.body.id),
+    });
   });
 });
 

@@ -12,23 +12,59 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('SIGTERM', () => {
   it('drains a request in flight before the process exits', async () => {
     const admin = 'adm_drain_test_token_0123456789';
-    const service = await spawnService({ ADMIN_TOKEN: admin, EMBEDDINGS: 'off', ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }) });
+    const service = await spawnService({
+      ADMIN_TOKEN: admin,
+      EMBEDDINGS: 'off',
+      ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }),
+    });
     const { url, child, exited } = service;
-    const gql = async (query: string, variables = {}) => (await (await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify({ query, variables }) })).json()).data;
+    const gql = async (query: string, variables = {}) =>
+      (
+        await (
+          await fetch(`${url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+            body: JSON.stringify({ query, variables }),
+          })
+        ).json()
+      ).data;
     const org = (await gql('mutation { createOrganization(input: { name: "D", plan: "free" }) { id } }')).createOrganization;
-    const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).createWorkspace;
-    const member = (await gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "d@x.io", role: "owner" }) { id } }', { o: org.id })).createMember;
-    const key = (await gql('mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "d", permissions: ["upload.image"], workspaceId: $w }) { key } }', { m: member.id, w: ws.id })).createAgentKey.key;
+    const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id }))
+      .createWorkspace;
+    const member = (
+      await gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "d@x.io", role: "owner" }) { id } }', { o: org.id })
+    ).createMember;
+    const key = (
+      await gql(
+        'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "d", permissions: ["upload.image"], workspaceId: $w }) { key } }',
+        { m: member.id, w: ws.id },
+      )
+    ).createAgentKey.key;
 
     // An upload whose body arrives slowly: SIGTERM lands while it is in flight.
     const boundary = 'drainboundary';
-    const body = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`), png(64, 64), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+      png(64, 64),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${url}/api/v1/workspaces/-/uploads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } }, (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
+      const req = request(
+        `${url}/api/v1/workspaces/-/uploads`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'content-length': body.length,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
       req.on('error', reject);
       req.write(body.subarray(0, 100));
       setTimeout(() => {

@@ -8,15 +8,22 @@ import { startServer, type RunningServer } from '../src/server.js';
 
 // A private PostgreSQL that this test starts, stops and restarts itself (initdb into a temporary
 // directory, its own port). Skipped, saying so, where no PostgreSQL server binaries exist.
-const BIN = ['/usr/lib/postgresql/18/bin', '/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'pg_ctl')));
+const BIN = ['/usr/lib/postgresql/18/bin', '/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find(
+  (d) => existsSync(join(d, 'pg_ctl')),
+);
 const asRoot = process.getuid?.() === 0;
 if (!BIN) console.warn('faults.test.ts skipped: no PostgreSQL server binaries (initdb, pg_ctl) found');
 
 const dir = BIN ? mkdtempSync(join(tmpdir(), 'wks-fault-')) : '';
 const data = join(dir, 'pgdata');
 const port = 20_000 + Math.floor(Math.random() * 20_000);
-const run = (cmd: string, args: string[]) => execFileSync(asRoot ? 'runuser' : join(BIN!, cmd), asRoot ? ['-u', 'postgres', '--', join(BIN!, cmd), ...args] : args, { stdio: 'pipe', timeout: 60_000 });
-const pgStart = () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', join(dir, 'log'), '-w', 'start']);
+const run = (cmd: string, args: string[]) =>
+  execFileSync(asRoot ? 'runuser' : join(BIN!, cmd), asRoot ? ['-u', 'postgres', '--', join(BIN!, cmd), ...args] : args, {
+    stdio: 'pipe',
+    timeout: 60_000,
+  });
+const pgStart = () =>
+  run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', join(dir, 'log'), '-w', 'start']);
 const pgStop = () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
 
 let server: RunningServer | null = null;
@@ -38,12 +45,37 @@ describe.skipIf(!BIN)('database restart under write load', () => {
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
     pgStart();
     const admin = 'adm_fault_test_token_0123456789';
-    server = await startServer({ port: 0, host: '127.0.0.1', databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, adminToken: admin, logger: pino({ level: 'silent' }), embeddingWorker: false, webhookDispatcher: false });
-    const gql = async (query: string, variables = {}) => (await (await fetch(`${server!.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify({ query, variables }) })).json()).data;
+    server = await startServer({
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      adminToken: admin,
+      logger: pino({ level: 'silent' }),
+      embeddingWorker: false,
+      webhookDispatcher: false,
+    });
+    const gql = async (query: string, variables = {}) =>
+      (
+        await (
+          await fetch(`${server!.url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+            body: JSON.stringify({ query, variables }),
+          })
+        ).json()
+      ).data;
     const org = (await gql('mutation { createOrganization(input: { name: "F", plan: "enterprise" }) { id } }')).createOrganization;
-    const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).createWorkspace;
-    const member = (await gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "f@x.io", role: "owner" }) { id } }', { o: org.id })).createMember;
-    const key = (await gql('mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "f", permissions: ["memory.write", "memory.read"], workspaceId: $w }) { key } }', { m: member.id, w: ws.id })).createAgentKey.key;
+    const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id }))
+      .createWorkspace;
+    const member = (
+      await gql('mutation($o: ID!) { createMember(input: { organizationId: $o, email: "f@x.io", role: "owner" }) { id } }', { o: org.id })
+    ).createMember;
+    const key = (
+      await gql(
+        'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "f", permissions: ["memory.write", "memory.read"], workspaceId: $w }) { key } }',
+        { m: member.id, w: ws.id },
+      )
+    ).createAgentKey.key;
 
     const acknowledged: string[] = [];
     const statuses = new Map<number, number>();
@@ -53,7 +85,12 @@ describe.skipIf(!BIN)('database restart under write load', () => {
       while (!stop) {
         const path = `load/${i++}`;
         const started = Date.now();
-        const res = await fetch(`${server!.url}/api/v1/workspaces/-/memory/note`, { method: 'PUT', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ path, body: 'x', kind: 'note', links: [], tags: [] }), signal: AbortSignal.timeout(20_000) });
+        const res = await fetch(`${server!.url}/api/v1/workspaces/-/memory/note`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ path, body: 'x', kind: 'note', links: [], tags: [] }),
+          signal: AbortSignal.timeout(20_000),
+        });
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         const body = await res.json();
         expect(Date.now() - started).toBeLessThan(20_000); // never hangs
@@ -87,11 +124,16 @@ describe.skipIf(!BIN)('database restart under write load', () => {
     await Promise.all(writers);
     expect(recoveredAfter).toBeGreaterThanOrEqual(0);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
-    const stored = new Set((await server.orm.em.fork().getConnection().execute('select path from memory_notes where workspace_id = ?', [ws.id])).map((r) => String(r.path)));
+    const stored = new Set(
+      (await server.orm.em.fork().getConnection().execute('select path from memory_notes where workspace_id = ?', [ws.id])).map((r) =>
+        String(r.path),
+      ),
+    );
     const lost = acknowledged.filter((p) => !stored.has(p));
-    console.log(`faults: ${i} writes sent, ${acknowledged.length} acknowledged, statuses ${JSON.stringify(Object.fromEntries(statuses))}, lost ${lost.length}, recovered ${recoveredAfter} ms after the database came back`);
+    console.log(
+      `faults: ${i} writes sent, ${acknowledged.length} acknowledged, statuses ${JSON.stringify(Object.fromEntries(statuses))}, lost ${lost.length}, recovered ${recoveredAfter} ms after the database came back`,
+    );
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
     expect(lost).toEqual([]);
   }, 120_000);
 });
-

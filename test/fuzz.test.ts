@@ -1,9 +1,11 @@
 import fc from 'fast-check';
+import { getNamedType, getNullableType, isListType, isNonNullType, type GraphQLInputType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../rest/routes.js';
-import type { Route } from '../rest/route.js';
+import { ROUTES } from '../rest/routes/index.js';
+import type { Route } from '../rest/routeDefinition.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant, type Tenant } from './support/factories.js';
+import { introspect, operationFor, rootFields, sampleValue } from './support/introspect.js';
 import { SAMPLE_BODIES } from './support/samples.js';
 
 // Walks every endpoint of the served contract with generated bad requests. Every answer must be a
@@ -26,12 +28,35 @@ afterAll(async () => {
 /** Row counts of the fuzzed workspace (other test files may write to a shared database meanwhile). */
 async function snapshot(): Promise<string> {
   const conn = app.server.orm.em.fork().getConnection();
-  const tables = ['audit_events', 'changelog_entries', 'memory_notes', 'articles', 'sections', 'proposals', 'uploads', 'content_gap_reports', 'api_specs', 'webhook_events', 'search_log'];
-  const counts = await Promise.all(tables.map(async (table) => `${table}=${(await conn.execute(`select count(*)::int as n from ${table} where workspace_id = ?`, [t.workspace.id]))[0].n}`));
+  const tables = [
+    'events',
+    'changelog_entries',
+    'memory_notes',
+    'articles',
+    'sections',
+    'proposals',
+    'uploads',
+    'content_gap_reports',
+    'api_specs',
+    'search_log',
+  ];
+  const counts = await Promise.all(
+    tables.map(
+      async (table) =>
+        `${table}=${(await conn.execute(`select count(*)::int as n from ${table} where workspace_id = ?`, [t.workspace.id]))[0].n}`,
+    ),
+  );
   return counts.join(' ');
 }
 
-const wrongValue = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }), fc.double());
+const wrongValue = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
+  fc.double(),
+);
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
 
 type Bad = { path?: string; query?: string; body?: unknown; raw?: string | Uint8Array; contentType?: string };
@@ -43,23 +68,43 @@ function badRequests(route: Route): fc.Arbitrary<Bad> {
   const fields = schema ? Object.keys(schema.properties) : [];
   const required = (schema?.required as string[] | undefined) ?? [];
   const options: fc.Arbitrary<Bad>[] = [
-    fc.constantFrom('..', '%2e%2e', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'x'.repeat(65), '%00', 'ä').map((ws) => ({ path: ws })),
-    fc.constantFrom('limit=-1', 'limit=abc', 'cursor=%ff%fe', 'unknown_param=1', 'limit=1e9', 'limit=1&limit=2').map((query) => ({ query })),
+    fc
+      .constantFrom('..', '%2e%2e', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'x'.repeat(65), '%00', 'ä')
+      .map((ws) => ({ path: ws })),
+    fc
+      .constantFrom('limit=-1', 'limit=abc', 'cursor=%ff%fe', 'unknown_param=1', 'limit=1e9', 'limit=1&limit=2')
+      .map((query) => ({ query })),
   ];
   if (schema && sample) {
     const typed = fields.filter((f) => (schema.properties[f] as { type?: unknown }).type !== undefined);
-    if (typed.length) options.push(fc.tuple(fc.constantFrom(...typed), wrongValue).filter(([f, v]) => !isValid(schema.properties[f], v)).map(([f, v]) => ({ body: { ...sample, [f]: v } })));
-    if (required.length) options.push(fc.constantFrom(...required).map((f) => ({ body: Object.fromEntries(Object.entries(sample).filter(([k]) => k !== f)) })));
-    options.push(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !fields.includes(k)).map((k) => ({ body: { ...sample, [k]: 1 } })));
-    options.push(fc.constantFrom<Bad>(
-      { raw: JSON.stringify({ ...sample, [fields[0]]: 'x'.repeat(1024 * 1024 + 1) }) },
-      { raw: deep(5000) },
-      { raw: new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) },
-      { raw: '{"unterminated": ' },
-      { raw: 'null' },
-      { raw: '[]' },
-      { raw: JSON.stringify(sample), contentType: 'text/plain' },
-    ));
+    if (typed.length)
+      options.push(
+        fc
+          .tuple(fc.constantFrom(...typed), wrongValue)
+          .filter(([f, v]) => !isValid(schema.properties[f], v))
+          .map(([f, v]) => ({ body: { ...sample, [f]: v } })),
+      );
+    if (required.length)
+      options.push(
+        fc.constantFrom(...required).map((f) => ({ body: Object.fromEntries(Object.entries(sample).filter(([k]) => k !== f)) })),
+      );
+    options.push(
+      fc
+        .string({ minLength: 1, maxLength: 12 })
+        .filter((k) => !fields.includes(k))
+        .map((k) => ({ body: { ...sample, [k]: 1 } })),
+    );
+    options.push(
+      fc.constantFrom<Bad>(
+        { raw: JSON.stringify({ ...sample, [fields[0]]: 'x'.repeat(1024 * 1024 + 1) }) },
+        { raw: deep(5000) },
+        { raw: new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) },
+        { raw: '{"unterminated": ' },
+        { raw: 'null' },
+        { raw: '[]' },
+        { raw: JSON.stringify(sample), contentType: 'text/plain' },
+      ),
+    );
   }
   return fc.oneof(...options);
 }
@@ -74,47 +119,191 @@ function isValid(schema: unknown, value: unknown): boolean {
 }
 
 describe('input fuzzing from the contract', () => {
-  it.each(ROUTES.filter((r) => !r.upload).map((r) => [r.name, r] as const))('%s: bad requests get 4xx envelopes and change nothing', async (_name, route) => {
-    const before = await snapshot();
-    await fc.assert(
-      fc.asyncProperty(badRequests(route), async (bad) => {
-        const path = route.path.replace('{workspace}', bad.path ?? '-').replace('{id}', '1').replace('{slug}', 'shared');
-        const base = route.query?.path ? 'path=fuzz/note' : route.query?.q ? 'q=x' : '';
-        const query = [base, bad.query].filter(Boolean).join('&');
-        const url = `/api/v1${path}${query ? `?${query}` : ''}`;
-        const body = bad.raw !== undefined ? undefined : (bad.body ?? (route.body ? SAMPLE_BODIES[route.name] : undefined));
-        const res = bad.raw !== undefined
-          ? await fetch(`${app.url}${url}`, { method: route.method, headers: { authorization: `Bearer ${t.key}`, 'content-type': bad.contentType ?? 'application/json' }, body: bad.raw as BodyInit })
-              .then(async (r) => ({ status: r.status, body: await r.json() }))
-          : await app.api(route.method, url, { key: t.key, body });
-        sent++;
-        const invalidInput = bad.path || bad.query || bad.body !== undefined || bad.raw !== undefined;
-        if (!invalidInput) return true;
-        expect(res.status, `${route.method} ${url} ${JSON.stringify(bad).slice(0, 200)}`).toBeGreaterThanOrEqual(400);
-        expect(res.status, `${route.method} ${url} ${JSON.stringify(bad).slice(0, 200)} → ${JSON.stringify(res.body).slice(0, 300)}`).toBeLessThan(500);
-        expect(res.body.error.status).toBe(res.status);
-        expect(JSON.stringify(res.body)).not.toMatch(/\bat .*\.(ts|js):\d+/);
-        return true;
-      }),
-      { numRuns: 12, seed: 4242 },
-    );
-    expect(await snapshot()).toBe(before);
-  }, 120_000);
+  it.each(ROUTES.filter((r) => !r.upload).map((r) => [r.name, r] as const))(
+    '%s: bad requests get 4xx envelopes and change nothing',
+    async (_name, route) => {
+      const before = await snapshot();
+      await fc.assert(
+        fc.asyncProperty(badRequests(route), async (bad) => {
+          const path = route.path
+            .replace('{workspace}', bad.path ?? '-')
+            .replace('{id}', '1')
+            .replace('{slug}', 'shared');
+          const base = route.query?.path ? 'path=fuzz/note' : route.query?.q ? 'q=x' : '';
+          const query = [base, bad.query].filter(Boolean).join('&');
+          const url = `/api/v1${path}${query ? `?${query}` : ''}`;
+          const body = bad.raw !== undefined ? undefined : (bad.body ?? (route.body ? SAMPLE_BODIES[route.name] : undefined));
+          const res =
+            bad.raw !== undefined
+              ? await fetch(`${app.url}${url}`, {
+                  method: route.method,
+                  headers: { authorization: `Bearer ${t.key}`, 'content-type': bad.contentType ?? 'application/json' },
+                  body: bad.raw as BodyInit,
+                }).then(async (r) => ({ status: r.status, body: await r.json() }))
+              : await app.api(route.method, url, { key: t.key, body });
+          sent++;
+          const invalidInput = bad.path || bad.query || bad.body !== undefined || bad.raw !== undefined;
+          if (!invalidInput) return true;
+          expect(res.status, `${route.method} ${url} ${JSON.stringify(bad).slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+          expect(
+            res.status,
+            `${route.method} ${url} ${JSON.stringify(bad).slice(0, 200)} → ${JSON.stringify(res.body).slice(0, 300)}`,
+          ).toBeLessThan(500);
+          expect(res.body.error.status).toBe(res.status);
+          expect(JSON.stringify(res.body)).not.toMatch(/\bat .*\.(ts|js):\d+/);
+          return true;
+        }),
+        { numRuns: 12, seed: 4242 },
+      );
+      expect(await snapshot()).toBe(before);
+    },
+    120_000,
+  );
 
   it('bad multipart uploads get 4xx and store nothing', async () => {
     const before = await snapshot();
     const bodies: [BodyInit, string][] = [
       ['not multipart', 'text/plain'],
-      ['--x\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nnot an image\r\n--x--\r\n', 'multipart/form-data; boundary=x'],
+      [
+        '--x\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\nnot an image\r\n--x--\r\n',
+        'multipart/form-data; boundary=x',
+      ],
       ['--x\r\nbroken', 'multipart/form-data; boundary=x'],
       ['', 'multipart/form-data; boundary=x'],
     ];
     for (const [body, type] of bodies) {
-      const res = await fetch(`${app.url}/api/v1/workspaces/-/uploads`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': type }, body });
+      const res = await fetch(`${app.url}/api/v1/workspaces/-/uploads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': type },
+        body,
+      });
       sent++;
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
     }
     expect(await snapshot()).toBe(before);
   });
+});
+
+const CODES = new Set([
+  'invalid_request',
+  'unauthorized',
+  'permission_denied',
+  'plan_required',
+  'two_factor_required',
+  'not_found',
+  'conflict',
+  'memory_quota_exceeded',
+  'precondition_failed',
+  'payload_too_large',
+  'rate_limited',
+  'GRAPHQL_VALIDATION_FAILED',
+  'GRAPHQL_PARSE_FAILED',
+  'BAD_USER_INPUT',
+]);
+
+/** Values of the wrong type for an input of this type (each is refused by coercion or by the contract). */
+function wrongValues(type: GraphQLInputType): unknown[] {
+  const named = getNamedType(type).name;
+  const out: unknown[] = [{ nested: { deep: [1, 2] } }];
+  if (isNonNullType(type)) out.push(null);
+  if (isListType(getNullableType(type)))
+    out.push(
+      'not a list',
+      Array.from({ length: 1001 }, () => 'x'),
+    );
+  else if (['String', 'ID'].includes(named)) out.push(12, 'x'.repeat(300_000));
+  else if (named === 'Int') out.push('seven', 2 ** 40, 1.5);
+  else if (named === 'Boolean') out.push('yes');
+  else if (named === 'DateTime') out.push('yesterday');
+  return out;
+}
+
+describe('GraphQL fuzzing from introspection', () => {
+  it('answers wrong types, nulls, over-long values, unknown arguments and bad workspaces of every root field with a coded 4xx, changing nothing', async () => {
+    const schema = await introspect(app, t.key);
+    const before = await snapshot();
+    const named = { workspace: '-', path: 'fuzz/note', slug: 'shared', q: 'x', section: 'docs', kind: 'note' };
+    const post = async (query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      sent++;
+      return { status: res.status, body: (await res.json()) as { errors?: { extensions?: { code?: string } }[] } };
+    };
+    let checked = 0;
+    for (const field of rootFields(schema)) {
+      const query = operationFor(schema, field);
+      const valid = Object.fromEntries(field.args.map((a) => [a.name, sampleValue(a.name, a.type, named)]));
+      const variants: Record<string, unknown>[] = [];
+      for (const arg of field.args) {
+        for (const wrong of wrongValues(arg.type)) variants.push({ ...valid, [arg.name]: wrong });
+        if (arg.name === 'workspace')
+          for (const ws of ['..', '%2e%2e', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'x'.repeat(65)])
+            variants.push({ ...valid, workspace: ws });
+      }
+      for (const variables of variants) {
+        const res = await post(query, variables);
+        const where = `${field.name} ${JSON.stringify(variables).slice(0, 200)}`;
+        expect(res.status, where).toBeLessThan(500);
+        expect(res.body.errors?.length, where).toBeGreaterThan(0);
+        expect(CODES.has(String(res.body.errors![0].extensions?.code)), `${where} → ${JSON.stringify(res.body.errors![0])}`).toBe(true);
+        checked++;
+      }
+      const unknownArg = await post(
+        query.replace(/\{ r: (\w+)/, '{ r: $1(colour: "red")').replace('(colour: "red")(', '(colour: "red", '),
+        valid,
+      );
+      expect(unknownArg.status, field.name).toBe(400);
+    }
+    expect(checked).toBeGreaterThan(200);
+    expect(await snapshot()).toBe(before);
+  }, 180_000);
+});
+
+describe('MCP fuzzing from tools/list', () => {
+  it('answers wrong types, unknown and missing arguments and bad workspaces of every tool with an envelope error, changing nothing', async () => {
+    const post = async (message: unknown) => {
+      const res = await fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(message),
+      });
+      sent++;
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const tools = (await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).body.result.tools as {
+      name: string;
+      inputSchema: { properties: Record<string, { type?: string | string[] }>; required?: string[] };
+    }[];
+    expect(tools.map((x) => x.name).sort()).toEqual(ROUTES.map((r) => r.name).sort());
+    const before = await snapshot();
+    for (const tool of tools) {
+      const valid: Record<string, unknown> = { ...(SAMPLE_BODIES[tool.name] ?? {}) };
+      if (tool.inputSchema.properties.path) valid.path = 'fuzz/note';
+      if (tool.inputSchema.properties.q) valid.q = 'x';
+      if (tool.inputSchema.properties.slug) valid.slug = 'shared';
+      if (tool.inputSchema.properties.id) valid.id = 1;
+      const variants: Record<string, unknown>[] = [{ ...valid, colour: 'red' }];
+      for (const required of tool.inputSchema.required ?? [])
+        variants.push(Object.fromEntries(Object.entries(valid).filter(([k]) => k !== required)));
+      for (const [arg, schema] of Object.entries(tool.inputSchema.properties)) {
+        const types = [schema.type].flat();
+        variants.push({ ...valid, [arg]: types.includes('string') ? { not: 'a string' } : 'not the right type' });
+      }
+      for (const ws of ['..', 'not-a-uuid', 'x'.repeat(65)]) variants.push({ ...valid, workspace: ws });
+      for (const args of variants) {
+        const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool.name, arguments: args } });
+        const where = `${tool.name} ${JSON.stringify(args).slice(0, 200)}`;
+        expect(res.status, where).toBe(200);
+        expect(res.body.result?.isError, `${where} → ${JSON.stringify(res.body).slice(0, 300)}`).toBe(true);
+        const envelopeError = res.body.result.structuredContent.error;
+        expect(envelopeError.status, where).toBeGreaterThanOrEqual(400);
+        expect(envelopeError.status, where).toBeLessThan(500);
+      }
+    }
+    expect(await snapshot()).toBe(before);
+  }, 180_000);
 });

@@ -7,14 +7,27 @@ import { tenant } from './support/factories.js';
 const lines: string[] = [];
 let app: TestApp;
 beforeAll(async () => {
-  const sink = new Writable({ write(chunk, _e, done) { lines.push(chunk.toString()); done(); } });
-  app = await startTestApp({ logger: pino({ level: 'debug', redact: ['req.headers.authorization', '*.authorization', '*.key'] }, sink), corsOrigins: ['https://dash.example.com'] });
+  const sink = new Writable({
+    write(chunk, _e, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  app = await startTestApp({
+    logger: pino({ level: 'debug', redact: ['req.headers.authorization', '*.authorization', '*.key'] }, sink),
+    corsOrigins: ['https://dash.example.com'],
+  });
 });
 afterAll(async () => app?.close());
 
 describe('health', () => {
   it('answers /healthz and /readyz', async () => {
-    expect(await (await fetch(`${app.url}/healthz`)).json()).toEqual({ status: 'ok', uptimeSeconds: expect.any(Number), rssBytes: expect.any(Number), heapUsedBytes: expect.any(Number) });
+    expect(await (await fetch(`${app.url}/healthz`)).json()).toEqual({
+      status: 'ok',
+      uptimeSeconds: expect.any(Number),
+      rssBytes: expect.any(Number),
+      heapUsedBytes: expect.any(Number),
+    });
     const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', database: 'ok', migrations: 'applied' });
@@ -32,15 +45,22 @@ describe('HTTP limits and headers', () => {
 
   it('refuses an over-long URL with 414 and oversized headers with 431', async () => {
     const t = await tenant(app);
-    const long = await fetch(`${app.url}/api/v1/workspaces/-/memory/note?path=${'a'.repeat(9000)}`, { headers: { authorization: `Bearer ${t.key}` } });
+    const long = await fetch(`${app.url}/api/v1/workspaces/-/memory/note?path=${'a'.repeat(9000)}`, {
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     expect(long.status).toBe(414);
     expect((await long.json()).error.status).toBe(414);
-    const big = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${t.key}`, 'x-junk': 'x'.repeat(20_000) } }).catch(() => null);
+    const big = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, {
+      headers: { authorization: `Bearer ${t.key}`, 'x-junk': 'x'.repeat(20_000) },
+    }).catch(() => null);
     expect(big === null || big.status === 431).toBe(true);
   });
 
   it('allows CORS only for configured origins on the API, any origin on public documents', async () => {
-    const allowed = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, { method: 'OPTIONS', headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'GET' } });
+    const allowed = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'GET' },
+    });
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://dash.example.com');
     const other = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { origin: 'https://evil.example.com' } });
@@ -52,7 +72,11 @@ describe('HTTP limits and headers', () => {
   it('never logs keys or Authorization headers', async () => {
     const t = await tenant(app);
     await fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${t.key}` } });
-    await fetch(`${app.url}/api/v1/workspaces/-/memory/note`, { method: 'PUT', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: '{"broken' });
+    await fetch(`${app.url}/api/v1/workspaces/-/memory/note`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: '{"broken',
+    });
     const all = lines.join('');
     expect(all).not.toContain(t.key);
     expect(all).not.toContain(app.adminToken);
@@ -67,7 +91,11 @@ describe('GraphQL limits', () => {
     const aliases = `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: sections(workspace: "-") { key }`).join(' ')} }`;
     const a = await app.gql(aliases, {}, null);
     expect(a.errors?.[0].message).toMatch(/alias/i);
-    const batch = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]) });
+    const batch = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]),
+    });
     expect(batch.status).toBe(400);
     const intro = await app.gql('{ __schema { queryType { name } } }', {}, null);
     expect(intro.data.__schema.queryType.name).toBe('Query');

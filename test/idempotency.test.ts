@@ -29,7 +29,11 @@ describe('Idempotency-Key', () => {
 
   it('runs concurrent retries at most once', async () => {
     const t = await tenant(app);
-    const results = await Promise.all(Array.from({ length: 8 }, () => app.api('POST', `${W}/changelog`, { key: t.key, headers: { 'idempotency-key': 'burst' }, body: entry('Burst') })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        app.api('POST', `${W}/changelog`, { key: t.key, headers: { 'idempotency-key': 'burst' }, body: entry('Burst') }),
+      ),
+    );
     expect(results.filter((r) => r.status === 201).length).toBeGreaterThanOrEqual(1);
     expect(results.every((r) => r.status === 201 || (r.status === 409 && r.body.error.code === 'conflict'))).toBe(true);
     expect((await app.api('GET', `${W}/changelog?drafts=true`, { key: t.key })).body).toHaveLength(1);
@@ -44,17 +48,28 @@ describe('Idempotency-Key', () => {
     expect(reused.body.error.message).toMatch(/different request/);
     const elsewhere = await app.api('POST', `${W}/changelog`, { key: other.key, headers: { 'idempotency-key': 'k1' }, body: entry('B') });
     expect(elsewhere.status).toBe(201);
-    expect((await app.api('POST', `${W}/changelog`, { key: t.key, headers: { 'idempotency-key': 'x'.repeat(256) }, body: entry() })).status).toBe(400);
+    expect(
+      (await app.api('POST', `${W}/changelog`, { key: t.key, headers: { 'idempotency-key': 'x'.repeat(256) }, body: entry() })).status,
+    ).toBe(400);
   });
 
   it('replays error answers too, but not a 409, and covers PUT, PATCH and DELETE', async () => {
     const t = await tenant(app);
     const bad = await app.api('PATCH', `${W}/changelog/999999`, { key: t.key, headers: { 'idempotency-key': 'p1' }, body: { title: 'x' } });
     expect(bad.status).toBe(404);
-    const badAgain = await app.api('PATCH', `${W}/changelog/999999`, { key: t.key, headers: { 'idempotency-key': 'p1' }, body: { title: 'x' } });
+    const badAgain = await app.api('PATCH', `${W}/changelog/999999`, {
+      key: t.key,
+      headers: { 'idempotency-key': 'p1' },
+      body: { title: 'x' },
+    });
     expect(badAgain.status).toBe(404);
     expect(badAgain.headers.get('idempotent-replayed')).toBe('true');
-    const put = () => app.api('PUT', `${W}/memory/note`, { key: t.key, headers: { 'idempotency-key': 'n1' }, body: { path: 'n', body: 'b', kind: 'note', links: [], tags: [] } });
+    const put = () =>
+      app.api('PUT', `${W}/memory/note`, {
+        key: t.key,
+        headers: { 'idempotency-key': 'n1' },
+        body: { path: 'n', body: 'b', kind: 'note', links: [], tags: [] },
+      });
     const p1 = await put();
     const p2 = await put();
     expect(p2.body).toEqual(p1.body);

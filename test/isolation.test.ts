@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../rest/routes.js';
+import { ROUTES } from '../rest/routes/index.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createWorkspace, tenant, type Tenant } from './support/factories.js';
 import { png } from './support/images.js';
 import { SAMPLE_BODIES } from './support/samples.js';
+import { deepSelection, introspect, operationFor, rootFields, sampleValue } from './support/introspect.js';
 
 let app: TestApp;
 let a: Tenant;
@@ -17,8 +18,20 @@ beforeAll(async () => {
   const W = '/api/v1/workspaces/-';
   await app.api('POST', `${W}/sections`, { key: b.key, body: { label: 'Docs', key: 'docs' } });
   await app.api('POST', `${W}/articles`, { key: b.key, body: { title: 'Shared', section: 'docs', markdown: 'secret' } });
-  await app.api('PUT', `${W}/openapi`, { key: b.key, body: { spec: { openapi: '3.0.3', info: { title: 'B', version: '1' }, paths: { '/x': { get: { operationId: 'bOp', responses: { 200: { description: 'ok' } } } } } } } });
-  const entry = await app.api('POST', `${W}/changelog`, { key: b.key, body: { title: 'B only', markdown: 'x', status: 'draft', tags: [], published_at: null } });
+  await app.api('PUT', `${W}/openapi`, {
+    key: b.key,
+    body: {
+      spec: {
+        openapi: '3.0.3',
+        info: { title: 'B', version: '1' },
+        paths: { '/x': { get: { operationId: 'bOp', responses: { 200: { description: 'ok' } } } } },
+      },
+    },
+  });
+  const entry = await app.api('POST', `${W}/changelog`, {
+    key: b.key,
+    body: { title: 'B only', markdown: 'x', status: 'draft', tags: [], published_at: null },
+  });
   await app.api('PUT', `${W}/memory/note`, { key: b.key, body: { path: 'b/secret', body: 'x', kind: 'note', links: [], tags: [] } });
   bIds = { changelog: entry.body.id, slug: 'shared', page: 'b-op' };
   // A has a section "docs" too, so bodies that name a section are valid in A's workspace.
@@ -27,7 +40,10 @@ beforeAll(async () => {
 afterAll(async () => app?.close());
 
 function pathFor(route: (typeof ROUTES)[number], workspace: string, ids: { id: number; slug: string }) {
-  return route.path.replace('{workspace}', workspace).replace('{id}', String(ids.id)).replace('{slug}', route.path.includes('/openapi/pages/') ? ids.slug : ids.slug);
+  return route.path
+    .replace('{workspace}', workspace)
+    .replace('{id}', String(ids.id))
+    .replace('{slug}', route.path.includes('/openapi/pages/') ? ids.slug : ids.slug);
 }
 
 async function call(route: (typeof ROUTES)[number], key: string, path: string) {
@@ -42,17 +58,23 @@ async function call(route: (typeof ROUTES)[number], key: string, path: string) {
 }
 
 describe('tenant isolation sweep', () => {
-  it.each(ROUTES.map((r) => [r.name, r] as const))('%s: another organization\'s workspace is a 404 identical to a nonexistent one', async (_name, route) => {
-    const ids = { id: bIds.changelog, slug: route.path.includes('/openapi/pages/') ? bIds.page : bIds.slug };
-    const foreign = await call(route, a.key, pathFor(route, b.workspace.id, ids));
-    const missing = await call(route, a.key, pathFor(route, '00000000-0000-4000-8000-000000000000', ids));
-    expect(foreign.status).toBe(404);
-    expect(foreign.body).toEqual(missing.body);
-  });
+  it.each(ROUTES.map((r) => [r.name, r] as const))(
+    "%s: another organization's workspace is a 404 identical to a nonexistent one",
+    async (_name, route) => {
+      const ids = { id: bIds.changelog, slug: route.path.includes('/openapi/pages/') ? bIds.page : bIds.slug };
+      const foreign = await call(route, a.key, pathFor(route, b.workspace.id, ids));
+      const missing = await call(route, a.key, pathFor(route, '00000000-0000-4000-8000-000000000000', ids));
+      expect(foreign.status).toBe(404);
+      expect(foreign.body).toEqual(missing.body);
+    },
+  );
 
   it('a workspace-bound key aimed at a sibling workspace gets the same 404 on every endpoint', async () => {
     const sibling = await createWorkspace(app, b.org.id);
-    const bound = await createKey(app, b.member.id, { permissions: ['article.read', 'changelog.read', 'memory.read', 'search.read', 'openapi.read', 'proposal.read'], workspaceId: b.workspace.id });
+    const bound = await createKey(app, b.member.id, {
+      permissions: ['article.read', 'changelog.read', 'memory.read', 'search.read', 'openapi.read', 'proposal.read'],
+      workspaceId: b.workspace.id,
+    });
     for (const route of ROUTES) {
       const res = await call(route, bound.key, pathFor(route, sibling.id, { id: 1, slug: 'x' }));
       expect(res.status, route.name).toBe(404);
@@ -60,7 +82,7 @@ describe('tenant isolation sweep', () => {
     }
   });
 
-  it('B\'s object ids in A\'s own workspace are 404s identical to nonexistent ids', async () => {
+  it("B's object ids in A's own workspace are 404s identical to nonexistent ids", async () => {
     const W = `/api/v1/workspaces/${a.workspace.id}`;
     const pairs: [string, string, string][] = [
       ['PATCH', `${W}/changelog/${bIds.changelog}`, `${W}/changelog/2147483646`],
@@ -78,5 +100,56 @@ describe('tenant isolation sweep', () => {
     }
     const search = await app.api('GET', `${W}/search?q=secret`, { key: a.key });
     expect(search.body).toEqual([]);
+  });
+});
+
+describe('tenant isolation over GraphQL and MCP', () => {
+  const NOWHERE = '00000000-0000-4000-8000-000000000000';
+
+  it("every root field taking a workspace answers another organization's workspace exactly like a nonexistent one", async () => {
+    const schema = await introspect(app, a.key);
+    let compared = 0;
+    for (const field of rootFields(schema)) {
+      const workspaceArg = field.args.find((x) => x.name === 'workspace' || x.name === 'workspaceId');
+      if (!workspaceArg) continue;
+      const named = { path: 'b/secret', slug: bIds.slug, q: 'secret', section: 'docs' };
+      const variables = (ws: string) => ({
+        ...Object.fromEntries(field.args.map((x) => [x.name, sampleValue(x.name, x.type, named)])),
+        [workspaceArg.name]: ws,
+      });
+      const query = operationFor(schema, field, deepSelection(field.type));
+      const foreign = await app.gql(query, variables(b.workspace.id), a.key);
+      const missing = await app.gql(query, variables(NOWHERE), a.key);
+      expect(foreign.errors?.length, field.name).toBeGreaterThan(0);
+      expect(['not_found', 'permission_denied'], field.name).toContain(foreign.errors![0].extensions.code);
+      expect(foreign.errors![0].extensions, field.name).toEqual(missing.errors![0].extensions);
+      expect(foreign.errors![0].message, field.name).toBe(missing.errors![0].message);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(25);
+  });
+
+  it("every MCP tool answers another organization's workspace exactly like a nonexistent one", async () => {
+    const post = async (args: Record<string, unknown>, name: string) => {
+      const res = await fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      return ((await res.json()) as any).result;
+    };
+    for (const route of ROUTES) {
+      const args: Record<string, unknown> = { ...(SAMPLE_BODIES[route.name] ?? {}) };
+      if (route.path.includes('{slug}')) args.slug = route.path.includes('/openapi/pages/') ? bIds.page : bIds.slug;
+      if (route.path.includes('{id}')) args.id = bIds.changelog;
+      if (route.query?.q) args.q = 'secret';
+      if (route.query?.path) args.path = 'b/secret';
+      if (route.upload) args.file = png(1, 1).toString('base64');
+      const foreign = await post({ ...args, workspace: b.workspace.id }, route.name);
+      const missing = await post({ ...args, workspace: NOWHERE }, route.name);
+      expect(foreign.isError, route.name).toBe(true);
+      expect(foreign.structuredContent.error.code, route.name).toBe('not_found');
+      expect(foreign.structuredContent, route.name).toEqual(missing.structuredContent);
+    }
   });
 });

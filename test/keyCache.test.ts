@@ -64,13 +64,21 @@ describe.skipIf(!multiProcess)('key cache across processes (PostgreSQL)', () => 
     const db = app.server.orm.em.fork().getConnection();
     expect((await call(other.url, t.key)).status).toBe(200);
     // Cut every process's listening connection, then revoke behind the service's back (no notification).
-    const cut = await db.execute(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and pid <> pg_backend_pid()`, [LISTENER_APPLICATION_NAME]);
+    const cut = await db.execute(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and pid <> pg_backend_pid()`,
+      [LISTENER_APPLICATION_NAME],
+    );
     expect(cut.length).toBeGreaterThanOrEqual(2);
     await new Promise((r) => setTimeout(r, 200));
     await db.execute('update agent_keys set revoked_at = now() where id = ?', [t.keyId]);
     expect(await call(other.url, t.key)).toEqual({ status: 401, code: 'unauthorized' });
     // The listeners come back by themselves (after about a second) and announce nothing missed.
-    await until(async () => (await db.execute('select count(*)::int as n from pg_stat_activity where application_name = ?', [LISTENER_APPLICATION_NAME]))[0].n >= 2, true);
+    await until(
+      async () =>
+        (await db.execute('select count(*)::int as n from pg_stat_activity where application_name = ?', [LISTENER_APPLICATION_NAME]))[0]
+          .n >= 2,
+      true,
+    );
     const fresh = await tenant(app);
     expect((await call(other.url, fresh.key)).status).toBe(200);
     await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: fresh.keyId });

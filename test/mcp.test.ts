@@ -2,22 +2,29 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../rest/routes.js';
+import { ROUTES } from '../rest/routes/index.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { createKey, tenant, type Tenant } from './support/factories.js';
+import { createKey, tenant } from './support/factories.js';
 import { png } from './support/images.js';
 import { startReceiver } from './support/receiver.js';
 
 let app: TestApp;
 beforeAll(async () => {
   // Same retry schedule as the webhook tests: on a shared database either dispatcher may deliver their events.
-  app = await startTestApp({ outboundAllowLoopback: true, webhookDispatcher: true, webhookRetryScheduleMs: [150, 300], embeddingWorker: false });
+  app = await startTestApp({
+    outboundAllowLoopback: true,
+    webhookDispatcher: true,
+    webhookRetryScheduleMs: [150, 300],
+    embeddingWorker: false,
+  });
 });
 afterAll(async () => app?.close());
 
 async function connect(key: string) {
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
   return client;
 }
 
@@ -30,19 +37,26 @@ describe('MCP server (POST /mcp)', () => {
     const client = await connect(t.key);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(ROUTES.map((r) => r.name).sort());
-    const paths = new Set(Object.entries((app.server.openapi as any).paths).flatMap(([p, ops]: [string, any]) => Object.values(ops).map((op: any) => `${op.operationId} ${p}`)));
+    const paths = new Set(
+      Object.entries((app.server.openapi as any).paths).flatMap(([p, ops]: [string, any]) =>
+        Object.values(ops).map((op: any) => `${op.operationId} ${p}`),
+      ),
+    );
     for (const route of ROUTES) expect(paths.has(`${route.name} ${route.path}`)).toBe(true);
     const put = tools.find((tool) => tool.name === 'memory_put_note')!;
     expect(put.inputSchema.required?.sort()).toEqual(['body', 'kind', 'links', 'path', 'tags']);
     expect(put.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
     expect(tools.find((tool) => tool.name === 'search')!.annotations).toMatchObject({ readOnlyHint: true });
-    expect(tools.find((tool) => tool.name === 'changelog_create')!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    expect(tools.find((tool) => tool.name === 'changelog_create')!.annotations).toMatchObject({
+      readOnlyHint: false,
+      idempotentHint: false,
+    });
     expect(client.getInstructions()).toMatch(/memory notes/i);
     expect(client.getInstructions()).toMatch(/content_gaps_report/);
     await client.close();
   });
 
-  it('lists only the tools the key\'s effective permissions allow', async () => {
+  it("lists only the tools the key's effective permissions allow", async () => {
     const t = await tenant(app, { role: 'viewer', permissions: ['memory.read', 'memory.write', 'search.read'] });
     const client = await connect(t.key);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
@@ -54,20 +68,33 @@ describe('MCP server (POST /mcp)', () => {
     const receiver = await startReceiver();
     try {
       const t = await tenant(app);
-      const hook = (await app.gql('mutation($o: ID!, $u: String!) { createWebhook(input: { organizationId: $o, url: $u, events: ["memory.*"] }) { secret } }', { o: t.org.id, u: receiver.url })).data.createWebhook;
+      const hook = (
+        await app.gql(
+          'mutation($o: ID!, $u: String!) { createWebhook(input: { organizationId: $o, url: $u, events: ["memory.*"] }) { secret } }',
+          { o: t.org.id, u: receiver.url },
+        )
+      ).data.createWebhook;
       const client = await connect(t.key);
-      const put = await client.callTool({ name: 'memory_put_note', arguments: { path: 'agents/notes', body: 'Remember this.', kind: 'note', links: [], tags: ['mcp'] } });
+      const put = await client.callTool({
+        name: 'memory_put_note',
+        arguments: { path: 'agents/notes', body: 'Remember this.', kind: 'note', links: [], tags: ['mcp'] },
+      });
       expect(put.isError).toBeFalsy();
       expect(put.structuredContent).toMatchObject({ path: 'agents/notes', workspaceId: t.workspace.id, tags: ['mcp'] });
       const read = await client.callTool({ name: 'memory_get_note', arguments: { path: 'agents/notes' } });
       expect(text(read)).toMatchObject({ body: 'Remember this.' });
       const list = await client.callTool({ name: 'memory_list_notes', arguments: { limit: 1 } });
       expect(list.structuredContent).toEqual({ items: [expect.objectContaining({ path: 'agents/notes' })], nextCursor: null });
-      const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w, limit: 1) { action agentKeyId targetId } }', { w: t.workspace.id });
+      const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w, limit: 1) { action agentKeyId targetId } }', {
+        w: t.workspace.id,
+      });
       expect(events.data.auditEvents[0]).toEqual({ action: 'memory.note.created', agentKeyId: t.keyId, targetId: 'agents/notes' });
       const [req] = await receiver.waitFor(1);
       expect((new Webhook(hook.secret).verify(req.body, req.headers as Record<string, string>) as any).type).toBe('memory.note.created');
-      const upload = await client.callTool({ name: 'uploads_create', arguments: { file: png(2, 2).toString('base64'), filename: 'a.png' } });
+      const upload = await client.callTool({
+        name: 'uploads_create',
+        arguments: { file: png(2, 2).toString('base64'), filename: 'a.png' },
+      });
       expect(upload.structuredContent).toMatchObject({ contentType: 'image/png', width: 2 });
       await client.close();
     } finally {
@@ -79,7 +106,10 @@ describe('MCP server (POST /mcp)', () => {
     const t = await tenant(app, { plan: 'free' });
     const reader = await createKey(app, t.member.id, { permissions: ['memory.read', 'changelog.read'], workspaceId: t.workspace.id });
     const client = await connect(reader.key);
-    const denied = await client.callTool({ name: 'memory_put_note', arguments: { path: 'x', body: 'y', kind: 'note', links: [], tags: [] } });
+    const denied = await client.callTool({
+      name: 'memory_put_note',
+      arguments: { path: 'x', body: 'y', kind: 'note', links: [], tags: [] },
+    });
     expect(denied.isError).toBe(true);
     expect(text(denied).error).toMatchObject({ code: 'permission_denied', status: 403 });
     expect((denied.content as any)[0].text).toMatch(/^permission_denied: /);
@@ -93,9 +123,16 @@ describe('MCP server (POST /mcp)', () => {
 
     const writer = await connect(t.key);
     for (let i = 0; i < 200; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => writer.callTool({ name: 'memory_put_note', arguments: { path: `q/${i + j}`, body: 'b', kind: 'note', links: [], tags: [] } })));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          writer.callTool({ name: 'memory_put_note', arguments: { path: `q/${i + j}`, body: 'b', kind: 'note', links: [], tags: [] } }),
+        ),
+      );
     }
-    const over = await writer.callTool({ name: 'memory_put_note', arguments: { path: 'q/over', body: 'b', kind: 'note', links: [], tags: [] } });
+    const over = await writer.callTool({
+      name: 'memory_put_note',
+      arguments: { path: 'q/over', body: 'b', kind: 'note', links: [], tags: [] },
+    });
     expect(text(over).error).toMatchObject({ code: 'memory_quota_exceeded', status: 409, details: { limit: 200 } });
     await writer.close();
   }, 60_000);
@@ -108,7 +145,11 @@ describe('MCP server (POST /mcp)', () => {
     const ok = await client.callTool({ name: 'changelog_list', arguments: { workspace: t.workspace.id } });
     expect(ok.isError).toBeFalsy();
     await client.close();
-    const anonymous = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const anonymous = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });

@@ -9,7 +9,14 @@ beforeAll(async () => {
 afterAll(async () => app?.close());
 
 const NOTE = '/api/v1/workspaces/-/memory/note';
-const note = (path: string, over: Record<string, unknown> = {}) => ({ path, body: `Body of ${path}`, kind: 'note', links: [], tags: [], ...over });
+const note = (path: string, over: Record<string, unknown> = {}) => ({
+  path,
+  body: `Body of ${path}`,
+  kind: 'note',
+  links: [],
+  tags: [],
+  ...over,
+});
 
 async function put(t: Tenant, path: string, over: Record<string, unknown> = {}) {
   return app.api('PUT', NOTE, { key: t.key, body: note(path, over) });
@@ -24,9 +31,15 @@ async function seed(t: Tenant, count: number, prefix = 'n') {
   for (let i = 0; i < count; i += 25) {
     await Promise.all(
       Array.from({ length: Math.min(25, count - i) }, (_, j) =>
-        app.gql('mutation($input: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $input) { id } }', { input: note(`${prefix}/${i + j}`) }, t.key).then((r) => {
-          if (r.errors) throw new Error(JSON.stringify(r.errors));
-        }),
+        app
+          .gql(
+            'mutation($input: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $input) { id } }',
+            { input: note(`${prefix}/${i + j}`) },
+            t.key,
+          )
+          .then((r) => {
+            if (r.errors) throw new Error(JSON.stringify(r.errors));
+          }),
       ),
     );
   }
@@ -37,15 +50,35 @@ describe('PUT /memory/note (7)', () => {
     const t = await tenant(app);
     const created = await put(t, 'runbooks/deploy', { tags: ['ops', 'say "hi"', 'back\\slash, {braces}'], links: ['/runbooks/rollback/'] });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ workspaceId: t.workspace.id, path: 'runbooks/deploy', kind: 'note', tags: ['ops', 'say "hi"', 'back\\slash, {braces}'], links: ['runbooks/rollback'] });
-    expect(Object.keys(created.body).sort()).toEqual(['accessedAt', 'body', 'createdAt', 'id', 'kind', 'links', 'path', 'tags', 'updatedAt', 'workspaceId']);
+    expect(created.body).toMatchObject({
+      workspaceId: t.workspace.id,
+      path: 'runbooks/deploy',
+      kind: 'note',
+      tags: ['ops', 'say "hi"', 'back\\slash, {braces}'],
+      links: ['runbooks/rollback'],
+    });
+    expect(Object.keys(created.body).sort()).toEqual([
+      'accessedAt',
+      'body',
+      'createdAt',
+      'id',
+      'kind',
+      'links',
+      'path',
+      'tags',
+      'updatedAt',
+      'workspaceId',
+    ]);
     await new Promise((r) => setTimeout(r, 10));
     const updated = await put(t, '/runbooks/deploy', { body: 'v2', kind: 'runbook' });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ id: created.body.id, createdAt: created.body.createdAt, body: 'v2', kind: 'runbook' });
     expect(new Date(updated.body.updatedAt).getTime()).toBeGreaterThan(new Date(created.body.updatedAt).getTime());
     const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w, limit: 2) { action targetId } }', { w: t.workspace.id });
-    expect(events.data.auditEvents).toEqual([{ action: 'memory.note.updated', targetId: 'runbooks/deploy' }, { action: 'memory.note.created', targetId: 'runbooks/deploy' }]);
+    expect(events.data.auditEvents).toEqual([
+      { action: 'memory.note.updated', targetId: 'runbooks/deploy' },
+      { action: 'memory.note.created', targetId: 'runbooks/deploy' },
+    ]);
   });
 
   it('accepts a 16,384-byte body and refuses 16,385 bytes, counting UTF-8 bytes', async () => {
@@ -125,7 +158,11 @@ describe('quota (rule 2)', () => {
     await seed(t, 200);
     const over = await put(t, 'one-too-many');
     expect(over.status).toBe(409);
-    expect(over.body.error).toMatchObject({ code: 'memory_quota_exceeded', status: 409, details: { limit: 200, usage: 200, plan: 'free' } });
+    expect(over.body.error).toMatchObject({
+      code: 'memory_quota_exceeded',
+      status: 409,
+      details: { limit: 200, usage: 200, plan: 'free' },
+    });
     expect((await put(t, 'n/7', { body: 'updated at quota' })).status).toBe(200);
     expect((await app.api('DELETE', `${NOTE}?path=n/3`, { key: t.key })).status).toBe(200);
     expect((await put(t, 'one-too-many')).status).toBe(200);
@@ -173,7 +210,7 @@ describe('GET /memory/note (6) and DELETE (8)', () => {
     expect((await get(t, 'tmp/x')).status).toBe(404);
   });
 
-  it('answers another workspace\'s note with 404', async () => {
+  it("answers another workspace's note with 404", async () => {
     const a = await tenant(app);
     const b = await tenant(app);
     await put(b, 'secret/plan');
@@ -195,8 +232,16 @@ describe('GET /memory (5): the index', () => {
     const all = await app.api('GET', '/api/v1/workspaces/-/memory', { key: t.key });
     expect(all.status).toBe(200);
     expect(all.body.map((e: { path: string }) => e.path)).toEqual(['ops', 'ops/deploy', 'ops/rollback', 'opsx/other', 'people/ana']);
-    expect(all.body[4]).toEqual({ path: 'people/ana', kind: 'note', tags: [], size: 2, updatedAt: expect.any(String), accessedAt: expect.any(String) });
-    const q = (s: string) => app.api('GET', `/api/v1/workspaces/-/memory?${s}`, { key: t.key }).then((r) => r.body.map((e: { path: string }) => e.path));
+    expect(all.body[4]).toEqual({
+      path: 'people/ana',
+      kind: 'note',
+      tags: [],
+      size: 2,
+      updatedAt: expect.any(String),
+      accessedAt: expect.any(String),
+    });
+    const q = (s: string) =>
+      app.api('GET', `/api/v1/workspaces/-/memory?${s}`, { key: t.key }).then((r) => r.body.map((e: { path: string }) => e.path));
     expect(await q('prefix=ops')).toEqual(['ops', 'ops/deploy', 'ops/rollback']);
     expect(await q('prefix=/ops/')).toEqual(['ops', 'ops/deploy', 'ops/rollback']);
     expect(await q('tag=ops')).toEqual(['ops/deploy', 'ops/rollback', 'opsx/other']);
@@ -229,7 +274,7 @@ describe('GET /memory/search (9)', () => {
     expect((await search('nothing-like-this')).body).toEqual([]);
   });
 
-  it('paginates and never shows another workspace\'s notes', async () => {
+  it("paginates and never shows another workspace's notes", async () => {
     const t = await tenant(app);
     const other = await tenant(app);
     await put(other, 'theirs/alpha', { body: 'alpha' });
@@ -258,7 +303,7 @@ describe('GET /memory/search (9)', () => {
 });
 
 describe('GraphQL memory', () => {
-  it('shows backlinks: notes whose links contain the note\'s path', async () => {
+  it("shows backlinks: notes whose links contain the note's path", async () => {
     const t = await tenant(app);
     await put(t, 'hub');
     await put(t, 'spoke/1', { links: ['hub'] });

@@ -73,7 +73,9 @@ describe(`memory quota under concurrency (${multiProcess ? '2 service processes 
     const [a, b] = bases();
     // Created from both processes under the unlimited plan, which keeps no count.
     for (let i = 0; i < 204; i += 51) {
-      await Promise.all(Array.from({ length: 51 }, (_, j) => putNote(j % 2 ? a : b, t, `big/${i + j}`).then((r) => expect(r.status).toBe(200))));
+      await Promise.all(
+        Array.from({ length: 51 }, (_, j) => putNote(j % 2 ? a : b, t, `big/${i + j}`).then((r) => expect(r.status).toBe(200))),
+      );
     }
     expect((await stored(t)).notes).toBe(204);
     await app.gql('mutation($id: ID!) { updateOrganization(id: $id, input: { plan: "free" }) { plan } }', { id: t.org.id });
@@ -84,7 +86,10 @@ describe(`memory quota under concurrency (${multiProcess ? '2 service processes 
     expect(over.body.error.details).toMatchObject({ limit: 200, usage: 204, plan: 'free' });
     expect((await putNote(a, t, 'big/7')).status).toBe(200);
     for (let i = 0; i < 5; i++) {
-      const del = await fetch(`${a}/api/v1/workspaces/-/memory/note?path=big/${i}`, { method: 'DELETE', headers: { authorization: `Bearer ${t.key}` } });
+      const del = await fetch(`${a}/api/v1/workspaces/-/memory/note?path=big/${i}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${t.key}` },
+      });
       expect(del.status).toBe(200);
     }
     expect((await putNote(b, t, 'big/new')).status).toBe(200);

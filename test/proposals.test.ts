@@ -13,21 +13,39 @@ const W = '/api/v1/workspaces/-';
 async function setup(): Promise<Tenant> {
   const t = await tenant(app);
   expect((await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } })).status).toBe(201);
-  expect((await app.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Install', section: 'docs', markdown: 'v1 text' } })).status).toBe(201);
+  expect(
+    (await app.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Install', section: 'docs', markdown: 'v1 text' } })).status,
+  ).toBe(201);
   return t;
 }
 
 const propose = (key: string, body: Record<string, unknown>) => app.api('POST', `${W}/proposals`, { key, body });
-const approve = (key: string, id: number) => app.gql('mutation($id: Int!) { approveProposal(workspace: "-", id: $id) { id status articleSlug reviewedBy reviewedAt } }', { id }, key);
+const approve = (key: string, id: number) =>
+  app.gql('mutation($id: Int!) { approveProposal(workspace: "-", id: $id) { id status articleSlug reviewedBy reviewedAt } }', { id }, key);
 
 describe('proposals (16, 17)', () => {
-  it('stores edits and new drafts as open proposals; GET lists only the caller key\'s', async () => {
+  it("stores edits and new drafts as open proposals; GET lists only the caller key's", async () => {
     const t = await setup();
-    const agentA = await createKey(app, t.member.id, { permissions: ['proposal.create', 'proposal.read', 'article.read'], workspaceId: t.workspace.id });
-    const agentB = await createKey(app, t.member.id, { permissions: ['proposal.create', 'proposal.read', 'article.read'], workspaceId: t.workspace.id });
+    const agentA = await createKey(app, t.member.id, {
+      permissions: ['proposal.create', 'proposal.read', 'article.read'],
+      workspaceId: t.workspace.id,
+    });
+    const agentB = await createKey(app, t.member.id, {
+      permissions: ['proposal.create', 'proposal.read', 'article.read'],
+      workspaceId: t.workspace.id,
+    });
     const edit = await propose(agentA.key, { article: 'install', markdown: 'v2 text', summary: 'Fix the steps' });
     expect(edit.status).toBe(201);
-    expect(edit.body).toMatchObject({ kind: 'edit', status: 'open', articleSlug: 'install', baseVersion: 1, markdown: 'v2 text', title: null, summary: 'Fix the steps', reviewedAt: null });
+    expect(edit.body).toMatchObject({
+      kind: 'edit',
+      status: 'open',
+      articleSlug: 'install',
+      baseVersion: 1,
+      markdown: 'v2 text',
+      title: null,
+      summary: 'Fix the steps',
+      reviewedAt: null,
+    });
     const draft = await propose(agentA.key, { section: 'docs', title: 'FAQ', markdown: 'Q & A', summary: 'New FAQ page' });
     expect(draft.body).toMatchObject({ kind: 'new', status: 'open', section: 'docs', articleSlug: null });
     await propose(agentB.key, { article: 'install', title: 'Installing', summary: 'Better title' });
@@ -56,7 +74,10 @@ describe('proposals (16, 17)', () => {
     for (const [body, field] of cases) {
       const res = await propose(t.key, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error.details.map((d: any) => d.field), JSON.stringify(body)).toContain(field);
+      expect(
+        res.body.error.details.map((d: any) => d.field),
+        JSON.stringify(body),
+      ).toContain(field);
     }
     const reader = await createKey(app, t.member.id, { permissions: ['proposal.read'], workspaceId: t.workspace.id });
     expect((await propose(reader.key, { article: 'install', markdown: 'm', summary: 's' })).status).toBe(403);
@@ -66,7 +87,10 @@ describe('proposals (16, 17)', () => {
 
   it('approve applies an edit in one transaction and records the reviewer; a changed article is a conflict', async () => {
     const t = await setup();
-    const agent = await createKey(app, t.member.id, { permissions: ['proposal.create', 'proposal.read', 'article.read'], workspaceId: t.workspace.id });
+    const agent = await createKey(app, t.member.id, {
+      permissions: ['proposal.create', 'proposal.read', 'article.read'],
+      workspaceId: t.workspace.id,
+    });
     const p1 = (await propose(agent.key, { article: 'install', markdown: 'v2 text', summary: 'update' })).body;
     const p2 = (await propose(agent.key, { article: 'install', title: 'Stale title', summary: 'based on v1' })).body;
     const denied = await approve(agent.key, p1.id);
@@ -90,9 +114,17 @@ describe('proposals (16, 17)', () => {
     const draft = (await propose(t.key, { section: 'docs', title: 'FAQ', markdown: 'Q & A', summary: 'new page' })).body;
     const approved = await approve(t.key, draft.id);
     expect(approved.data.approveProposal).toMatchObject({ status: 'approved', articleSlug: 'faq' });
-    expect((await app.api('GET', `${W}/articles/faq`, { key: t.key })).body).toMatchObject({ status: 'DRAFT', section: 'docs', markdown: 'Q & A' });
+    expect((await app.api('GET', `${W}/articles/faq`, { key: t.key })).body).toMatchObject({
+      status: 'DRAFT',
+      section: 'docs',
+      markdown: 'Q & A',
+    });
     const other = (await propose(t.key, { article: 'install', markdown: 'nope', summary: 'meh' })).body;
-    const rejected = await app.gql('mutation($id: Int!) { rejectProposal(workspace: "-", id: $id, reason: "Out of scope") { status reason reviewedBy } }', { id: other.id }, t.key);
+    const rejected = await app.gql(
+      'mutation($id: Int!) { rejectProposal(workspace: "-", id: $id, reason: "Out of scope") { status reason reviewedBy } }',
+      { id: other.id },
+      t.key,
+    );
     expect(rejected.data.rejectProposal).toEqual({ status: 'rejected', reason: 'Out of scope', reviewedBy: t.member.id });
     const all = await app.gql('{ proposals(workspace: "-") { items { id status } } }', {}, t.key);
     expect(all.data.proposals.items.map((p: any) => p.status)).toEqual(['rejected', 'approved']);

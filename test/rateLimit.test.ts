@@ -13,7 +13,13 @@ const services: ServiceProcess[] = [];
 beforeAll(async () => {
   app = await startTestApp({ embeddingWorker: false, webhookDispatcher: false, rateLimit: { max: MAX, windowSeconds: 3600 } });
   if (multiProcess) {
-    const env = { DATABASE_URL: process.env.DATABASE_URL!, ADMIN_TOKEN: app.adminToken, RATE_LIMIT_MAX: String(MAX), RATE_LIMIT_WINDOW_S: '3600', EMBEDDINGS: 'off' };
+    const env = {
+      DATABASE_URL: process.env.DATABASE_URL!,
+      ADMIN_TOKEN: app.adminToken,
+      RATE_LIMIT_MAX: String(MAX),
+      RATE_LIMIT_WINDOW_S: '3600',
+      EMBEDDINGS: 'off',
+    };
     services.push(...(await Promise.all([spawnService(env), spawnService(env)])));
   }
 }, 120_000);
@@ -28,10 +34,14 @@ afterAll(async () => {
 });
 
 /** GET the changelog list (any key may read it) from a service at `base`. */
-const listChangelog = (base: string, key: string) => fetch(`${base}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${key}` } });
+const listChangelog = (base: string, key: string) =>
+  fetch(`${base}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${key}` } });
 
 /** The stored counts of a key's rate-limit windows. */
-const counts = async (keyId: string) => (await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [keyId])).map((r: any) => Number(r.count));
+const counts = async (keyId: string) =>
+  (await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [keyId])).map((r: any) =>
+    Number(r.count),
+  );
 
 describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, in memory'})`, () => {
   it(`lets exactly RATE_LIMIT_MAX of 2 × ${MAX} concurrent requests through`, async () => {
@@ -39,12 +49,18 @@ describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, 
     const bases = multiProcess ? services.map((s) => s.url) : [app.url, app.url];
     const results = await Promise.all(
       Array.from({ length: 2 * MAX }, (_, i) =>
-        listChangelog(bases[i % 2], t.key).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.json() })),
+        listChangelog(bases[i % 2], t.key).then(async (r) => ({
+          status: r.status,
+          retryAfter: r.headers.get('retry-after'),
+          body: await r.json(),
+        })),
       ),
     );
     const ok = results.filter((r) => r.status === 200).length;
     const limited = results.filter((r) => r.status === 429);
-    console.log(`rate limit: ${results.length} concurrent requests over ${multiProcess ? 2 : 1} process(es), ${ok} × 200, ${limited.length} × 429`);
+    console.log(
+      `rate limit: ${results.length} concurrent requests over ${multiProcess ? 2 : 1} process(es), ${ok} × 200, ${limited.length} × 429`,
+    );
     expect(ok).toBe(MAX);
     expect(limited).toHaveLength(MAX);
     for (const r of limited) {
@@ -70,7 +86,11 @@ describe(`rate limit (${multiProcess ? '2 processes on PostgreSQL' : 'embedded, 
   it('counts GraphQL calls with an agent key too', async () => {
     const t = await tenant(app);
     for (let i = 0; i < MAX; i++) await app.gql('{ changelogEntries(workspace: "-") { items { id } } }', {}, t.key);
-    const res = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBeTruthy();
     expect((await res.json()).errors[0].extensions.code).toBe('rate_limited');
@@ -83,7 +103,13 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
   const LIMIT = 240;
   const leased: ServiceProcess[] = [];
   beforeAll(async () => {
-    const env = { DATABASE_URL: process.env.DATABASE_URL!, ADMIN_TOKEN: app.adminToken, RATE_LIMIT_MAX: String(LIMIT), RATE_LIMIT_WINDOW_S: '3600', EMBEDDINGS: 'off' };
+    const env = {
+      DATABASE_URL: process.env.DATABASE_URL!,
+      ADMIN_TOKEN: app.adminToken,
+      RATE_LIMIT_MAX: String(LIMIT),
+      RATE_LIMIT_WINDOW_S: '3600',
+      EMBEDDINGS: 'off',
+    };
     leased.push(...(await Promise.all([spawnService(env), spawnService(env)])));
   }, 120_000);
   afterAll(async () => {
@@ -96,7 +122,8 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
     const counted = async () => (await counts(t.keyId))[0];
     // A burst well over the limit, in waves of 40 concurrent requests.
     let ok = 0;
-    for (let i = 0; i < 400; i += 40) ok += (await Promise.all(Array.from({ length: 40 }, (_, j) => get(i + j)))).filter((s) => s === 200).length;
+    for (let i = 0; i < 400; i += 40)
+      ok += (await Promise.all(Array.from({ length: 40 }, (_, j) => get(i + j)))).filter((s) => s === 200).length;
     expect(ok).toBeLessThanOrEqual(LIMIT);
     expect(await counted()).toBeLessThanOrEqual(LIMIT);
     const inBurst = ok;
@@ -123,7 +150,13 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
 // windows that have ended, never the live row of a longer one.
 describe.skipIf(!multiProcess)('rate-limit window cleanup (PostgreSQL)', () => {
   it('deletes ended windows only, by their own end, whatever window length the sweeping process uses', async () => {
-    const short = await spawnService({ DATABASE_URL: process.env.DATABASE_URL!, ADMIN_TOKEN: app.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_S: '1', EMBEDDINGS: 'off' });
+    const short = await spawnService({
+      DATABASE_URL: process.env.DATABASE_URL!,
+      ADMIN_TOKEN: app.adminToken,
+      RATE_LIMIT_MAX: '1000',
+      RATE_LIMIT_WINDOW_S: '1',
+      EMBEDDINGS: 'off',
+    });
     try {
       const long = await tenant(app);
       const quick = await tenant(app);
@@ -135,7 +168,9 @@ describe.skipIf(!multiProcess)('rate-limit window cleanup (PostgreSQL)', () => {
       await new Promise((r) => setTimeout(r, 3000));
       expect(await counts(quick.keyId)).toEqual([]);
       expect(await counts(long.keyId)).toEqual([3]);
-      expect((await listChangelog(services[1].url, long.key)).headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${MAX - 4};t=\\d+$`));
+      expect((await listChangelog(services[1].url, long.key)).headers.get('ratelimit')).toMatch(
+        new RegExp(`^"default";r=${MAX - 4};t=\\d+$`),
+      );
     } finally {
       await short.stop();
     }

@@ -31,8 +31,14 @@ describe('full-text search (10)', () => {
       ['Getting started', 'Create a key, then configure webhooks for your events.'],
       ['Billing', 'Invoices and plans.'],
     ]);
-    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Webhook retries', markdown: 'Retries now back off.', status: 'published', tags: [], published_at: null } });
-    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Webhook draft', markdown: 'secret plans', status: 'draft', tags: [], published_at: null } });
+    await app.api('POST', `${W}/changelog`, {
+      key: t.key,
+      body: { title: 'Webhook retries', markdown: 'Retries now back off.', status: 'published', tags: [], published_at: null },
+    });
+    await app.api('POST', `${W}/changelog`, {
+      key: t.key,
+      body: { title: 'Webhook draft', markdown: 'secret plans', status: 'draft', tags: [], published_at: null },
+    });
     const res = await search(t, 'q=webhooks');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-search-ranking')).toBe('fulltext');
@@ -41,16 +47,29 @@ describe('full-text search (10)', () => {
     expect(keys.slice(0, 2).sort()).toEqual(['changelog:Webhook retries', 'webhooks']);
     expect(keys[2]).toBe('getting-started');
     const article = res.body.find((h: any) => h.slug === 'webhooks');
-    expect(article).toMatchObject({ type: 'article', title: 'Webhooks', url: `/api/v1/workspaces/${t.workspace.id}/articles/webhooks`, id: null });
+    expect(article).toMatchObject({
+      type: 'article',
+      title: 'Webhooks',
+      url: `/api/v1/workspaces/${t.workspace.id}/articles/webhooks`,
+      id: null,
+    });
     expect(res.body[2].snippet).toContain('<mark>webhooks</mark>');
     expect(article.score).toBeGreaterThan(res.body[2].score);
-    expect(res.body.find((h: any) => h.type === 'changelog')).toMatchObject({ slug: null, id: expect.any(Number), url: expect.stringMatching(/changelog#entry-\d+$/) });
+    expect(res.body.find((h: any) => h.type === 'changelog')).toMatchObject({
+      slug: null,
+      id: expect.any(Number),
+      url: expect.stringMatching(/changelog#entry-\d+$/),
+    });
     expect((await search(t, 'q=invoices')).body.map((h: any) => h.slug)).toEqual(['billing']);
   });
 
   it('paginates with a cursor and answers 400 for a missing or blank q', async () => {
     const t = await tenant(app);
-    await docs(t, [['Alpha one', 'alpha'], ['Alpha two', 'alpha'], ['Alpha three', 'alpha']]);
+    await docs(t, [
+      ['Alpha one', 'alpha'],
+      ['Alpha two', 'alpha'],
+      ['Alpha three', 'alpha'],
+    ]);
     const first = await search(t, 'q=alpha&limit=2');
     expect(first.body).toHaveLength(2);
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1];
@@ -71,17 +90,25 @@ describe('full-text search (10)', () => {
     for (let i = 0; i < 14; i++) pages.push([`Aquarium ${i}`, `The zebrafish ${'zebrafish '.repeat(i % 6)}swims.`]);
     for (let i = 0; i < 3; i++) pages.push([`Other ${i}`, 'goldfish']);
     await docs(t, pages);
-    await app.api('POST', `${W}/changelog`, { key: t.key, body: { title: 'Zebrafish support', markdown: 'zebrafish zebrafish', status: 'published', tags: [], published_at: null } });
+    await app.api('POST', `${W}/changelog`, {
+      key: t.key,
+      body: { title: 'Zebrafish support', markdown: 'zebrafish zebrafish', status: 'published', tags: [], published_at: null },
+    });
     // The order ts_rank gives over every match, straight from the database.
-    const expected = (await app.server.orm.em.fork().getConnection().execute(
-      `select coalesce(a.slug, 'changelog:' || c.title) as key from (
+    const expected = (
+      await app.server.orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `select coalesce(a.slug, 'changelog:' || c.title) as key from (
          select slug, null as ctitle, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) as score from articles where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')
          union all
          select null, title, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) from changelog_entries where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')) r
        left join articles a on a.slug = r.slug and a.workspace_id = ? left join changelog_entries c on c.title = r.ctitle and c.workspace_id = ?
        order by r.score desc, r.title, r.slug, r.id`,
-      [t.workspace.id, t.workspace.id, t.workspace.id, t.workspace.id],
-    )).map((r) => (r as { key: string }).key);
+          [t.workspace.id, t.workspace.id, t.workspace.id, t.workspace.id],
+        )
+    ).map((r) => (r as { key: string }).key);
     expect(expected).toHaveLength(24);
     const keys = (body: any[]) => body.map((h) => h.slug ?? `changelog:${h.title}`);
     for (const limit of [3, 5, 24, 50]) {
@@ -100,7 +127,11 @@ describe('full-text search (10)', () => {
 
   it('hides restricted articles from viewer-role keys, and archived ones from everyone', async () => {
     const t = await tenant(app, { plan: 'pro' });
-    await docs(t, [['Public rollout', 'rollout steps'], ['Internal rollout', 'rollout secrets', { visibility: 'restricted' }], ['Old rollout', 'rollout legacy']]);
+    await docs(t, [
+      ['Public rollout', 'rollout steps'],
+      ['Internal rollout', 'rollout secrets', { visibility: 'restricted' }],
+      ['Old rollout', 'rollout legacy'],
+    ]);
     await app.api('PATCH', `${W}/articles/old-rollout`, { key: t.key, body: { status: 'ARCHIVED' } });
     const viewer = await createMember(app, t.org.id, { role: 'viewer' });
     const viewerKey = await createKey(app, viewer.id, { permissions: ['search.read'], workspaceId: t.workspace.id });
@@ -130,7 +161,7 @@ describe('semantic search', () => {
     const pending = await search(t, 'q=how%20do%20I%20change%20my%20password&semantic=true');
     expect(pending.headers.get('x-search-ranking')).toBe('fulltext');
     expect(pending.headers.get('x-search-fallback')).toBe('embeddings_pending');
-    expect(await app.server.drainEmbeddings()).toBeGreaterThan(0);
+    expect(await app.server.drainEmbeddings(t.workspace.id)).toBeGreaterThan(0);
     const res = await search(t, 'q=how%20do%20I%20change%20my%20password&semantic=true');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-search-ranking')).toBe('semantic');
@@ -143,7 +174,7 @@ describe('semantic search', () => {
     const all = await search(t, 'q=deploying%20containers%20and%20invoices&semantic=true');
     expect(all.headers.get('x-search-ranking')).toBe('semantic');
     const walked: any[] = [];
-    for (let path: string | null = `${W}/search?q=deploying%20containers%20and%20invoices&semantic=true&limit=1`; path; ) {
+    for (let path: string | null = `${W}/search?q=deploying%20containers%20and%20invoices&semantic=true&limit=1`; path;) {
       const res: { body: any; headers: Headers } = await app.api('GET', path, { key: t.key });
       expect(res.headers.get('x-search-ranking')).toBe('semantic');
       expect(res.body.length).toBeLessThanOrEqual(1);
@@ -157,7 +188,7 @@ describe('semantic search', () => {
   it('falls back to full text when nothing clears the similarity floor', async () => {
     const t = await tenant(app);
     await docs(t, [['Kubernetes', 'Manifests and pods.']]);
-    await app.server.drainEmbeddings();
+    await app.server.drainEmbeddings(t.workspace.id);
     const res = await search(t, 'q=zxqv%20plorb&semantic=true');
     expect(res.headers.get('x-search-ranking')).toBe('fulltext');
     expect(res.headers.get('x-search-fallback')).toBe('below_similarity_floor');
@@ -200,7 +231,11 @@ describe('portable vector index (exact ranking in process, one cache per process
       return compare(q, limit, model);
     };
     const compare = async (q: number[], limit: number, model: string) => {
-      const expected = [...mirror].filter(([, v]) => v.model === model).map(([id, v]) => ({ id, s: cos(v.vec, q) })).sort((a, b) => b.s - a.s).slice(0, limit);
+      const expected = [...mirror]
+        .filter(([, v]) => v.model === model)
+        .map(([id, v]) => ({ id, s: cos(v.vec, q) }))
+        .sort((a, b) => b.s - a.s)
+        .slice(0, limit);
       const got = await reader.nearest(em, t.workspace.id, ['article'], q, model, limit);
       expect(got.map((n) => n.itemId)).toEqual(expected.map((e) => e.id));
       got.forEach((n, i) => expect(n.similarity).toBeCloseTo(expected[i].s, 5));
@@ -230,7 +265,9 @@ describe('portable vector index (exact ranking in process, one cache per process
 
 describe('content gaps (21)', () => {
   const report = (t: Tenant, body: Record<string, unknown>, key = t.key) => app.api('POST', `${W}/content-gaps`, { key, body });
-  const reports = async (t: Tenant) => (await app.gql('query($w: ID!) { contentGapReports(workspaceId: $w) { id question slug slugKnown redacted } }', { w: t.workspace.id })).data.contentGapReports;
+  const reports = async (t: Tenant) =>
+    (await app.gql('query($w: ID!) { contentGapReports(workspaceId: $w) { id question slug slugKnown redacted } }', { w: t.workspace.id }))
+      .data.contentGapReports;
 
   it('answers 202 and keeps exactly the first 256 characters, never splitting a surrogate pair', async () => {
     const t = await tenant(app);
@@ -246,7 +283,9 @@ describe('content gaps (21)', () => {
 
   it('redacts e-mail addresses, agent keys, other secrets and phone numbers, and says so', async () => {
     const t = await tenant(app);
-    const res = await report(t, { question: `Why does ana.lopez@example.com get 401 with ${t.key} and sk-abcdefghijklmnop1234 or token Zk3x9QpL2mN8vR4tY7wB1cD5fG6hJ0 — call +1 (415) 555-0134?` });
+    const res = await report(t, {
+      question: `Why does ana.lopez@example.com get 401 with ${t.key} and sk-abcdefghijklmnop1234 or token Zk3x9QpL2mN8vR4tY7wB1cD5fG6hJ0 — call +1 (415) 555-0134?`,
+    });
     expect(res.status).toBe(202);
     expect(res.body.message).toMatch(/removed e-mail addresses, secrets, phone numbers/);
     const [stored] = await reports(t);
@@ -282,9 +321,17 @@ describe('content gaps (21)', () => {
     await report(t, { question: 'How can I reset my password' });
     await search(t, 'q=reset%20my%20password%20please%20now');
     await report(t, { question: 'What is the refund policy for annual plans?' });
-    await app.server.drainEmbeddings();
-    const groups = (await app.gql('query($w: ID!) { contentGapGroups(workspaceId: $w) { id label reportCount searchCount firstSeen lastSeen nearestArticleSlug resolvedAt } }', { w: t.workspace.id })).data.contentGapGroups;
-    console.log('content-gap groups:', JSON.stringify(groups.map((g: any) => [g.label, g.reportCount, g.searchCount, g.nearestArticleSlug])));
+    await app.server.drainEmbeddings(t.workspace.id);
+    const groups = (
+      await app.gql(
+        'query($w: ID!) { contentGapGroups(workspaceId: $w) { id label reportCount searchCount firstSeen lastSeen nearestArticleSlug resolvedAt } }',
+        { w: t.workspace.id },
+      )
+    ).data.contentGapGroups;
+    console.log(
+      'content-gap groups:',
+      JSON.stringify(groups.map((g: any) => [g.label, g.reportCount, g.searchCount, g.nearestArticleSlug])),
+    );
     const password = groups.find((g: any) => /password/.test(g.label));
     expect(password).toMatchObject({ reportCount: 2, nearestArticleSlug: 'recovering-account-credentials' });
     expect(groups.find((g: any) => /refund/.test(g.label))).toMatchObject({ reportCount: 1, searchCount: 0 });
@@ -292,7 +339,8 @@ describe('content gaps (21)', () => {
     expect(groups.reduce((n: number, g: any) => n + g.searchCount, 0)).toBe(1);
     const resolved = await app.gql('mutation($id: Int!) { resolveContentGapGroup(id: $id) { id resolvedAt } }', { id: password.id });
     expect(resolved.data.resolveContentGapGroup.resolvedAt).toBeTruthy();
-    const open = (await app.gql('query($w: ID!) { contentGapGroups(workspaceId: $w) { id } }', { w: t.workspace.id })).data.contentGapGroups;
+    const open = (await app.gql('query($w: ID!) { contentGapGroups(workspaceId: $w) { id } }', { w: t.workspace.id })).data
+      .contentGapGroups;
     expect(open.map((g: any) => g.id)).not.toContain(password.id);
   });
 });

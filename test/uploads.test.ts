@@ -20,7 +20,8 @@ function form(bytes: Buffer, name: string, type: string, field = 'file') {
   return f;
 }
 
-const upload = (bytes: Buffer, name = 'x.png', type = 'image/png', key = t.key) => app.api('POST', URL_, { key, form: form(bytes, name, type) });
+const upload = (bytes: Buffer, name = 'x.png', type = 'image/png', key = t.key) =>
+  app.api('POST', URL_, { key, form: form(bytes, name, type) });
 
 describe('uploads (20)', () => {
   it.each([
@@ -50,7 +51,12 @@ describe('uploads (20)', () => {
 
   it.each([
     ['a text file named .png', Buffer.from('hello, I am text'), 'evil.png', 'image/png'],
-    ['an SVG', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>'), 'x.svg', 'image/svg+xml'],
+    [
+      'an SVG',
+      Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>'),
+      'x.svg',
+      'image/svg+xml',
+    ],
     ['a PDF named .jpg', Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF'), 'x.jpg', 'image/jpeg'],
     ['an empty file', Buffer.alloc(0), 'x.png', 'image/png'],
     ['a huge-dimension PNG (decompression bomb)', png(100_000, 100_000, true), 'bomb.png', 'image/png'],
@@ -95,10 +101,20 @@ describe('uploads (20)', () => {
 
   it('accepts a GraphQL multipart request on /graphql too', async () => {
     const f = new FormData();
-    f.append('operations', JSON.stringify({ query: 'mutation($file: Upload!) { uploadImage(workspace: "-", file: $file) { url contentType width } }', variables: { file: null } }));
+    f.append(
+      'operations',
+      JSON.stringify({
+        query: 'mutation($file: Upload!) { uploadImage(workspace: "-", file: $file) { url contentType width } }',
+        variables: { file: null },
+      }),
+    );
     f.append('map', JSON.stringify({ 0: ['variables.file'] }));
     f.append('0', new Blob([new Uint8Array(png(4, 4))]), 'g.png');
-    const res = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'apollo-require-preflight': 'true' }, body: f });
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'apollo-require-preflight': 'true' },
+      body: f,
+    });
     const json = await res.json();
     expect(json.errors).toBeUndefined();
     expect(json.data.uploadImage).toMatchObject({ contentType: 'image/png', width: 4 });

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,13 +12,19 @@ import { startReceiver } from './support/receiver.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ outboundAllowLoopback: true, webhookRetryScheduleMs: [150, 300], embeddingWorker: false, webhookDispatcher: true });
+  app = await startTestApp({
+    outboundAllowLoopback: true,
+    webhookRetryScheduleMs: [150, 300],
+    embeddingWorker: false,
+    webhookDispatcher: true,
+  });
 });
 afterAll(async () => app?.close());
 
 const W = '/api/v1/workspaces/-';
 const CREATE = 'mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id secret url events enabled workspaceId } }';
-const DELIVERIES = 'query($id: ID!) { webhookDeliveries(webhookId: $id) { eventId eventType status attempts lastStatusCode lastError attemptLog { statusCode durationMs error } } }';
+const DELIVERIES =
+  'query($id: ID!) { webhookDeliveries(webhookId: $id) { eventId eventType status attempts lastStatusCode lastError attemptLog { statusCode durationMs error } } }';
 
 async function subscribe(target: TestApp, t: Tenant, url: string, extra: Record<string, unknown> = {}) {
   const res = await target.gql(CREATE, { input: { organizationId: t.org.id, url, ...extra } });
@@ -47,7 +54,14 @@ describe('webhook deliveries', () => {
       const created = await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
       const [req] = await receiver.waitFor(1);
       const payload = new Webhook(hook.secret).verify(req.body, req.headers as Record<string, string>) as any;
-      expect(payload).toMatchObject({ type: 'changelog.created', data: { workspaceId: t.workspace.id, target: { type: 'changelog_entry', id: String(created.body.id) }, actor: { type: 'agent', agentKeyId: t.keyId } } });
+      expect(payload).toMatchObject({
+        type: 'changelog.created',
+        data: {
+          workspaceId: t.workspace.id,
+          target: { type: 'changelog_entry', id: String(created.body.id) },
+          actor: { type: 'agent', agentKeyId: t.keyId },
+        },
+      });
       expect(new Date(payload.timestamp).getTime()).toBeGreaterThan(Date.now() - 60_000);
       expect(req.headers['webhook-id']).toMatch(/^msg_/);
       expect(() => new Webhook(hook.secret).verify(`${req.body} `, req.headers as Record<string, string>)).toThrow();
@@ -57,7 +71,17 @@ describe('webhook deliveries', () => {
       await new Promise((r) => setTimeout(r, 700));
       expect(receiver.received).toHaveLength(1);
       const deliveries = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'delivered');
-      expect(deliveries).toEqual([{ eventId: req.headers['webhook-id'], eventType: 'changelog.created', status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }] }]);
+      expect(deliveries).toEqual([
+        {
+          eventId: req.headers['webhook-id'],
+          eventType: 'changelog.created',
+          status: 'delivered',
+          attempts: 1,
+          lastStatusCode: 204,
+          lastError: null,
+          attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }],
+        },
+      ]);
     } finally {
       await receiver.close();
     }
@@ -123,10 +147,21 @@ describe('webhook deliveries', () => {
       expect((await app.api('POST', `${W}/changelog`, { key: reader.key, body: entry })).status).toBe(403);
       // Fails inside its transaction: the quota check throws after the note row work began.
       for (let i = 0; i < 200; i += 50) {
-        await Promise.all(Array.from({ length: 50 }, (_, j) => app.gql('mutation($i: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $i) { id } }', { i: { path: `n/${i + j}`, body: 'b', kind: 'note', links: [], tags: [] } }, t.key)));
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            app.gql(
+              'mutation($i: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $i) { id } }',
+              { i: { path: `n/${i + j}`, body: 'b', kind: 'note', links: [], tags: [] } },
+              t.key,
+            ),
+          ),
+        );
       }
       await receiver.waitFor(200, 30_000);
-      const over = await app.api('PUT', `${W}/memory/note`, { key: t.key, body: { path: 'over', body: 'b', kind: 'note', links: [], tags: [] } });
+      const over = await app.api('PUT', `${W}/memory/note`, {
+        key: t.key,
+        body: { path: 'over', body: 'b', kind: 'note', links: [], tags: [] },
+      });
       expect(over.status).toBe(409);
       await new Promise((r) => setTimeout(r, 700));
       expect(receiver.received).toHaveLength(200);
@@ -148,9 +183,13 @@ describe('webhook deliveries', () => {
       const got = await receiver.waitFor(2);
       expect(got.map((r) => JSON.parse(r.body).type)).toEqual(['webhook.secret_rotated', 'changelog.created']);
       for (const req of got) expect(() => new Webhook(secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
-      const updated = await app.gql('mutation($id: ID!) { updateWebhook(id: $id, input: { events: ["article.created"] }) { events } }', { id: hook.id });
+      const updated = await app.gql('mutation($id: ID!) { updateWebhook(id: $id, input: { events: ["article.created"] }) { events } }', {
+        id: hook.id,
+      });
       expect(updated.data.updateWebhook.events).toEqual(['article.created']);
-      const bad = await app.gql('mutation($id: ID!) { updateWebhook(id: $id, input: { events: ["nope.thing"] }) { events } }', { id: hook.id });
+      const bad = await app.gql('mutation($id: ID!) { updateWebhook(id: $id, input: { events: ["nope.thing"] }) { events } }', {
+        id: hook.id,
+      });
       expect(bad.errors?.[0].extensions.code).toBe('invalid_request');
       expect((await app.gql('mutation($id: ID!) { deleteWebhook(id: $id) { id } }', { id: hook.id })).data.deleteWebhook.id).toBe(hook.id);
       expect((await app.gql('query($o: ID!) { webhooks(organizationId: $o) { id } }', { o: t.org.id })).data.webhooks).toEqual([]);
@@ -163,15 +202,53 @@ describe('webhook deliveries', () => {
 });
 
 describe('SSRF-safe targets', () => {
-  it.each(['http://127.0.0.1:9/hook', 'http://[::1]:9/hook', 'http://169.254.169.254/latest', 'http://10.0.0.1/hook', 'http://localhost:9/hook', 'http://0.0.0.0/hook', 'ftp://example.com/x'])(
-    'refuses %s when loopback is not allowed',
-    async (url) => {
-      const strict = await strictApp();
-      const t = await tenant(strict);
-      const res = await strict.gql(CREATE, { input: { organizationId: t.org.id, url } });
-      expect(res.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'url' }] });
-    },
-  );
+  it.each([
+    'http://127.0.0.1:9/hook',
+    'http://[::1]:9/hook',
+    'http://169.254.169.254/latest',
+    'http://10.0.0.1/hook',
+    'http://localhost:9/hook',
+    'http://0.0.0.0/hook',
+    'ftp://example.com/x',
+  ])('refuses %s when loopback is not allowed', async (url) => {
+    const strict = await strictApp();
+    const t = await tenant(strict);
+    const res = await strict.gql(CREATE, { input: { organizationId: t.org.id, url } });
+    expect(res.errors?.[0].extensions).toMatchObject({ code: 'invalid_request', details: [{ field: 'url' }] });
+  });
+});
+
+describe('fan-out', () => {
+  // Several connections are needed to hold a transaction open while others commit: a server only.
+  it.runIf(process.env.DATABASE_URL)('fans out in commit order: an event of a transaction that commits last is not skipped', async () => {
+    const receiver = await startReceiver();
+    const slow = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await slow.connect();
+    try {
+      const t = await tenant(app);
+      await subscribe(app, t, receiver.url, { workspaceId: t.workspace.id, events: ['changelog.*'] });
+      // A writer that began (and took its transaction id) before the next request, and commits after it.
+      await slow.query('begin');
+      await slow.query('select pg_current_xact_id()');
+      const created = await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
+      expect(created.status).toBe(201);
+      await new Promise((r) => setTimeout(r, 600));
+      // Held back, not skipped: an older transaction is still running.
+      expect(receiver.received).toHaveLength(0);
+      await slow.query(
+        `insert into events (organization_id, workspace_id, actor, action, target_type, target_id, created_at)
+         values ($1, $2, 'admin', 'changelog.created', 'changelog_entry', 'slow-writer', now())`,
+        [t.org.id, t.workspace.id],
+      );
+      await slow.query('commit');
+      const got = await receiver.waitFor(2);
+      expect(got.map((r) => JSON.parse(r.body).data.target.id).sort()).toEqual([String(created.body.id), 'slow-writer'].sort());
+    } finally {
+      await slow.query('rollback').catch(() => undefined);
+      await slow.end();
+      await receiver.close();
+    }
+  });
 });
 
 let strict: TestApp | null = null;
@@ -187,17 +264,46 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('durability', () => {
   it('keeps undelivered events across a service restart', async () => {
     const receiver = await startReceiver();
     const dir = await mkdtemp(join(tmpdir(), 'wks-webhooks-'));
-    const common = { port: 0, host: '127.0.0.1', dataDir: join(dir, 'db'), adminToken: app.adminToken, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), outboundAllowLoopback: true, embeddingWorker: false };
+    const common = {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: join(dir, 'db'),
+      adminToken: app.adminToken,
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      outboundAllowLoopback: true,
+      embeddingWorker: false,
+    };
     try {
       const first = await startServer({ ...common, webhookDispatcher: false });
       const gql = (url: string, query: string, variables: unknown, token = app.adminToken) =>
-        fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) }).then((r) => r.json() as Promise<any>);
-      const org = (await gql(first.url, 'mutation { createOrganization(input: { name: "Durable", plan: "free" }) { id } }', {})).data.createOrganization;
-      const ws = (await gql(first.url, 'mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).data.createWorkspace;
+        fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ query, variables }),
+        }).then((r) => r.json() as Promise<any>);
+      const org = (await gql(first.url, 'mutation { createOrganization(input: { name: "Durable", plan: "free" }) { id } }', {})).data
+        .createOrganization;
+      const ws = (
+        await gql(first.url, 'mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })
+      ).data.createWorkspace;
       await gql(first.url, CREATE, { input: { organizationId: org.id, url: receiver.url } });
-      const member = (await gql(first.url, 'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "d@x.io", role: "owner" }) { id } }', { o: org.id })).data.createMember;
-      const key = (await gql(first.url, 'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.update"], workspaceId: $w }) { key } }', { m: member.id, w: ws.id })).data.createAgentKey.key;
-      const res = await fetch(`${first.url}${W}/changelog`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(entry) });
+      const member = (
+        await gql(first.url, 'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "d@x.io", role: "owner" }) { id } }', {
+          o: org.id,
+        })
+      ).data.createMember;
+      const key = (
+        await gql(
+          first.url,
+          'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.update"], workspaceId: $w }) { key } }',
+          { m: member.id, w: ws.id },
+        )
+      ).data.createAgentKey.key;
+      const res = await fetch(`${first.url}${W}/changelog`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(entry),
+      });
       expect(res.status).toBe(201);
       await first.close();
       expect(receiver.received).toHaveLength(0);

@@ -1,12 +1,20 @@
-import { LIMITS } from '../../src/limits.js';
-import { SLUG_PATTERN } from '../../src/slug.js';
-import { PAGE_QUERY, type ParamDef, type ResponseHeaderDef, type Route } from '../route.js';
+import { schemaOf } from '../../src/contract/jsonSchema.js';
+import { RULES } from '../../src/contract/rules.js';
+import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
-const slugParam: Record<string, ParamDef> = { slug: { schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Article slug.' } };
-const visibility = { type: 'string', enum: ['public', 'restricted'], description: '`restricted` needs the pro or enterprise plan (403 `plan_required` on free) and hides the content from keys of viewer-role members.' };
+const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Article slug.') };
+const visibility = {
+  type: 'string',
+  enum: ['public', 'restricted'],
+  description:
+    '`restricted` needs the pro or enterprise plan (403 `plan_required` on free) and hides the content from keys of viewer-role members.',
+};
 const statusSchema = { type: 'string', enum: ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] };
 const etag: Record<string, ResponseHeaderDef> = {
-  ETag: { description: 'Version tag of the article ("v<version>"); send it back in `If-Match` to edit only that version.', value: (data) => `"v${data.version}"` },
+  ETag: {
+    description: 'Version tag of the article ("v<version>"); send it back in `If-Match` to edit only that version.',
+    value: (data) => `"v${String(data.version)}"`,
+  },
 };
 const TRANSITIONS_TEXT =
   'Allowed status transitions: DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT. ' +
@@ -21,9 +29,21 @@ export const ARTICLE_ROUTES: Route[] = [
     operation: 'ArticleTree',
     tag: 'Articles',
     summary: 'The sidebar tree',
-    description: 'Sections in sidebar order, each with its articles in order (restricted ones only for keys allowed to see them). Optionally only articles of one status.',
+    description:
+      'Sections in sidebar order, each with its articles in order (restricted ones only for keys allowed to see them). Optionally only articles of one status.',
     permissions: ['article.read'],
     query: { status: { schema: statusSchema, description: 'Only articles with this status.' } },
+    headers: {
+      'if-none-match': paramOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', {
+        variable: 'ifNoneMatch',
+      }),
+    },
+    responseHeaders: {
+      ETag: {
+        description:
+          'Names the workspace content revision (raised by every change to its sections and articles), what the key may see and the status filter.',
+      },
+    },
     status: 200,
   },
   {
@@ -33,22 +53,20 @@ export const ARTICLE_ROUTES: Route[] = [
     operation: 'CreateArticle',
     tag: 'Articles',
     summary: 'Create a draft article',
-    description: 'Creates a `DRAFT` at the end of the section. The slug is generated from the title (made unique with -2, -3, …) and never changes. An unknown section is a 400.',
+    description:
+      'Creates a `DRAFT` at the end of the section. The slug is generated from the title (made unique with -2, -3, ' +
+      '…) and never changes. An unknown section is a 400.',
     permissions: ['article.create'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['title', 'section', 'markdown'],
-        properties: {
-          title: { type: 'string', minLength: 1, maxLength: LIMITS.titleLength },
-          section: { type: 'string', minLength: 1, maxLength: 80, description: 'Key of an existing section.' },
-          markdown: { type: 'string', maxLength: LIMITS.markdownLength },
-          visibility: { ...visibility, default: 'public' },
-        },
+      required: ['title', 'section', 'markdown'],
+      properties: {
+        title: schemaOf(RULES.title),
+        section: schemaOf(RULES.sectionKey, { description: 'Key of an existing section.' }),
+        markdown: schemaOf(RULES.markdown),
+        visibility: { ...visibility, default: 'public' },
       },
-    },
+    }),
     responseHeaders: etag,
     status: 201,
   },
@@ -78,21 +96,17 @@ export const ARTICLE_ROUTES: Route[] = [
       'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
     permissions: ['article.update'],
     pathParams: slugParam,
-    headers: { 'if-match': { schema: { type: 'string', maxLength: 200 }, variable: 'ifMatch', description: 'ETag from GET ("v<version>"), or `*`.' } },
-    body: {
+    headers: { 'if-match': paramOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', { variable: 'ifMatch' }) },
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: {
-          title: { type: 'string', minLength: 1, maxLength: LIMITS.titleLength },
-          markdown: { type: 'string', maxLength: LIMITS.markdownLength },
-          visibility,
-          status: { ...statusSchema, description: TRANSITIONS_TEXT },
-        },
+      minProperties: 1,
+      properties: {
+        title: schemaOf(RULES.title),
+        markdown: schemaOf(RULES.markdown),
+        visibility,
+        status: { ...statusSchema, description: TRANSITIONS_TEXT },
       },
-    },
+    }),
     responseHeaders: etag,
     status: 200,
     extraErrors: [409, 412],
@@ -104,21 +118,19 @@ export const ARTICLE_ROUTES: Route[] = [
     operation: 'PlaceArticle',
     tag: 'Articles',
     summary: 'Move an article into a section',
-    description: 'Moves the article to a 0-based `position` in `section` (default: last), renumbering the articles of both sections in one transaction. Answers the moved article.',
+    description:
+      'Moves the article to a 0-based `position` in `section` (default: last), renumbering the articles of both ' +
+      'sections in one transaction. Answers the moved article.',
     permissions: ['article.update'],
     pathParams: slugParam,
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['section'],
-        properties: {
-          section: { type: 'string', minLength: 1, maxLength: 80, description: 'Key of the target section (may be the current one).' },
-          position: { type: 'integer', minimum: 0, maximum: 100000, description: '0-based position in the target section; at most its article count.' },
-        },
+      required: ['section'],
+      properties: {
+        section: schemaOf(RULES.sectionKey, { description: 'Key of the target section (may be the current one).' }),
+        position: schemaOf(RULES.position, { description: '0-based position in the target section; at most its article count.' }),
       },
-    },
+    }),
     responseHeaders: etag,
     status: 200,
   },
@@ -131,7 +143,10 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: "List the caller's edit proposals",
     description: 'Only proposals made with the calling key, newest first; cursor-paginated.',
     permissions: ['proposal.read'],
-    query: { status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected'] }, description: 'Only proposals in this state.' }, ...PAGE_QUERY(LIMITS.pageMax, LIMITS.pageDefault) },
+    query: {
+      status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected'] }, description: 'Only proposals in this state.' },
+      ...PAGE_QUERY(RULES.pageLimit),
+    },
     status: 200,
     list: true,
   },
@@ -144,23 +159,20 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Propose an article edit or a new draft',
     description:
       'An edit names `article` (slug) and sends a new `title` and/or `markdown`; a new draft sends `section`, `title` and `markdown`. Both need a `summary`. ' +
-      'The proposal is stored `open`; editors approve or reject it over GraphQL. Approving an edit of an article changed since the proposal was made is refused (409).',
+      'The proposal is stored `open`; editors approve or reject it over GraphQL. Approving an edit of an article ' +
+      'changed since the proposal was made is refused (409).',
     permissions: ['proposal.create'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['summary'],
-        properties: {
-          article: { type: 'string', pattern: SLUG_PATTERN, maxLength: 200, description: 'Slug of the article to edit; omit for a new draft.' },
-          section: { type: 'string', minLength: 1, maxLength: 80, description: 'Section key of a new draft.' },
-          title: { type: 'string', minLength: 1, maxLength: LIMITS.titleLength },
-          markdown: { type: 'string', maxLength: LIMITS.markdownLength },
-          summary: { type: 'string', minLength: 1, maxLength: LIMITS.summaryLength, description: 'What the change does and why, for the reviewer.' },
-        },
+      required: ['summary'],
+      properties: {
+        article: schemaOf(RULES.articleRef, { description: 'Slug of the article to edit; omit for a new draft.' }),
+        section: schemaOf(RULES.sectionKey, { description: 'Section key of a new draft.' }),
+        title: schemaOf(RULES.title),
+        markdown: schemaOf(RULES.markdown),
+        summary: schemaOf(RULES.summary, { description: 'What the change does and why, for the reviewer.' }),
       },
-    },
+    }),
     status: 201,
   },
   {
@@ -181,22 +193,19 @@ export const ARTICLE_ROUTES: Route[] = [
     operation: 'CreateSection',
     tag: 'Sections',
     summary: 'Create a navigation section',
-    description: 'Adds a section (last, or at `position`, shifting the ones after it). `key` defaults to a slug of the label; an explicit key already in use is a 409.',
+    description:
+      'Adds a section (last, or at `position`, shifting the ones after it). `key` defaults to a slug of the label; an explicit key already in use is a 409.',
     permissions: ['section.create'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['label'],
-        properties: {
-          label: { type: 'string', minLength: 1, maxLength: LIMITS.nameLength },
-          key: { type: 'string', pattern: SLUG_PATTERN, maxLength: 80 },
-          visibility: { ...visibility, default: 'public' },
-          position: { type: 'integer', minimum: 0, maximum: 100000, description: '0-based sidebar position; at most the number of sections.' },
-        },
+      required: ['label'],
+      properties: {
+        label: schemaOf(RULES.label),
+        key: schemaOf(RULES.newSlug),
+        visibility: { ...visibility, default: 'public' },
+        position: schemaOf(RULES.position, { description: '0-based sidebar position; at most the number of sections.' }),
       },
-    },
+    }),
     status: 201,
     extraErrors: [409],
   },
@@ -209,7 +218,8 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Upload an image',
     description:
       'multipart/form-data with one field `file`: a PNG, JPEG, WebP or GIF image, decided by its bytes (not its name or declared type); at most 10 MiB and ' +
-      '16,384 px a side / 50 megapixels. `url` is a same-origin path anyone can GET (immutable, unguessable); the same bytes uploaded again return the same URL.',
+      '16,384 px a side / 50 megapixels. `url` is a same-origin path anyone can GET (immutable, unguessable); the ' +
+      'same bytes uploaded again return the same URL.',
     permissions: ['upload.image'],
     upload: { field: 'file', variable: 'file', maxBytes: 10 * 1024 * 1024, description: 'The image in the `file` field.' },
     status: 201,

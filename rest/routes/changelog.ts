@@ -1,20 +1,26 @@
-import { LIMITS } from '../../src/limits.js';
+import { schemaOf } from '../../src/contract/jsonSchema.js';
+import { RULES } from '../../src/contract/rules.js';
 import type { JsonSchema } from '../jsonSchema.js';
-import { PAGE_QUERY, type Route } from '../route.js';
+import { jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
 
-const changelogFields: Record<string, JsonSchema> = {
-  title: { type: 'string', minLength: 1, maxLength: LIMITS.titleLength },
-  markdown: { type: 'string', maxLength: LIMITS.markdownLength, description: 'Markdown body.' },
-  status: { type: 'string', enum: ['draft', 'published'], description: 'Setting or changing it needs `changelog.publish` (except creating a draft).' },
-  tags: { type: 'array', maxItems: LIMITS.tagCount, items: { type: 'string', maxLength: LIMITS.tagLength } },
+const changelogFields = {
+  title: schemaOf(RULES.title),
+  markdown: schemaOf(RULES.markdown, { description: 'Markdown body.' }),
+  status: {
+    type: 'string',
+    enum: ['draft', 'published'],
+    description: 'Setting or changing it needs `changelog.publish` (except creating a draft).',
+  },
+  tags: schemaOf(RULES.changelogTags),
   published_at: {
     type: ['string', 'null'],
     format: 'date-time',
-    description: 'Publication time (RFC 3339). A published entry sent with null gets the current time; moving an entry to draft clears it unless one is sent.',
+    description:
+      'Publication time (RFC 3339). A published entry sent with null gets the current time; moving an entry to draft clears it unless one is sent.',
   },
-};
+} satisfies Record<string, JsonSchema>;
 const changelogRename = { published_at: 'publishedAt' };
-const entryId = { id: { schema: { type: 'integer', minimum: 1, maximum: 2147483647 }, description: 'Changelog entry id.' } };
+const entryId = { id: paramOf(RULES.entryId, 'Changelog entry id.') };
 
 /** Changelog, endpoints 1–4. */
 export const CHANGELOG_ROUTES: Route[] = [
@@ -25,11 +31,15 @@ export const CHANGELOG_ROUTES: Route[] = [
     operation: 'ListChangelog',
     tag: 'Changelog',
     summary: 'List changelog entries',
-    description: 'Published entries, newest `publishedAt` first. Cursor-paginated: the body is the array of the page; the next page is linked in `Link: <…>; rel="next"`.',
+    description:
+      'Published entries, newest `publishedAt` first. Cursor-paginated: the body is the array of the page; the next page is linked in `Link: <…>; rel="next"`.',
     permissions: ['changelog.read'],
     query: {
-      drafts: { schema: { type: 'boolean', default: false }, description: 'Include drafts; honoured only when the key has `changelog.update`.' },
-      ...PAGE_QUERY(LIMITS.pageMax, LIMITS.pageDefault),
+      drafts: {
+        schema: { type: 'boolean', default: false },
+        description: 'Include drafts; honoured only when the key has `changelog.update`.',
+      },
+      ...PAGE_QUERY(RULES.pageLimit),
     },
     status: 200,
     list: true,
@@ -41,13 +51,15 @@ export const CHANGELOG_ROUTES: Route[] = [
     operation: 'CreateChangelogEntry',
     tag: 'Changelog',
     summary: 'Create a changelog entry',
-    description: 'Needs `changelog.update`; creating it with `status: published` also needs `changelog.publish`. The author is the key\'s name.',
+    description:
+      "Needs `changelog.update`; creating it with `status: published` also needs `changelog.publish`. The author is the key's name.",
     permissions: ['changelog.update'],
-    body: {
-      schema: { type: 'object', properties: changelogFields, required: Object.keys(changelogFields), additionalProperties: false },
+    body: jsonBody({
       variable: 'input',
+      properties: changelogFields,
+      required: ['title', 'markdown', 'status', 'tags', 'published_at'],
       rename: changelogRename,
-    },
+    }),
     status: 201,
   },
   {
@@ -69,14 +81,16 @@ export const CHANGELOG_ROUTES: Route[] = [
     operation: 'UpdateChangelogEntry',
     tag: 'Changelog',
     summary: 'Update a changelog entry',
-    description: 'Needs `changelog.update`; changing `status`, or the publication time of a published entry, also needs `changelog.publish`. Send at least one field.',
+    description:
+      'Needs `changelog.update`; changing `status`, or the publication time of a published entry, also needs `changelog.publish`. Send at least one field.',
     permissions: ['changelog.update'],
     pathParams: entryId,
-    body: {
-      schema: { type: 'object', properties: changelogFields, minProperties: 1, additionalProperties: false },
+    body: jsonBody({
       variable: 'input',
+      properties: changelogFields,
+      minProperties: 1,
       rename: changelogRename,
-    },
+    }),
     status: 200,
   },
 ];

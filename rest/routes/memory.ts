@@ -1,16 +1,15 @@
-import { LIMITS } from '../../src/limits.js';
-import { PAGE_QUERY, type ParamDef, type Route } from '../route.js';
+import { schemaOf } from '../../src/contract/jsonSchema.js';
+import { RULES } from '../../src/contract/rules.js';
+import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type Route } from '../routeDefinition.js';
 
 const pathQuery: Record<string, ParamDef> = {
-  path: {
-    schema: { type: 'string', minLength: 1, maxLength: LIMITS.memoryPathBytes },
+  path: paramOf(RULES.notePath, 'Note path, e.g. `runbooks/deploy`. Case-sensitive; one leading/trailing "/" is ignored.', {
     required: true,
-    description: 'Note path, e.g. `runbooks/deploy`. Case-sensitive; one leading/trailing "/" is ignored.',
-  },
+  }),
 };
 
 const PATH_RULES =
-  '"/"-separated segments; no empty, "." or ".." segment; no control characters; at most 512 bytes in UTF-8. ' +
+  '"/"-separated segments; no empty, "." or ".." segment; no control characters. ' +
   'Normalised (Unicode NFC, surrounding whitespace and leading/trailing "/" removed); case-sensitive.';
 
 /** Shared workspace memory, endpoints 5–9. */
@@ -22,13 +21,14 @@ export const MEMORY_ROUTES: Route[] = [
     operation: 'ListMemoryNotes',
     tag: 'Memory',
     summary: 'List the index of memory notes',
-    description: 'Index entries (path, kind, tags, size in bytes, updatedAt, accessedAt — no bodies), sorted by path (byte order). Cursor-paginated like the changelog.',
+    description:
+      'Index entries (path, kind, tags, size in bytes, updatedAt, accessedAt — no bodies), sorted by path (byte order). Cursor-paginated like the changelog.',
     permissions: ['memory.read'],
     query: {
-      prefix: { schema: { type: 'string', maxLength: LIMITS.memoryPathBytes }, description: 'Directory-like prefix: `ops` matches `ops` and `ops/…`, not `opsx`.' },
-      tag: { schema: { type: 'string', maxLength: LIMITS.tagLength }, description: 'Only notes carrying this tag.' },
-      kind: { schema: { type: 'string', maxLength: 32 }, description: 'Only notes of this kind.' },
-      ...PAGE_QUERY(LIMITS.pageMax, LIMITS.pageDefault),
+      prefix: paramOf(RULES.notePrefix, 'Directory-like prefix: `ops` matches `ops` and `ops/…`, not `opsx`.'),
+      tag: paramOf(RULES.tag, 'Only notes carrying this tag.'),
+      kind: paramOf(RULES.noteKindFilter, 'Only notes of this kind.'),
+      ...PAGE_QUERY(RULES.pageLimit),
     },
     status: 200,
     list: true,
@@ -57,31 +57,21 @@ export const MEMORY_ROUTES: Route[] = [
       '(free 200, pro 10,000, enterprise unlimited notes per workspace): over it, 409 `memory_quota_exceeded` with `details: {limit, usage, plan}`. ' +
       `Updating an existing path is always allowed. Paths: ${PATH_RULES}`,
     permissions: ['memory.write'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['path', 'body', 'kind', 'links', 'tags'],
-        properties: {
-          path: { type: 'string', minLength: 1, maxLength: LIMITS.memoryPathBytes, description: PATH_RULES },
-          body: { type: 'string', maxLength: LIMITS.memoryBodyBytes, description: 'Markdown, at most 16,384 bytes in UTF-8 (16 KiB).' },
-          kind: { type: 'string', pattern: LIMITS.memoryKindPattern, description: 'A short token: letters, digits, ".", "_", "-"; at most 32 characters (e.g. `note`, `decision`, `runbook`).' },
-          links: {
-            type: 'array',
-            maxItems: LIMITS.memoryLinkCount,
-            items: { type: 'string', minLength: 1, maxLength: LIMITS.memoryLinkBytes },
-            description: `Paths of related notes (normalised like \`path\`) or URLs; at most ${LIMITS.memoryLinkCount}, each at most ${LIMITS.memoryLinkBytes} bytes. Duplicates are dropped.`,
-          },
-          tags: {
-            type: 'array',
-            maxItems: LIMITS.tagCount,
-            items: { type: 'string', minLength: 1, maxLength: LIMITS.tagLength },
-            description: `At most ${LIMITS.tagCount} tags of 1–${LIMITS.tagLength} characters; trimmed, duplicates dropped.`,
-          },
-        },
+      required: ['path', 'body', 'kind', 'links', 'tags'],
+      properties: {
+        path: schemaOf(RULES.notePath, { description: PATH_RULES }),
+        body: schemaOf(RULES.noteBody, { description: 'Markdown.' }),
+        kind: schemaOf(RULES.noteKind, {
+          description: 'A short token: letters, digits, ".", "_", "-" (e.g. `note`, `decision`, `runbook`).',
+        }),
+        links: schemaOf(RULES.noteLinks, {
+          description: 'Paths of related notes (normalised like `path`) or URLs. Duplicates are dropped.',
+        }),
+        tags: schemaOf(RULES.noteTags, { description: 'Tags, trimmed; duplicates dropped.' }),
       },
-    },
+    }),
     status: 200,
     extraErrors: [409],
   },
@@ -92,7 +82,8 @@ export const MEMORY_ROUTES: Route[] = [
     operation: 'DeleteMemoryNote',
     tag: 'Memory',
     summary: 'Delete a memory note',
-    description: 'Deletes the note at `path` and frees its quota slot. Answers `{ "path": "<normalised path>", "deleted": true }`; 404 when no note has that path.',
+    description:
+      'Deletes the note at `path` and frees its quota slot. Answers `{ "path": "<normalised path>", "deleted": true }`; 404 when no note has that path.',
     permissions: ['memory.write'],
     query: pathQuery,
     status: 200,
@@ -106,11 +97,12 @@ export const MEMORY_ROUTES: Route[] = [
     summary: 'Full-text search of memory notes',
     description:
       'PostgreSQL full-text search over path segments, tags and body (English stemming; web-search syntax: words, "quoted phrases", `-excluded`, `or`). ' +
-      'Hits are ranked (path > tags > body), each with a snippet whose matches are wrapped in `<mark>…</mark>`. Cursor-paginated.',
+      'Hits are ranked (path > tags > body), each with a snippet: the stored text escaped as HTML, with matches in `<mark>…</mark>` and no other markup. ' +
+      'Cursor-paginated.',
     permissions: ['memory.read'],
     query: {
-      q: { schema: { type: 'string', minLength: 1, maxLength: LIMITS.searchQueryLength }, required: true, description: 'The query (must not be blank).' },
-      ...PAGE_QUERY(LIMITS.searchPageMax, LIMITS.searchPageDefault),
+      q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
+      ...PAGE_QUERY(RULES.searchLimit),
     },
     status: 200,
     list: true,

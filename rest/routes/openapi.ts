@@ -1,7 +1,8 @@
-import { SLUG_PATTERN } from '../../src/slug.js';
-import type { ParamDef, Route } from '../route.js';
+import { schemaOf } from '../../src/contract/jsonSchema.js';
+import { BODY_LIMITS, RULES } from '../../src/contract/rules.js';
+import { jsonBody, paramOf, type ParamDef, type Route } from '../routeDefinition.js';
 
-const slugParam: Record<string, ParamDef> = { slug: { schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'Slug of a generated page.' } };
+const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Slug of a generated page.') };
 
 /** Generated API-reference pages, endpoints 22–29. */
 export const OPENAPI_ROUTES: Route[] = [
@@ -12,7 +13,9 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'GetApiSpec',
     tag: 'API reference',
     summary: 'Status of the attached spec',
-    description: 'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, result and plan, and warnings. 404 when no spec is attached.',
+    description:
+      'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, ' +
+      'result and plan, and warnings. 404 when no spec is attached.',
     permissions: ['openapi.read'],
     status: 200,
   },
@@ -27,19 +30,17 @@ export const OPENAPI_ROUTES: Route[] = [
       'Send exactly one of `url` (fetched over http(s): public addresses only, checked at connect time and on every redirect; 10 s timeout; at most 5 MiB) ' +
       'or `spec` (JSON or YAML text, or an object). OpenAPI 3.0, 3.1 and Swagger 2.0 are validated with swagger-parser, external `$ref`s are never resolved; ' +
       'an invalid spec is a 400 whose `details` list the findings (`path`, `message`) and changes nothing. One page per operation (keyed by operationId, ' +
-      'else "METHOD /path"; titled by summary; grouped by first tag, untagged → "API Reference"; `x-hidden` operations skipped). Attaching again replaces the spec and re-syncs.',
+      'else "METHOD /path"; titled by summary; grouped by first tag, untagged → "API Reference"; `x-hidden` ' +
+      'operations skipped). Attaching again replaces the spec and re-syncs.',
     permissions: ['openapi.manage'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL of the spec.' },
-          spec: { type: ['string', 'object'], description: 'The spec as JSON or YAML text, or as an object.' },
-        },
+      properties: {
+        url: schemaOf(RULES.url, { description: 'http(s) URL of the spec.' }),
+        spec: schemaOf(RULES.spec, { description: 'The spec as JSON or YAML text, or as an object.' }),
       },
-    },
+      maxBytes: BODY_LIMITS.spec,
+    }),
     status: 200,
   },
   {
@@ -49,7 +50,8 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'DetachApiSpec',
     tag: 'API reference',
     summary: 'Detach the spec',
-    description: 'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
+    description:
+      'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
     permissions: ['openapi.manage'],
     status: 200,
   },
@@ -60,7 +62,8 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'ListApiPages',
     tag: 'API reference',
     summary: 'List generated pages',
-    description: 'Pages generated from the spec (and detached ones) in sidebar order, with section, operation key, method, path and state (`generated` | `detached`).',
+    description:
+      'Pages generated from the spec (and detached ones) in sidebar order, with section, operation key, method, path and state (`generated` | `detached`).',
     permissions: ['openapi.read'],
     status: 200,
   },
@@ -71,7 +74,9 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'DetachApiPage',
     tag: 'API reference',
     summary: 'Detach a generated page',
-    description: 'The page stops being generated and becomes an ordinary, editable article; sync never rewrites it again but reports drift. 409 if it is already detached.',
+    description:
+      'The page stops being generated and becomes an ordinary, editable article; sync never rewrites it again but ' +
+      'reports drift. 409 if it is already detached.',
     permissions: ['openapi.manage'],
     pathParams: slugParam,
     status: 200,
@@ -84,20 +89,17 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'PlaceApiPage',
     tag: 'API reference',
     summary: 'Move a generated page',
-    description: 'Moves a generated page to a 0-based `position` (default: last) in `section` (default: its current section). Placements survive syncs.',
+    description:
+      'Moves a generated page to a 0-based `position` (default: last) in `section` (default: its current section). Placements survive syncs.',
     permissions: ['openapi.manage'],
     pathParams: slugParam,
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          section: { type: 'string', minLength: 1, maxLength: 80, description: 'Target section key; default: the current one.' },
-          position: { type: 'integer', minimum: 0, maximum: 100000 },
-        },
+      properties: {
+        section: schemaOf(RULES.sectionKey, { description: 'Target section key; default: the current one.' }),
+        position: schemaOf(RULES.position),
       },
-    },
+    }),
     status: 200,
   },
   {
@@ -107,22 +109,20 @@ export const OPENAPI_ROUTES: Route[] = [
     operation: 'CreateApiSection',
     tag: 'API reference',
     summary: 'Create a section for generated pages',
-    description: 'A section that collects the generated pages of one OpenAPI `tag` (default: the label); sync puts new pages of that tag there. A tag already collected is a 409.',
+    description:
+      'A section that collects the generated pages of one OpenAPI `tag` (default: the label); sync puts new pages of ' +
+      'that tag there. A tag already collected is a 409.',
     permissions: ['openapi.manage'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['label'],
-        properties: {
-          label: { type: 'string', minLength: 1, maxLength: 200 },
-          key: { type: 'string', pattern: SLUG_PATTERN, maxLength: 80 },
-          tag: { type: 'string', minLength: 1, maxLength: 200, description: 'The OpenAPI tag; default: the label.' },
-          position: { type: 'integer', minimum: 0, maximum: 100000 },
-        },
+      required: ['label'],
+      properties: {
+        label: schemaOf(RULES.label),
+        key: schemaOf(RULES.newSlug),
+        tag: schemaOf(RULES.apiTag, { description: 'The OpenAPI tag; default: the label.' }),
+        position: schemaOf(RULES.position),
       },
-    },
+    }),
     status: 201,
     extraErrors: [409],
   },
@@ -134,7 +134,8 @@ export const OPENAPI_ROUTES: Route[] = [
     tag: 'API reference',
     summary: 'Regenerate pages from the spec',
     description:
-      'Re-reads the attached spec (re-fetching a URL) and applies the difference in one transaction: pages of new operations are added, pages whose operation ' +
+      'Re-reads the attached spec (re-fetching a URL) and applies the difference in one transaction: pages of new ' +
+      'operations are added, pages whose operation ' +
       'hash changed are rewritten (keeping their section and position), pages of removed operations are deleted; detached pages are never touched but ' +
       'reported in `drifted`. A sync of an unchanged spec changes nothing. Answers the plan.',
     permissions: ['openapi.manage'],

@@ -1,5 +1,6 @@
-import { LIMITS } from '../../src/limits.js';
-import { PAGE_QUERY, type Route } from '../route.js';
+import { schemaOf } from '../../src/contract/jsonSchema.js';
+import { RULES } from '../../src/contract/rules.js';
+import { jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
 
 /** Workspace search (10) and content-gap reports (21). */
 export const SEARCH_ROUTES: Route[] = [
@@ -12,20 +13,25 @@ export const SEARCH_ROUTES: Route[] = [
     summary: 'Search articles and the changelog',
     description:
       'Ranked hits over articles (title weighs above body; archived articles are left out; restricted ones only for keys of editor, admin or owner members) ' +
-      'and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, `title`, a `snippet` with matches in `<mark>…</mark>`, ' +
+      'and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, `title`, a `snippet` (the stored text escaped as HTML, ' +
+      'with matches in `<mark>…</mark>` and no other markup), ' +
       '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` hits are ranked by embedding similarity, falling back to ' +
       'full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor; `X-Search-Ranking` says ' +
       'which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     permissions: ['search.read'],
     query: {
-      q: { schema: { type: 'string', minLength: 1, maxLength: LIMITS.searchQueryLength }, required: true, description: 'The query (must not be blank).' },
+      q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
       semantic: { schema: { type: 'boolean', default: false }, description: 'Rank by embedding similarity (falls back to full text).' },
-      ...PAGE_QUERY(LIMITS.searchPageMax, LIMITS.searchPageDefault),
+      ...PAGE_QUERY(RULES.searchLimit),
     },
     responseHeaders: {
-      'X-Search-Ranking': { description: '`fulltext` or `semantic`: the ranking used for this page.', value: (data) => String(data.ranking) },
+      'X-Search-Ranking': {
+        description: '`fulltext` or `semantic`: the ranking used for this page.',
+        value: (data) => String(data.ranking),
+      },
       'X-Search-Fallback': {
-        description: 'Present when `semantic=true` fell back to full text: `embedder_unavailable`, `embeddings_pending` or `below_similarity_floor`.',
+        description:
+          'Present when `semantic=true` fell back to full text: `embedder_unavailable`, `embeddings_pending` or `below_similarity_floor`.',
         value: (data) => (data.fallbackReason as string | null) ?? null,
       },
     },
@@ -44,17 +50,13 @@ export const SEARCH_ROUTES: Route[] = [
       'names, e-mail addresses or secrets: e-mail addresses, things that look like secrets and phone numbers are replaced by placeholders before storing, ' +
       'and `message` says so. A `slug` that names no article is kept and flagged, not refused. Answers 202 `{message, reported: true}`.',
     permissions: ['content_gap.report'],
-    body: {
+    body: jsonBody({
       variable: 'input',
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          question: { type: 'string', maxLength: 10_000, description: 'The question as asked; the first 256 characters are kept.' },
-          slug: { type: 'string', maxLength: 200, description: 'Slug of the article that came closest.' },
-        },
+      properties: {
+        question: schemaOf(RULES.question, { description: 'The question as asked; the first 256 characters are kept.' }),
+        slug: schemaOf(RULES.reportSlug, { description: 'Slug of the article that came closest.' }),
       },
-    },
+    }),
     status: 202,
   },
 ];

@@ -1,6 +1,11 @@
 import type { AgentPrincipal, RequestContext } from '../context.js';
 import {
-  InvalidRequestError, NotFoundError, PermissionDeniedError, PlanRequiredError, TwoFactorRequiredError, UnauthorizedError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionDeniedError,
+  PlanRequiredError,
+  TwoFactorRequiredError,
+  UnauthorizedError,
 } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { effectivePermissions, type Permission, type Plan } from './permissions.js';
@@ -15,16 +20,18 @@ export interface Scope {
 }
 
 /** The agent behind the request, or 401/403 before anything else is looked at. */
-export function requireAgent(ctx: RequestContext): AgentPrincipal {
+function requireAgent(ctx: RequestContext): AgentPrincipal {
   const p = ctx.principal;
   if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
-  if (p.kind === 'admin') throw new PermissionDeniedError([], 'The admin token manages organizations; workspace content needs an agent key (svc_pat_…).');
+  if (p.kind === 'admin')
+    throw new PermissionDeniedError([], 'The admin token manages organizations; workspace content needs an agent key (svc_pat_…).');
   if (p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.twoFactorEnabled) throw new TwoFactorRequiredError();
   return p;
 }
 
 /**
- * The one authorization check (SPEC "Authentication", CONTRACT "Permissions"):
+ * The one authorization check: the key, its member's two-factor rule, the workspace, then the
+ * permissions (key AND role ceiling):
  * 401 key → 403 two-factor → `{workspace}` scope (400 / 404) → 403 permission.
  */
 export async function authorize(ctx: RequestContext, workspace: string, required: readonly Permission[]): Promise<Scope> {
@@ -49,7 +56,9 @@ export function requirePlan(scope: Scope, plans: readonly Plan[], what: string):
 async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, workspace: string): Promise<string> {
   if (workspace === '-') {
     if (!agent.boundWorkspaceId) {
-      throw new InvalidRequestError('This key is org-wide: name a workspace id instead of "-".', [{ field: 'workspace', message: 'an org-wide key must name a workspace id' }]);
+      throw new InvalidRequestError('This key is org-wide: name a workspace id instead of "-".', [
+        { field: 'workspace', message: 'an org-wide key must name a workspace id' },
+      ]);
     }
     return agent.boundWorkspaceId;
   }

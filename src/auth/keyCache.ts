@@ -6,7 +6,7 @@ import { sql } from '../db/sql.js';
 import type { KeyRow } from './principal.js';
 
 /** The PostgreSQL channel on which every change that affects authentication is announced. */
-export const AUTH_CHANGED_CHANNEL = 'wks_auth_changed';
+const AUTH_CHANGED_CHANNEL = 'wks_auth_changed';
 
 /** How the listening connection names itself in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'wks-auth-listener';
@@ -37,7 +37,11 @@ export class KeyCache {
   private generation = 0;
   private readonly unsubscribe: () => void;
 
-  constructor(private enabled: boolean, private readonly maxAgeMs = 30_000, private readonly maxEntries = 10_000) {
+  constructor(
+    private enabled: boolean,
+    private readonly maxAgeMs = 30_000,
+    private readonly maxEntries = 10_000,
+  ) {
     const clear = () => this.clear();
     local.on('changed', clear);
     this.unsubscribe = () => local.off('changed', clear);
@@ -101,11 +105,20 @@ export class AuthChangeListener {
   private retry: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
 
-  constructor(private readonly config: pg.ClientConfig, private readonly cache: KeyCache, private readonly logger: Logger) {}
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly cache: KeyCache,
+    private readonly logger: Logger,
+  ) {}
 
   async start(): Promise<void> {
     this.cache.setEnabled(false);
-    const client = new pg.Client({ ...this.config, application_name: LISTENER_APPLICATION_NAME, keepAlive: true, keepAliveInitialDelayMillis: 5000 });
+    const client = new pg.Client({
+      ...this.config,
+      application_name: LISTENER_APPLICATION_NAME,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 5000,
+    });
     const lost = (error?: Error) => {
       if (this.client !== client) return;
       this.client = null;
@@ -114,10 +127,12 @@ export class AuthChangeListener {
       client.end().catch(() => undefined);
       if (this.closed) return;
       this.logger.warn({ err: error }, 'auth change listener lost its connection; key cache off until it is back');
-      this.retry = setTimeout(() => this.start().catch(() => undefined), 1000);
+      this.retry = setTimeout(() => void this.start().catch(() => undefined), 1000);
       this.retry.unref();
     };
-    client.on('notification', () => this.cache.clear());
+    client.on('notification', () => {
+      this.cache.clear();
+    });
     client.on('error', lost);
     client.on('end', () => lost());
     this.client = client;

@@ -1,10 +1,22 @@
-/** Permission names exactly as CONTRACT.md lists them. */
-export const PERMISSIONS = [
-  'article.read', 'article.create', 'article.update', 'article.publish',
-  'proposal.read', 'proposal.create', 'section.create', 'upload.image',
-  'changelog.read', 'changelog.update', 'changelog.publish',
-  'memory.read', 'memory.write', 'search.read', 'content_gap.report',
-  'openapi.read', 'openapi.manage',
+/** The permission names keys carry; they are part of the public contract and never change. */
+const PERMISSIONS = [
+  'article.read',
+  'article.create',
+  'article.update',
+  'article.publish',
+  'proposal.read',
+  'proposal.create',
+  'section.create',
+  'upload.image',
+  'changelog.read',
+  'changelog.update',
+  'changelog.publish',
+  'memory.read',
+  'memory.write',
+  'search.read',
+  'content_gap.report',
+  'openapi.read',
+  'openapi.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -17,10 +29,18 @@ export type Plan = (typeof PLANS)[number];
 export const PAID_PLANS: Plan[] = ['pro', 'enterprise'];
 
 const VIEWER: Permission[] = [...PERMISSIONS.filter((p) => p.endsWith('.read')), 'content_gap.report'];
-const EDITOR: Permission[] = [...VIEWER, 'article.create', 'article.update', 'proposal.create', 'changelog.update', 'memory.write', 'upload.image'];
+const EDITOR: Permission[] = [
+  ...VIEWER,
+  'article.create',
+  'article.update',
+  'proposal.create',
+  'changelog.update',
+  'memory.write',
+  'upload.image',
+];
 
 /** The most a member of each role may do, whatever their keys say. */
-export const ROLE_CEILING: Record<Role, ReadonlySet<Permission>> = {
+const ROLE_CEILING: Record<Role, ReadonlySet<Permission>> = {
   viewer: new Set(VIEWER),
   editor: new Set(EDITOR),
   admin: new Set(PERMISSIONS),

@@ -48,7 +48,13 @@ export type KeyLookup = (digest: string) => Promise<KeyRow | undefined>;
  * Resolves an `Authorization` header to a principal: from the key cache when it holds the key,
  * else with one indexed lookup (which then fills the cache).
  */
-export async function resolvePrincipal(em: SqlTarget, credentials: Credentials, header: string | undefined, lookup?: KeyLookup, cache?: KeyCache): Promise<Principal> {
+export async function resolvePrincipal(
+  em: SqlTarget,
+  credentials: Credentials,
+  header: string | undefined,
+  lookup?: KeyLookup,
+  cache?: KeyCache,
+): Promise<Principal> {
   if (!header) return { kind: 'anonymous' };
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) return { kind: 'invalid' };

@@ -15,6 +15,7 @@ const tamed = new WeakSet<AsyncLocalStorage<unknown>>();
  */
 export async function tameOrmContexts(orm: MikroORM): Promise<void> {
   const stores = new Set<AsyncLocalStorage<unknown>>();
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original method, called back with its store as `this`
   const run = AsyncLocalStorage.prototype.run;
   AsyncLocalStorage.prototype.run = function (this: AsyncLocalStorage<unknown>, ...args: Parameters<typeof run>) {
     stores.add(this);
@@ -35,12 +36,13 @@ export async function tameOrmContexts(orm: MikroORM): Promise<void> {
 function tame(store: AsyncLocalStorage<unknown>): void {
   if (tamed.has(store)) return;
   tamed.add(store);
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original method, called back with its store as `this`
   const run = AsyncLocalStorage.prototype.run;
   let active = 0;
   const settled = () => {
     if (--active === 0) store.disable();
   };
-  store.run = function <R>(this: AsyncLocalStorage<unknown>, value: unknown, callback: (...args: any[]) => R, ...args: any[]): R {
+  store.run = function <R>(this: AsyncLocalStorage<unknown>, value: unknown, callback: (...args: unknown[]) => R, ...args: unknown[]): R {
     active++;
     let out: R;
     try {
@@ -55,5 +57,5 @@ function tame(store: AsyncLocalStorage<unknown>): void {
     }
     settled();
     return out;
-  } as typeof store.run;
+  };
 }

@@ -26,7 +26,9 @@ export async function openOrm(connection: DbConnection, poolMax = 10): Promise<M
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
   const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax });
   // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
-  const relaxed = connection.clientUrl ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' }) : undefined;
+  const relaxed = connection.clientUrl
+    ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' })
+    : undefined;
   for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
   attachPool(orm.em, { pool, relaxed }, !connection.clientUrl); // no URL: the embedded PGlite socket
   await tameOrmContexts(orm);
@@ -60,5 +62,11 @@ export async function migrate(orm: MikroORM, connection: DbConnection, shared: b
 /** The same connection expressed for node-postgres. */
 export function pgClientConfig(connection: DbConnection): pg.ClientConfig {
   if (connection.clientUrl) return { connectionString: connection.clientUrl };
-  return { host: connection.host, port: connection.port, database: connection.dbName, user: connection.user, password: connection.password as string | undefined };
+  return {
+    host: connection.host,
+    port: connection.port,
+    database: connection.dbName,
+    user: connection.user,
+    password: connection.password as string | undefined,
+  };
 }

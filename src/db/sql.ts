@@ -22,33 +22,106 @@ export function attachPool(em: EntityManager, { pool, relaxed }: { pool: pg.Pool
   pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline });
 }
 
-/** `?` placeholders as `$1, $2, …` (outside quoted literals); the texts of hot statements are kept. */
-const numbered = new Map<string, string>();
-function toNumbered(text: string): string {
+/**
+ * The last `max` results of a text conversion, most recently used kept: hot statements stay
+ * converted however many one-off texts (bulk inserts of varying row counts) pass through.
+ */
+function textCache<V>(max: number) {
+  const map = new Map<string, V>();
+  return {
+    get(key: string): V | undefined {
+      const value = map.get(key);
+      if (value !== undefined && map.size > max / 2) {
+        // Refreshed only once the cache is half full: until then nothing is evicted.
+        map.delete(key);
+        map.set(key, value);
+      }
+      return value;
+    },
+    set(key: string, value: V): void {
+      map.set(key, value);
+      if (map.size > max) map.delete(map.keys().next().value!);
+    },
+  };
+}
+
+/** `?` placeholders as `$1, $2, …` (outside quoted literals). */
+const numbered = textCache<string>(2000);
+export function toNumbered(text: string): string {
   let out = numbered.get(text);
   if (out !== undefined) return out;
-  out = '';
   let count = 0;
-  let quoted = false;
-  for (const ch of text) {
-    if (ch === "'") quoted = !quoted;
-    out += ch === '?' && !quoted ? `$${++count}` : ch;
-  }
-  if (numbered.size < 2000) numbered.set(text, out);
+  out = text.replace(/'[^']*'|\?/g, (m) => (m === '?' ? `$${++count}` : m));
+  numbered.set(text, out);
   return out;
+}
+
+/** A row whose columns the caller has not described: each must be checked or cast where it is read. */
+export type Row = Record<string, unknown>;
+
+/** Values for `?` placeholders in order, or for `:name` placeholders by name (for statements with more than a handful). */
+export type Params = readonly unknown[] | Readonly<Record<string, unknown>>;
+
+/** `:name` placeholders as `?` (outside quoted literals; `::type` casts untouched), with the names in order. */
+const positional = textCache<{ text: string; names: string[] }>(2000);
+export function toPositional(text: string): { text: string; names: string[] } {
+  const known = positional.get(text);
+  if (known) return known;
+  let out = '';
+  const names: string[] = [];
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "'") quoted = !quoted;
+    if (quoted || ch !== ':') {
+      if (!quoted && ch === '?') throw new Error('a statement with :name placeholders cannot also use ?');
+      out += ch;
+      continue;
+    }
+    if (text[i + 1] === ':') {
+      out += '::';
+      i++;
+      continue;
+    }
+    const name = /^[A-Za-z_]\w*/.exec(text.slice(i + 1, i + 65))?.[0];
+    if (!name) {
+      out += ch;
+      continue;
+    }
+    names.push(name);
+    out += '?';
+    i += name.length;
+  }
+  const converted = { text: out, names };
+  positional.set(text, converted);
+  return converted;
+}
+
+/** The statement with `?` placeholders and its values in order. */
+function bind(text: string, params: Params): { text: string; values: readonly unknown[] } {
+  if (Array.isArray(params)) return { text, values: params };
+  const named = params as Readonly<Record<string, unknown>>;
+  const converted = toPositional(text);
+  return {
+    text: converted.text,
+    values: converted.names.map((name) => {
+      if (!(name in named)) throw new Error(`no value for :${name}`);
+      return named[name];
+    }),
+  };
 }
 
 /** Dates as ISO instants (exact for timestamptz whatever the process's time zone); undefined as null. */
 const param = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
 
 /**
- * Runs raw SQL (`?` placeholders, bound as parameters) inside the EntityManager's transaction if
+ * Runs raw SQL (`?` placeholders, or `:name` ones with an object of values; bound as parameters) inside the EntityManager's transaction if
  * it has one, else as one autocommit statement on the ORM's node-postgres pool. Rows come back as
  * node-postgres gives them, with the ORM's type parsers (timestamps as strings). `name` makes it a
  * named prepared statement (parsed and planned once per connection): for hot statements whose
  * plan does not depend on the values, such as lookups by key.
  */
-export async function sql<T = Record<string, any>>(em: SqlTarget, text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
+export async function sql<T = Row>(em: SqlTarget, text: string, params: Params = [], name?: string): Promise<T[]> {
   const attached = attachedTo(em);
   const config = statement(em, attached.inline, text, params, name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
@@ -61,7 +134,7 @@ export async function sql<T = Record<string, any>>(em: SqlTarget, text: string, 
  * off`): for writes that may be lost in a crash without harm, such as the search log. Never part
  * of a transaction.
  */
-export async function sqlRelaxed<T = Record<string, any>>(em: SqlTarget, text: string, params: readonly unknown[] = []): Promise<T[]> {
+export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: Params = []): Promise<T[]> {
   const attached = attachedTo(em);
   return (await attached.relaxed.query(statement(em, attached.inline, text, params))).rows as T[];
 }
@@ -77,12 +150,15 @@ function attachedTo(em: SqlTarget) {
   return attached;
 }
 
-function statement(em: SqlTarget, inline: boolean, text: string, params: readonly unknown[], name?: string): pg.QueryConfig {
-  if (!params.length) return { text };
-  return inline ? { text: em.getPlatform().formatQuery(text, params as unknown[]) } : { name, text: toNumbered(text), values: params.map(param) };
+function statement(em: SqlTarget, inline: boolean, raw: string, params: Params, name?: string): pg.QueryConfig {
+  const { text, values } = bind(raw, params);
+  if (!values.length) return { text };
+  return inline
+    ? { text: em.getPlatform().formatQuery(text, values as unknown[]) }
+    : { name, text: toNumbered(text), values: values.map(param) };
 }
 
-/** A text[] literal for `?::text[]`. */
-export function pgArray(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+/** An array literal for a `?::text[]`, `?::int[]`, `?::uuid[]` or `?::real[]` parameter (every element quoted and escaped). */
+export function pgArray(values: readonly (string | number)[]): string {
+  return `{${values.map((v) => `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }

@@ -6,7 +6,7 @@ import { Workspace } from './Workspace.js';
 export const ARTICLE_STATUSES = ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] as const;
 export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
 
-export const ARTICLE_SEARCH_EXPRESSION =
+const ARTICLE_SEARCH_EXPRESSION =
   "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
 
 @ObjectType({ description: 'A documentation article, addressed by its slug.' })
@@ -16,7 +16,10 @@ export const ARTICLE_SEARCH_EXPRESSION =
 @Index({ name: 'articles_section_position_idx', properties: ['section', 'position'] })
 @Index({ name: 'articles_search_idx', expression: 'create index "articles_search_idx" on "articles" using gin ("search")' })
 // Titles alone: the full-text search's shortcut for one-word queries (see services/search.ts).
-@Index({ name: 'articles_title_search_idx', expression: `create index "articles_title_search_idx" on "articles" using gin (to_tsvector('english'::regconfig, title))` })
+@Index({
+  name: 'articles_title_search_idx',
+  expression: `create index "articles_title_search_idx" on "articles" using gin (to_tsvector('english'::regconfig, title))`,
+})
 export class Article {
   @PrimaryKey({ autoincrement: true })
   id!: number;

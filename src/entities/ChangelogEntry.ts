@@ -2,20 +2,26 @@ import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikr
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
-export const CHANGELOG_STATUSES = ['draft', 'published'] as const;
-export type ChangelogStatus = (typeof CHANGELOG_STATUSES)[number];
+export type ChangelogStatus = 'draft' | 'published';
 
-export const CHANGELOG_SEARCH_EXPRESSION =
+const CHANGELOG_SEARCH_EXPRESSION =
   "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
 
 @ObjectType({ description: 'A changelog entry of a workspace.' })
 @Entity({ tableName: 'changelog_entries' })
 @Index({
   name: 'changelog_entries_feed_idx',
-  expression: 'create index "changelog_entries_feed_idx" on "changelog_entries" ("workspace_id", (coalesce("published_at", "created_at")) desc, "id" desc)',
+  expression:
+    'create index "changelog_entries_feed_idx" on "changelog_entries" ("workspace_id", (coalesce("published_at", "created_at")) desc, "id" desc)',
 })
-@Index({ name: 'changelog_entries_search_idx', expression: 'create index "changelog_entries_search_idx" on "changelog_entries" using gin ("search")' })
-@Index({ name: 'changelog_entries_title_search_idx', expression: `create index "changelog_entries_title_search_idx" on "changelog_entries" using gin (to_tsvector('english'::regconfig, title))` })
+@Index({
+  name: 'changelog_entries_search_idx',
+  expression: 'create index "changelog_entries_search_idx" on "changelog_entries" using gin ("search")',
+})
+@Index({
+  name: 'changelog_entries_title_search_idx',
+  expression: `create index "changelog_entries_title_search_idx" on "changelog_entries" using gin (to_tsvector('english'::regconfig, title))`,
+})
 export class ChangelogEntry {
   @Field(() => Int)
   @PrimaryKey({ autoincrement: true })

@@ -3,7 +3,7 @@ import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
 /** Full-text document: path segments and tags weigh more than the body (A > B > C). */
-export const MEMORY_SEARCH_EXPRESSION =
+const MEMORY_SEARCH_EXPRESSION =
   "(((setweight(to_tsvector('english'::regconfig, translate(path, '/._-'::text, '    '::text)), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, wks_array_text(tags)), 'B'::\"char\")) || setweight(to_tsvector('english'::regconfig, body), 'C'::\"char\")))";
 
 @ObjectType({ description: 'A shared workspace memory note: Markdown addressed by a file-like path.' })

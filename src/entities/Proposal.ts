@@ -5,7 +5,7 @@ import { Workspace } from './Workspace.js';
 export type ProposalKind = 'edit' | 'new';
 export type ProposalStatus = 'open' | 'approved' | 'rejected';
 
-@ObjectType({ description: 'An agent\'s proposed article edit or new draft, for editor review.' })
+@ObjectType({ description: "An agent's proposed article edit or new draft, for editor review." })
 @Entity({ tableName: 'proposals' })
 @Index({ name: 'proposals_key_idx', properties: ['workspace', 'agentKeyId', 'id'] })
 export class Proposal {

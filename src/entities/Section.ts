@@ -2,8 +2,7 @@ import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
-export const VISIBILITIES = ['public', 'restricted'] as const;
-export type Visibility = (typeof VISIBILITIES)[number];
+export type Visibility = 'public' | 'restricted';
 
 @ObjectType({ description: 'A sidebar navigation section.' })
 @Entity({ tableName: 'sections' })

@@ -13,7 +13,7 @@ export class Webhook {
   @Property({ type: 'uuid' })
   organizationId!: string;
 
-  @Field(() => ID, { nullable: true, description: 'Only this workspace\'s events; null for the whole organization.' })
+  @Field(() => ID, { nullable: true, description: "Only this workspace's events; null for the whole organization." })
   @Property({ type: 'uuid', nullable: true })
   workspaceId: string | null = null;
 
@@ -38,32 +38,6 @@ export class Webhook {
   disabledReason: string | null = null;
 
   @Field(() => Date)
-  @Property({ columnType: 'timestamptz', type: 'datetime' })
-  createdAt: Date = new Date();
-}
-
-/** The transactional outbox: one row per event, written with the change that caused it. */
-@Entity({ tableName: 'webhook_events' })
-@Index({ name: 'webhook_events_pending_idx', expression: 'create index "webhook_events_pending_idx" on "webhook_events" ("created_at") where not "fanned_out"' })
-export class WebhookEvent {
-  @PrimaryKey({ type: 'text' })
-  id!: string;
-
-  @Property({ type: 'uuid', nullable: true })
-  organizationId: string | null = null;
-
-  @Property({ type: 'uuid', nullable: true })
-  workspaceId: string | null = null;
-
-  @Property({ type: 'text' })
-  type!: string;
-
-  @Property({ type: 'json' })
-  payload!: Record<string, unknown>;
-
-  @Property({ type: 'boolean' })
-  fannedOut: boolean = false;
-
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();
 }
@@ -149,37 +123,4 @@ export class WebhookAttempt {
   @Field(() => String, { nullable: true })
   @Property({ type: 'text', nullable: true })
   error: string | null = null;
-}
-
-/** Idempotency-Key records: a mutating REST call runs at most once per key, agent key and workspace for 24 h. */
-@Entity({ tableName: 'idempotency_keys' })
-@Unique({ name: 'idempotency_keys_unique', properties: ['agentKeyId', 'workspace', 'idempotencyKey'] })
-export class IdempotencyRecord {
-  @PrimaryKey({ autoincrement: true })
-  id!: number;
-
-  @Property({ type: 'uuid' })
-  agentKeyId!: string;
-
-  @Property({ type: 'text' })
-  workspace!: string;
-
-  @Property({ type: 'text' })
-  idempotencyKey!: string;
-
-  @Property({ type: 'text' })
-  requestHash!: string;
-
-  /** in_progress | done */
-  @Property({ type: 'text' })
-  state!: string;
-
-  @Property({ type: 'integer', nullable: true })
-  status: number | null = null;
-
-  @Property({ type: 'json', nullable: true })
-  response: unknown = null;
-
-  @Property({ columnType: 'timestamptz', type: 'datetime' })
-  createdAt: Date = new Date();
 }

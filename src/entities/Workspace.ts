@@ -21,6 +21,10 @@ export class Workspace {
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();
 
+  /** Raised by the database at the commit of every change to the workspace's sections or articles (the sidebar tree's ETag). */
+  @Property({ type: 'bigint', persist: false, lazy: true, hidden: true })
+  contentRevision?: string;
+
   @Field(() => ID)
   organizationId(): string {
     return this.organization.id;

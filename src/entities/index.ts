@@ -16,10 +16,63 @@ import { SearchLog } from './SearchLog.js';
 import { Section } from './Section.js';
 import { Setting } from './Setting.js';
 import { Upload } from './Upload.js';
-import { IdempotencyRecord, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent } from './Webhook.js';
+import { IdempotencyRecord } from './IdempotencyRecord.js';
+import { Webhook, WebhookAttempt, WebhookDelivery } from './Webhook.js';
 import { Workspace } from './Workspace.js';
 
 /** Every entity, for the ORM's discovery. */
-export const ENTITIES = [Organization, Workspace, Member, AgentKey, ChangelogEntry, AuditEvent, Setting, RateLimitCounter, MemoryNote, MemoryUsage, Section, Article, Proposal, Upload, Embedding, EmbeddingStamp, EmbeddingJob, SearchLog, ContentGapReport, ContentGapGroup, ApiSpec, Webhook, WebhookEvent, WebhookDelivery, WebhookAttempt, IdempotencyRecord];
+export const ENTITIES = [
+  Organization,
+  Workspace,
+  Member,
+  AgentKey,
+  ChangelogEntry,
+  AuditEvent,
+  Setting,
+  RateLimitCounter,
+  MemoryNote,
+  MemoryUsage,
+  Section,
+  Article,
+  Proposal,
+  Upload,
+  Embedding,
+  EmbeddingStamp,
+  EmbeddingJob,
+  SearchLog,
+  ContentGapReport,
+  ContentGapGroup,
+  ApiSpec,
+  Webhook,
+  WebhookDelivery,
+  WebhookAttempt,
+  IdempotencyRecord,
+];
 
-export { AgentKey, ApiSpec, Article, AuditEvent, ChangelogEntry, ContentGapGroup, ContentGapReport, Embedding, EmbeddingJob, EmbeddingStamp, Member, MemoryNote, MemoryUsage, Organization, Proposal, RateLimitCounter, SearchLog, Section, Setting, Upload, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent, IdempotencyRecord, Workspace };
+export {
+  AgentKey,
+  ApiSpec,
+  Article,
+  AuditEvent,
+  ChangelogEntry,
+  ContentGapGroup,
+  ContentGapReport,
+  Embedding,
+  EmbeddingJob,
+  EmbeddingStamp,
+  Member,
+  MemoryNote,
+  MemoryUsage,
+  Organization,
+  Proposal,
+  RateLimitCounter,
+  SearchLog,
+  Section,
+  Setting,
+  Upload,
+  Webhook,
+  WebhookAttempt,
+  WebhookDelivery,
+  IdempotencyRecord,
+  Workspace,
+};

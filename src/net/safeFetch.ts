@@ -3,13 +3,41 @@ import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
-/** Refused destinations: loopback, private, link-local, unique-local, CGNAT, multicast, unspecified. */
+/**
+ * Refused destinations: loopback, private, link-local, unique-local, CGNAT, multicast, unspecified,
+ * NAT64, the deprecated site-local range, and the 6to4 and Teredo ranges (which tunnel to IPv4
+ * addresses that could be internal).
+ */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2002::', 16],
+  ['2001::', 32],
+] as const)
+  BLOCKED.addSubnet(net, prefix, 'ipv6');
+
+/** What a refusal says: never the address a name resolved to (that would map the internal network for the caller). */
+export const NOT_ALLOWED = 'the address is not allowed (loopback, private, link-local and other internal ranges are refused)';
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
@@ -71,7 +99,8 @@ function parseUrl(raw: string): URL {
   } catch {
     throw new UnsafeTargetError('not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnsafeTargetError(`only http and https URLs are allowed, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UnsafeTargetError(`only http and https URLs are allowed, not ${url.protocol}`);
   if (url.username || url.password) throw new UnsafeTargetError('URLs with credentials are not allowed');
   return url;
 }
@@ -84,14 +113,14 @@ function requestOnce(url: URL, options: SafeFetchOptions): Promise<SafeResponse>
       if (error) return callback(error, '', 0);
       const list = addresses as unknown as { address: string; family: number }[];
       const refused = list.find((a) => !isAllowedAddress(a.address, options.allowLoopback));
-      if (refused || !list.length) return callback(new UnsafeTargetError(`refusing to connect to ${refused?.address ?? hostname}: not a public address`), '', 0);
+      if (refused || !list.length) return callback(new UnsafeTargetError(NOT_ALLOWED), '', 0);
       if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };
   return new Promise((resolve, reject) => {
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !isAllowedAddress(host, options.allowLoopback)) return reject(new UnsafeTargetError(`refusing to connect to ${host}: not a public address`));
+    if (isIP(host) && !isAllowedAddress(host, options.allowLoopback)) return reject(new UnsafeTargetError(NOT_ALLOWED));
     const client = url.protocol === 'https:' ? https : http;
     const req = client.request(
       url,
@@ -115,7 +144,7 @@ function requestOnce(url: URL, options: SafeFetchOptions): Promise<SafeResponse>
     req.on('socket', (socket) => {
       socket.once('connect', () => {
         const remote = socket.remoteAddress;
-        if (remote && !isAllowedAddress(remote, options.allowLoopback)) req.destroy(new UnsafeTargetError(`refusing to talk to ${remote}: not a public address`));
+        if (remote && !isAllowedAddress(remote, options.allowLoopback)) req.destroy(new UnsafeTargetError(NOT_ALLOWED));
       });
     });
     const timer = setTimeout(() => req.destroy(new UnsafeTargetError(`no complete answer within ${timeoutMs} ms`)), timeoutMs);

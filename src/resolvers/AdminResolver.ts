@@ -1,17 +1,15 @@
-import { ArrayMaxSize, IsEmail, MaxLength, MinLength } from 'class-validator';
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { LIMITS } from '../limits.js';
 import * as admin from '../services/admin.js';
 import { listAuditEvents } from '../services/audit.js';
 
 @InputType()
 class CreateOrganizationInput {
-  @Field() @MinLength(1) @MaxLength(LIMITS.nameLength) name!: string;
+  @Field() name!: string;
   @Field({ description: 'free | pro | enterprise' }) plan!: string;
   @Field(() => Boolean, { nullable: true }) requireTwoFactor?: boolean | null;
 }
@@ -25,13 +23,13 @@ class UpdateOrganizationInput {
 @InputType()
 class CreateWorkspaceInput {
   @Field(() => ID) organizationId!: string;
-  @Field() @MinLength(1) @MaxLength(LIMITS.nameLength) name!: string;
+  @Field() name!: string;
 }
 
 @InputType()
 class CreateMemberInput {
   @Field(() => ID) organizationId!: string;
-  @Field() @IsEmail() @MaxLength(LIMITS.emailLength) email!: string;
+  @Field() email!: string;
   @Field({ description: 'viewer | editor | admin | owner' }) role!: string;
   @Field(() => Boolean, { nullable: true }) twoFactorEnabled?: boolean | null;
 }
@@ -39,8 +37,8 @@ class CreateMemberInput {
 @InputType()
 class CreateAgentKeyInput {
   @Field(() => ID) memberId!: string;
-  @Field() @MinLength(1) @MaxLength(LIMITS.nameLength) name!: string;
-  @Field(() => [String]) @ArrayMaxSize(LIMITS.permissionCount) permissions!: string[];
+  @Field() name!: string;
+  @Field(() => [String]) permissions!: string[];
   @Field(() => ID, { nullable: true, description: 'Bind the key to one workspace; omit for an org-wide key.' }) workspaceId?: string | null;
   @Field(() => Date, { nullable: true }) expiresAt?: Date | null;
 }
@@ -51,7 +49,7 @@ class CreatedAgentKey {
   @Field(() => AgentKey) agentKey!: AgentKey;
 }
 
-/** The admin operations of CONTRACT.md; every one needs the admin token. */
+/** The admin operations (organizations, workspaces, members, agent keys); every one needs the admin token. */
 @Resolver()
 export class AdminResolver {
   @Mutation(() => Organization)
@@ -60,7 +58,11 @@ export class AdminResolver {
   }
 
   @Mutation(() => Organization)
-  updateOrganization(@Ctx() ctx: RequestContext, @Arg('id', () => ID) id: string, @Arg('input', () => UpdateOrganizationInput) input: UpdateOrganizationInput) {
+  updateOrganization(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateOrganizationInput) input: UpdateOrganizationInput,
+  ) {
     return admin.updateOrganization(ctx, id, input);
   }
 

@@ -1,9 +1,7 @@
-import { MaxLength, MinLength } from 'class-validator';
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import { Section, type Visibility } from '../entities/Section.js';
-import { LIMITS } from '../limits.js';
 import * as articles from '../services/articles.js';
 import * as sections from '../services/sections.js';
 
@@ -13,17 +11,23 @@ enum ArticleStatusValue {
   DEPRECATED = 'DEPRECATED',
   ARCHIVED = 'ARCHIVED',
 }
-registerEnumType(ArticleStatusValue, { name: 'ArticleStatus', description: 'DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT' });
+registerEnumType(ArticleStatusValue, {
+  name: 'ArticleStatus',
+  description: 'DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT',
+});
 
 enum VisibilityValue {
   public = 'public',
   restricted = 'restricted',
 }
-registerEnumType(VisibilityValue, { name: 'Visibility', description: 'restricted needs the pro or enterprise plan and hides the content from viewer-role keys' });
+registerEnumType(VisibilityValue, {
+  name: 'Visibility',
+  description: 'restricted needs the pro or enterprise plan and hides the content from viewer-role keys',
+});
 
 @InputType()
 class CreateSectionInput {
-  @Field() @MinLength(1) @MaxLength(LIMITS.nameLength) label!: string;
+  @Field() label!: string;
   @Field(() => String, { nullable: true, description: 'Slug; generated from the label when omitted.' }) key?: string | null;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
   @Field(() => Int, { nullable: true, description: '0-based sidebar position; default: last.' }) position?: number | null;
@@ -31,16 +35,16 @@ class CreateSectionInput {
 
 @InputType()
 class CreateArticleInput {
-  @Field() @MinLength(1) @MaxLength(LIMITS.titleLength) title!: string;
+  @Field() title!: string;
   @Field({ description: 'Key of an existing section.' }) section!: string;
-  @Field() @MaxLength(LIMITS.markdownLength) markdown!: string;
+  @Field() markdown!: string;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
 }
 
 @InputType()
 class UpdateArticleInput {
-  @Field({ nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string;
-  @Field({ nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string;
+  @Field({ nullable: true }) title?: string;
+  @Field({ nullable: true }) markdown?: string;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility;
   @Field(() => ArticleStatusValue, { nullable: true }) status?: ArticleStatus;
 }
@@ -69,14 +73,27 @@ export class ArticleResolver {
   }
 
   @Mutation(() => Section)
-  createSection(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateSectionInput) input: CreateSectionInput) {
+  createSection(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('input', () => CreateSectionInput) input: CreateSectionInput,
+  ) {
     return sections.createSection(ctx, workspace, input);
   }
 
   @Query(() => [SidebarSection], { description: 'The sidebar tree: sections in order, each with its articles in order.' })
-  async articleTree(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('status', () => ArticleStatusValue, { nullable: true }) status?: ArticleStatus | null) {
-    const tree = await articles.articleTree(ctx, workspace, status);
-    return tree.map(({ section, articles: list }) => ({ key: section.key, label: section.label, visibility: section.visibility, articleCount: section.articleCount, articles: list }));
+  articleTree(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('status', () => ArticleStatusValue, { nullable: true }) status?: ArticleStatus | null,
+    @Arg('ifNoneMatch', () => String, {
+      nullable: true,
+      description:
+        'The ETag of a tree you hold; when it is still current the answer is the `not_modified` error (REST: 304 without a body).',
+    })
+    ifNoneMatch?: string | null,
+  ) {
+    return articles.articleTree(ctx, workspace, status, ifNoneMatch);
   }
 
   @Query(() => Article)
@@ -85,7 +102,11 @@ export class ArticleResolver {
   }
 
   @Mutation(() => Article, { description: 'Creates a DRAFT at the end of the section.' })
-  createArticle(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateArticleInput) input: CreateArticleInput) {
+  createArticle(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('input', () => CreateArticleInput) input: CreateArticleInput,
+  ) {
     return articles.createArticle(ctx, workspace, input);
   }
 
@@ -95,7 +116,8 @@ export class ArticleResolver {
     @Arg('workspace') workspace: string,
     @Arg('slug') slug: string,
     @Arg('input', () => UpdateArticleInput) input: UpdateArticleInput,
-    @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the edit is based on ("v<version>"); 412 when it is stale.' }) ifMatch?: string | null,
+    @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the edit is based on ("v<version>"); 412 when it is stale.' })
+    ifMatch?: string | null,
   ) {
     const clean: articles.UpdateArticleInput = {};
     if (input.title != null) clean.title = input.title;
@@ -106,7 +128,12 @@ export class ArticleResolver {
   }
 
   @Mutation(() => Article, { description: 'Moves an article into a section at a position, renumbering the others.' })
-  placeArticle(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('slug') slug: string, @Arg('input', () => PlaceArticleInput) input: PlaceArticleInput) {
+  placeArticle(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('input', () => PlaceArticleInput) input: PlaceArticleInput,
+  ) {
     return articles.placeArticle(ctx, workspace, slug, input);
   }
 }

@@ -1,8 +1,7 @@
-import { ArrayMaxSize, MaxLength, MinLength } from 'class-validator';
 import { Arg, Args, ArgsType, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { RequestContext } from '../context.js';
+import { PageOf } from '../types/page.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
-import { LIMITS } from '../limits.js';
 import * as changelog from '../services/changelog.js';
 
 enum ChangelogStatusValue {
@@ -13,19 +12,20 @@ registerEnumType(ChangelogStatusValue, { name: 'ChangelogStatus', description: '
 
 @InputType()
 class CreateChangelogEntryInput {
-  @Field() @MinLength(1) @MaxLength(LIMITS.titleLength) title!: string;
-  @Field() @MaxLength(LIMITS.markdownLength) markdown!: string;
+  @Field() title!: string;
+  @Field() markdown!: string;
   @Field(() => ChangelogStatusValue) status!: ChangelogStatus;
-  @Field(() => [String]) @ArrayMaxSize(LIMITS.tagCount) @MaxLength(LIMITS.tagLength, { each: true }) tags!: string[];
-  @Field(() => Date, { nullable: true, description: 'Publication time; a published entry without one gets now.' }) publishedAt!: Date | null;
+  @Field(() => [String]) tags!: string[];
+  @Field(() => Date, { nullable: true, description: 'Publication time; a published entry without one gets now.' })
+  publishedAt!: Date | null;
 }
 
 @InputType()
 class UpdateChangelogEntryInput {
-  @Field({ nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string;
-  @Field({ nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string;
+  @Field({ nullable: true }) title?: string;
+  @Field({ nullable: true }) markdown?: string;
   @Field(() => ChangelogStatusValue, { nullable: true }) status?: ChangelogStatus;
-  @Field(() => [String], { nullable: true }) @ArrayMaxSize(LIMITS.tagCount) @MaxLength(LIMITS.tagLength, { each: true }) tags?: string[];
+  @Field(() => [String], { nullable: true }) tags?: string[];
   @Field(() => Date, { nullable: true }) publishedAt?: Date | null;
 }
 
@@ -34,14 +34,11 @@ class ListChangelogArgs {
   @Field(() => String, { description: 'Workspace id, or "-" for the key\'s bound workspace.' }) workspace!: string;
   @Field(() => Boolean, { nullable: true, description: 'Include drafts (honoured only with changelog.update).' }) drafts?: boolean | null;
   @Field(() => Int, { nullable: true }) limit?: number | null;
-  @Field(() => String, { nullable: true }) @MaxLength(LIMITS.cursorLength) cursor?: string | null;
+  @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
 @ObjectType()
-class ChangelogEntryPage {
-  @Field(() => [ChangelogEntry]) items!: ChangelogEntry[];
-  @Field(() => String, { nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' }) nextCursor!: string | null;
-}
+class ChangelogEntryPage extends PageOf(ChangelogEntry) {}
 
 @ObjectType()
 class DeletedChangelogEntry {
@@ -58,7 +55,11 @@ export class ChangelogResolver {
   }
 
   @Mutation(() => ChangelogEntry)
-  createChangelogEntry(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateChangelogEntryInput) input: CreateChangelogEntryInput) {
+  createChangelogEntry(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('input', () => CreateChangelogEntryInput) input: CreateChangelogEntryInput,
+  ) {
     return changelog.createChangelogEntry(ctx, workspace, input);
   }
 

@@ -1,53 +1,16 @@
-import { Arg, Args, ArgsType, Ctx, Field, Float, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import type { RequestContext } from '../context.js';
+import { DeletedMemoryNote, MemoryIndexEntry, MemoryIndexPage, MemorySearchPage } from '../types/memory.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import * as memory from '../services/memoryNotes.js';
 
 @InputType({ description: 'A note to create (new path) or update (existing path).' })
 class PutMemoryNoteInput {
   @Field() path!: string;
-  @Field({ description: 'Markdown, at most 16,384 bytes in UTF-8.' }) body!: string;
+  @Field({ description: 'Markdown.' }) body!: string;
   @Field() kind!: string;
   @Field(() => [String]) links!: string[];
   @Field(() => [String]) tags!: string[];
-}
-
-@ObjectType({ description: 'A note in the index: everything but the body.' })
-class MemoryIndexEntry {
-  @Field() path!: string;
-  @Field() kind!: string;
-  @Field(() => [String]) tags!: string[];
-  @Field(() => Int, { description: 'Body size in UTF-8 bytes.' }) size!: number;
-  @Field(() => Date) updatedAt!: Date;
-  @Field(() => Date) accessedAt!: Date;
-}
-
-@ObjectType()
-class MemoryIndexPage {
-  @Field(() => [MemoryIndexEntry]) items!: MemoryIndexEntry[];
-  @Field(() => String, { nullable: true }) nextCursor!: string | null;
-}
-
-@ObjectType({ description: 'A full-text hit: the note\'s path and a snippet with matches wrapped in <mark>…</mark>.' })
-class MemorySearchHit {
-  @Field() path!: string;
-  @Field() kind!: string;
-  @Field(() => [String]) tags!: string[];
-  @Field(() => Float, { description: 'Relevance (higher is better); path and tag matches weigh more than body matches.' }) score!: number;
-  @Field() snippet!: string;
-  @Field(() => Date) updatedAt!: Date;
-}
-
-@ObjectType()
-class MemorySearchPage {
-  @Field(() => [MemorySearchHit]) items!: MemorySearchHit[];
-  @Field(() => String, { nullable: true }) nextCursor!: string | null;
-}
-
-@ObjectType()
-class DeletedMemoryNote {
-  @Field() path!: string;
-  @Field() deleted!: boolean;
 }
 
 @ArgsType()
@@ -93,7 +56,11 @@ export class MemoryResolver {
   }
 
   @Mutation(() => MemoryNote, { description: 'Creates the note at a new path, or updates the note at an existing path.' })
-  putMemoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput) {
+  putMemoryNote(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput,
+  ) {
     return memory.putNote(ctx, workspace, input);
   }
 
@@ -109,8 +76,8 @@ export class MemoryResolver {
     return note.workspace.id;
   }
 
-  @FieldResolver(() => [MemoryIndexEntry], { description: 'Notes whose links contain this note\'s path.' })
+  @FieldResolver(() => [MemoryIndexEntry], { description: "Notes whose links contain this note's path." })
   backlinks(@Root() note: NoteRoot, @Ctx() ctx: RequestContext) {
-    return memory.backlinks(ctx.em, note.workspace.id, note.path);
+    return memory.backlinks(ctx, note.workspace.id, note.path);
   }
 }

@@ -1,8 +1,7 @@
-import { MaxLength, MinLength } from 'class-validator';
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { RequestContext } from '../context.js';
+import { PageOf } from '../types/page.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
-import { LIMITS } from '../limits.js';
 import * as proposals from '../services/proposals.js';
 
 enum ProposalStatusValue {
@@ -12,20 +11,19 @@ enum ProposalStatusValue {
 }
 registerEnumType(ProposalStatusValue, { name: 'ProposalStatus' });
 
-@InputType({ description: 'An edit (name `article`, send `title` and/or `markdown`) or a new draft (send `section`, `title`, `markdown`).' })
+@InputType({
+  description: 'An edit (name `article`, send `title` and/or `markdown`) or a new draft (send `section`, `title`, `markdown`).',
+})
 class CreateProposalInput {
   @Field(() => String, { nullable: true, description: 'Slug of the article to edit; omit for a new draft.' }) article?: string | null;
   @Field(() => String, { nullable: true, description: 'Section key of a new draft.' }) section?: string | null;
-  @Field(() => String, { nullable: true }) @MinLength(1) @MaxLength(LIMITS.titleLength) title?: string | null;
-  @Field(() => String, { nullable: true }) @MaxLength(LIMITS.markdownLength) markdown?: string | null;
-  @Field({ description: 'What the change does and why, for the reviewer.' }) @MinLength(1) @MaxLength(LIMITS.summaryLength) summary!: string;
+  @Field(() => String, { nullable: true }) title?: string | null;
+  @Field(() => String, { nullable: true }) markdown?: string | null;
+  @Field({ description: 'What the change does and why, for the reviewer.' }) summary!: string;
 }
 
 @ObjectType()
-class ProposalPage {
-  @Field(() => [Proposal]) items!: Proposal[];
-  @Field(() => String, { nullable: true }) nextCursor!: string | null;
-}
+class ProposalPage extends PageOf(Proposal) {}
 
 /** Edit proposals, endpoints 16–17, and the review operations editors use over GraphQL. */
 @Resolver()
@@ -53,17 +51,28 @@ export class ProposalResolver {
   }
 
   @Mutation(() => Proposal)
-  createProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('input', () => CreateProposalInput) input: CreateProposalInput) {
+  createProposal(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('input', () => CreateProposalInput) input: CreateProposalInput,
+  ) {
     return proposals.createProposal(ctx, workspace, input);
   }
 
-  @Mutation(() => Proposal, { description: 'Applies an open proposal (edit: article.update; new draft: article.create); 409 if the article changed since.' })
+  @Mutation(() => Proposal, {
+    description: 'Applies an open proposal (edit: article.update; new draft: article.create); 409 if the article changed since.',
+  })
   approveProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number) {
     return proposals.approveProposal(ctx, workspace, id);
   }
 
   @Mutation(() => Proposal)
-  rejectProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number, @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string) {
+  rejectProposal(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('id', () => Int) id: number,
+    @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string,
+  ) {
     return proposals.rejectProposal(ctx, workspace, id, reason);
   }
 }

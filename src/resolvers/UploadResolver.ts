@@ -18,7 +18,11 @@ class UploadResult {
 @Resolver()
 export class UploadResolver {
   @Mutation(() => UploadResult)
-  async uploadImage(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>) {
+  async uploadImage(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>,
+  ) {
     return uploads.uploadImage(ctx, workspace, await file);
   }
 }

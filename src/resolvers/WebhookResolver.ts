@@ -6,9 +6,11 @@ import * as webhooks from '../services/webhooks.js';
 @InputType()
 class CreateWebhookInput {
   @Field(() => ID) organizationId!: string;
-  @Field(() => ID, { nullable: true, description: 'Only this workspace\'s events; omit for the whole organization.' }) workspaceId?: string | null;
+  @Field(() => ID, { nullable: true, description: "Only this workspace's events; omit for the whole organization." }) workspaceId?:
+    string | null;
   @Field() url!: string;
-  @Field(() => [String], { nullable: true, description: 'Event types or "resource.*" filters; omit for every event.' }) events?: string[] | null;
+  @Field(() => [String], { nullable: true, description: 'Event types or "resource.*" filters; omit for every event.' }) events?:
+    string[] | null;
 }
 
 @InputType()
@@ -27,13 +29,19 @@ class WebhookDeliveryWithAttempts extends WebhookDelivery {
 /** Webhook subscriptions for dashboards (admin token). */
 @Resolver(() => Webhook)
 export class WebhookResolver {
-  @Mutation(() => Webhook, { description: 'Creates a subscription; the answer is the only place the secret is shown (besides rotateWebhookSecret).' })
+  @Mutation(() => Webhook, {
+    description: 'Creates a subscription; the answer is the only place the secret is shown (besides rotateWebhookSecret).',
+  })
   async createWebhook(@Ctx() ctx: RequestContext, @Arg('input', () => CreateWebhookInput) input: CreateWebhookInput) {
     return Object.assign(await webhooks.createWebhook(ctx, input), { revealSecret: true });
   }
 
   @Mutation(() => Webhook)
-  updateWebhook(@Ctx() ctx: RequestContext, @Arg('id', () => ID) id: string, @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput) {
+  updateWebhook(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput,
+  ) {
     return webhooks.updateWebhook(ctx, id, input);
   }
 
@@ -52,12 +60,21 @@ export class WebhookResolver {
     return webhooks.listWebhooks(ctx, organizationId);
   }
 
-  @Query(() => [WebhookDeliveryWithAttempts], { description: 'Deliveries of a subscription, newest first, with every attempt (status, duration, error).' })
-  webhookDeliveries(@Ctx() ctx: RequestContext, @Arg('webhookId', () => ID) webhookId: string, @Arg('limit', () => Int, { defaultValue: 50 }) limit: number) {
+  @Query(() => [WebhookDeliveryWithAttempts], {
+    description: 'Deliveries of a subscription, newest first, with every attempt (status, duration, error).',
+  })
+  webhookDeliveries(
+    @Ctx() ctx: RequestContext,
+    @Arg('webhookId', () => ID) webhookId: string,
+    @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
+  ) {
     return webhooks.listDeliveries(ctx, webhookId, Math.min(Math.max(limit, 1), 500));
   }
 
-  @FieldResolver(() => String, { nullable: true, description: 'whsec_… secret; only in the answers of createWebhook and rotateWebhookSecret.' })
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'whsec_… secret; only in the answers of createWebhook and rotateWebhookSecret.',
+  })
   secret(@Root() hook: Webhook & { revealSecret?: boolean }) {
     return hook.revealSecret ? hook.secret : null;
   }

@@ -4,7 +4,8 @@
  * The module is dots.wat, compiled with wabt (`wat2wasm --enable-simd dots.wat`) and inlined, so
  * nothing is read from disk or compiled at run time beyond this module itself.
  */
-const WASM = 'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcRAgZtZW1vcnkCAARkb3RzAAAK2AEB1QEDA38CewF/IANBAnQhCiABIQcCQANAIAUgAk8NAf0MAAAAAAAAAAAAAAAAAAAAACEI/QwAAAAAAAAAAAAAAAAAAAAAIQlBACEGAkADQCAGIApPDQEgCCAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEIIAkgByAGav0ABBAgACAGav0ABBD95gH95AEhCSAGQSBqIQYMAAsLIAggCf3kASEIIAQgBUECdGogCP0fACAI/R8BkiAI/R8CIAj9HwOSkjgCACAHIApqIQcgBUEBaiEFDAALCws=';
+const WASM =
+  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcRAgZtZW1vcnkCAARkb3RzAAAK2AEB1QEDA38CewF/IANBAnQhCiABIQcCQANAIAUgAk8NAf0MAAAAAAAAAAAAAAAAAAAAACEI/QwAAAAAAAAAAAAAAAAAAAAAIQlBACEGAkADQCAGIApPDQEgCCAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEIIAkgByAGav0ABBAgACAGav0ABBD95gH95AEhCSAGQSBqIQYMAAsLIAggCf3kASEIIAQgBUECdGogCP0fACAI/R8BkiAI/R8CIAj9HwOSkjgCACAHIApqIQcgBUEBaiEFDAALCws=';
 
 /** Compiled once, instantiated per matrix (each with its own memory). Node has had SIMD since 16.4. */
 let compiled: WebAssembly.Module | null = null;
@@ -22,7 +23,10 @@ export class DotMatrix {
   private readonly dots: (q: number, data: number, rows: number, dim: number, out: number) => void;
   private readonly at: { query: number; out: number; data: number };
 
-  constructor(vectors: Float32Array[], readonly dim: number) {
+  constructor(
+    vectors: Float32Array[],
+    readonly dim: number,
+  ) {
     this.rows = vectors.length;
     this.stride = Math.ceil(dim / 8) * 8;
     const instance = new WebAssembly.Instance(module());

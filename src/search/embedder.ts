@@ -19,7 +19,7 @@ export class EmbedderUnavailableError extends Error {}
  * (~200 MB resident); with `idleMs` it ends after that long without work (the next embed starts
  * it again, ~0.2 s).
  */
-export class LocalEmbedder implements Embedder {
+class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
   private thread: Worker | null = null;
   private nextId = 0;
@@ -68,7 +68,8 @@ export class LocalEmbedder implements Embedder {
     });
     const fail = (error: Error) => {
       if (this.thread === thread) this.thread = null;
-      for (const pending of this.waiting.values()) pending.reject(new EmbedderUnavailableError(`embedding thread stopped: ${error.message}`));
+      for (const pending of this.waiting.values())
+        pending.reject(new EmbedderUnavailableError(`embedding thread stopped: ${error.message}`));
       this.waiting.clear();
     };
     thread.on('error', fail);
@@ -79,8 +80,12 @@ export class LocalEmbedder implements Embedder {
 }
 
 /** An OpenAI-compatible `POST {url}/embeddings` endpoint (EMBEDDINGS_URL, EMBEDDINGS_MODEL, EMBEDDINGS_API_KEY). */
-export class HttpEmbedder implements Embedder {
-  constructor(private readonly url: string, readonly model: string, private readonly apiKey?: string) {}
+class HttpEmbedder implements Embedder {
+  constructor(
+    private readonly url: string,
+    readonly model: string,
+    private readonly apiKey?: string,
+  ) {}
 
   async embed(texts: string[]): Promise<number[][]> {
     let res: Response;
@@ -96,7 +101,8 @@ export class HttpEmbedder implements Embedder {
     }
     if (!res.ok) throw new EmbedderUnavailableError(`embeddings endpoint answered ${res.status}`);
     const json = (await res.json()) as { data?: { embedding: number[]; index?: number }[] };
-    if (!json.data || json.data.length !== texts.length) throw new EmbedderUnavailableError('embeddings endpoint returned an unexpected body');
+    if (!json.data || json.data.length !== texts.length)
+      throw new EmbedderUnavailableError('embeddings endpoint returned an unexpected body');
     return [...json.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding);
   }
 }
@@ -104,15 +110,16 @@ export class HttpEmbedder implements Embedder {
 /** Embeddings switched off (EMBEDDINGS=off): semantic search always falls back to full text. */
 export class DisabledEmbedder implements Embedder {
   readonly model = 'none';
-  async embed(): Promise<number[][]> {
-    throw new EmbedderUnavailableError('embeddings are switched off');
+  embed(): Promise<number[][]> {
+    return Promise.reject(new EmbedderUnavailableError('embeddings are switched off'));
   }
 }
 
 /** The embedder the environment asks for. */
 export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
   if (env.EMBEDDINGS === 'off') return new DisabledEmbedder();
-  if (env.EMBEDDINGS_URL) return new HttpEmbedder(env.EMBEDDINGS_URL, env.EMBEDDINGS_MODEL || 'text-embedding-3-small', env.EMBEDDINGS_API_KEY);
+  if (env.EMBEDDINGS_URL)
+    return new HttpEmbedder(env.EMBEDDINGS_URL, env.EMBEDDINGS_MODEL || 'text-embedding-3-small', env.EMBEDDINGS_API_KEY);
   return new LocalEmbedder();
 }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type SqlTarget } from '../db/sql.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { DotMatrix } from './dots.js';
 
 /** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
@@ -8,15 +8,18 @@ export type ItemType = 'article' | 'changelog' | 'gap' | 'search';
 
 const signal = new EventEmitter();
 
-/** SQL queueing the items `ids` (a query of item ids) of one type for (re-)embedding; its one `?` is the workspace id. */
-export const ENQUEUE_EMBEDDING = (itemType: ItemType, ids: string) =>
+/**
+ * SQL queueing items of one type for (re-)embedding: `items` is a query of (item id, workspace id)
+ * rows. An item queued again starts afresh (unclaimed, no attempts counted).
+ */
+export const ENQUEUE_EMBEDDING = (itemType: ItemType, items: string) =>
   `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at, claimed_until, attempts)
-   select '${itemType}', item.id, ?::uuid, clock_timestamp(), null, 0 from (${ids}) as item(id)
-   on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null`;
+   select '${itemType}', item.id, item.workspace_id, clock_timestamp(), null, 0 from (${items}) as item(id, workspace_id)
+   on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null, attempts = 0`;
 
 /** Marks an item for (re-)embedding; call inside the write's transaction so both commit together. */
 export async function enqueueEmbedding(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number): Promise<void> {
-  await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int'), [workspaceId, itemId]);
+  await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int, ?::uuid'), [itemId, workspaceId]);
 }
 
 /** Bumps a workspace's embedding stamp (see EmbeddingStamp); returns the new revision. */
@@ -28,8 +31,11 @@ const BUMP = (removals: number) =>
 /** Drops items' embeddings and pending work (inside the delete's transaction). */
 export async function removeEmbeddings(em: EntityManager, itemType: ItemType, itemIds: number[]): Promise<void> {
   if (!itemIds.length) return;
-  const ids = `{${itemIds.join(',')}}`;
-  const removed = await sql(em, 'delete from embeddings where item_type = ? and item_id = any(?::int[]) returning workspace_id', [itemType, ids]);
+  const ids = pgArray(itemIds);
+  const removed = await sql(em, 'delete from embeddings where item_type = ? and item_id = any(?::int[]) returning workspace_id', [
+    itemType,
+    ids,
+  ]);
   for (const workspaceId of new Set(removed.map((r) => r.workspace_id as string))) await sql(em, BUMP(1), [workspaceId]);
   await sql(em, 'delete from embedding_queue where item_type = ? and item_id = any(?::int[])', [itemType, ids]);
 }
@@ -80,7 +86,12 @@ function cacheOf(revision: string, removals: string, pairs: [Entry, Float32Array
     removals,
     entries,
     rows: new Map(entries.map((e, i) => [itemKey(e.itemType, e.itemId), i])),
-    matrix: dim ? new DotMatrix(kept.map(([, v]) => v), dim) : null,
+    matrix: dim
+      ? new DotMatrix(
+          kept.map(([, v]) => v),
+          dim,
+        )
+      : null,
   };
 }
 
@@ -115,11 +126,19 @@ function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, 
   return bestRow.map((row, i) => ({ itemType: cached.entries[row].itemType, itemId: cached.entries[row].itemId, similarity: bestSim[i] }));
 }
 
+/** A stored vector as read for the in-process cache. */
+interface VectorRow {
+  item_type: ItemType;
+  item_id: number;
+  model: string;
+  vec: Buffer;
+}
+
 /** Vector to float32 bytes and back (the portable storage format). */
-export function toBytes(vec: number[]): Buffer {
+function toBytes(vec: number[]): Buffer {
   return Buffer.from(Float32Array.from(vec).buffer);
 }
-export function fromBytes(bytes: Buffer): Float32Array {
+function fromBytes(bytes: Buffer): Float32Array {
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
@@ -156,15 +175,22 @@ export class VectorIndex {
   }
 
   /** The `limit` nearest items of the given types in a workspace, most similar first. */
-  async nearest(em: SqlTarget, workspaceId: string, types: ItemType[], queryVector: number[] | Promise<number[]>, model: string, limit: number): Promise<Neighbour[]> {
-    const typeList = `{${types.join(',')}}`;
+  async nearest(
+    em: SqlTarget,
+    workspaceId: string,
+    types: ItemType[],
+    queryVector: number[] | Promise<number[]>,
+    model: string,
+    limit: number,
+  ): Promise<Neighbour[]> {
+    const typeList = pgArray(types);
     // The cache revalidation runs while the query vector is still being computed.
     const loading = this.pgvector ? null : this.load(em, workspaceId, types, model);
     loading?.catch(() => undefined);
     const query = await queryVector;
     if (this.pgvector && query.length === 512) {
       const vector = `[${query.join(',')}]`;
-      const rows = await sql(
+      const rows = await sql<{ item_type: ItemType; item_id: number; similarity: string }>(
         em,
         `select item_type, item_id, 1 - (embedding <=> ?::vector) as similarity from embeddings
           where workspace_id = ? and item_type = any(?::text[]) and model = ? and embedding is not null
@@ -184,8 +210,12 @@ export class VectorIndex {
    * are read (revision above the cached one); a removal since → a full reload.
    */
   private async load(em: SqlTarget, workspaceId: string, types: ItemType[], model: string): Promise<CachedWorkspace> {
-    const typeList = `{${types.join(',')}}`;
-    const [stamp] = await sql(em, 'select revision::text, removals::text from embedding_stamps where workspace_id = ?', [workspaceId]);
+    const typeList = pgArray(types);
+    const [stamp] = await sql<{ revision: string; removals: string }>(
+      em,
+      'select revision::text, removals::text from embedding_stamps where workspace_id = ?',
+      [workspaceId],
+    );
     const revision: string = stamp?.revision ?? '0';
     const removals: string = stamp?.removals ?? '0';
     const key = `${workspaceId}|${typeList}|${model}`;
@@ -194,15 +224,32 @@ export class VectorIndex {
     const incremental = cached !== undefined && cached.removals === removals;
     // Incremental reads take every model, so a row re-embedded with another model leaves this set.
     const rows = incremental
-      ? await sql(em, 'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])', [workspaceId, cached.revision, typeList])
-      : await sql(em, 'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?', [workspaceId, typeList, model]);
-    const unit = (r: Record<string, any>) => normalize(fromBytes(r.vec as Buffer));
+      ? await sql<VectorRow>(
+          em,
+          'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])',
+          [workspaceId, cached.revision, typeList],
+        )
+      : await sql<VectorRow>(
+          em,
+          'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?',
+          [workspaceId, typeList, model],
+        );
+    const unit = (r: VectorRow) => normalize(fromBytes(r.vec));
     let fresh: CachedWorkspace;
     if (!incremental) {
-      fresh = cacheOf(revision, removals, rows.map((r) => [{ itemType: r.item_type, itemId: r.item_id }, unit(r)]));
+      fresh = cacheOf(
+        revision,
+        removals,
+        rows.map((r) => [{ itemType: r.item_type, itemId: r.item_id }, unit(r)]),
+      );
     } else {
       // Unchanged rows are copied from the old matrix; changed ones replaced; other-model ones dropped.
-      const changed = new Map<string, [Entry, Float32Array | null]>(rows.map((r) => [itemKey(r.item_type, r.item_id), [{ itemType: r.item_type, itemId: r.item_id }, r.model === model ? unit(r) : null]]));
+      const changed = new Map<string, [Entry, Float32Array | null]>(
+        rows.map((r) => [
+          itemKey(r.item_type, r.item_id),
+          [{ itemType: r.item_type, itemId: r.item_id }, r.model === model ? unit(r) : null],
+        ]),
+      );
       const pairs: [Entry, Float32Array][] = [];
       cached.entries.forEach((e, i) => {
         if (!changed.has(itemKey(e.itemType, e.itemId))) pairs.push([e, cached.matrix!.row(i)]);
@@ -217,7 +264,10 @@ export class VectorIndex {
 
   /** True while items of these types in the workspace still wait for their embedding. */
   async pending(em: SqlTarget, workspaceId: string, types: ItemType[]): Promise<boolean> {
-    const rows = await sql(em, 'select 1 from embedding_queue where workspace_id = ? and item_type = any(?::text[]) limit 1', [workspaceId, `{${types.join(',')}}`]);
+    const rows = await sql(em, 'select 1 from embedding_queue where workspace_id = ? and item_type = any(?::text[]) limit 1', [
+      workspaceId,
+      pgArray(types),
+    ]);
     return rows.length > 0;
   }
 }

@@ -26,14 +26,22 @@ async function findOrganization(em: EntityManager, id: string): Promise<Organiza
   return org;
 }
 
-/** createOrganization (CONTRACT "Admin GraphQL"). */
-export async function createOrganization(ctx: RequestContext, input: { name: string; plan: string; requireTwoFactor?: boolean | null }): Promise<Organization> {
+/** createOrganization: a name, a plan (free, pro or enterprise) and the two-factor rule. */
+export async function createOrganization(
+  ctx: RequestContext,
+  input: { name: string; plan: string; requireTwoFactor?: boolean | null },
+): Promise<Organization> {
   requireAdmin(ctx);
   const plan = checkPlan(input.plan, 'plan');
-  return ctx.em.transactional(async (em) => {
-    const org = em.create(Organization, { name: input.name, plan, requireTwoFactor: input.requireTwoFactor ?? false, createdAt: new Date() });
+  return ctx.em.transactional((em) => {
+    const org = em.create(Organization, {
+      name: input.name,
+      plan,
+      requireTwoFactor: input.requireTwoFactor ?? false,
+      createdAt: new Date(),
+    });
     recordAudit(em, ctx, { action: 'organization.created', targetType: 'organization', targetId: org.id, organizationId: org.id });
-    return org;
+    return Promise.resolve(org);
   });
 }
 
@@ -52,7 +60,11 @@ async function changingAuth<T>(ctx: RequestContext, work: (em: EntityManager) =>
 }
 
 /** updateOrganization: plan and two-factor requirement. */
-export async function updateOrganization(ctx: RequestContext, id: string, input: { plan?: string | null; requireTwoFactor?: boolean | null }): Promise<Organization> {
+export async function updateOrganization(
+  ctx: RequestContext,
+  id: string,
+  input: { plan?: string | null; requireTwoFactor?: boolean | null },
+): Promise<Organization> {
   requireAdmin(ctx);
   return changingAuth(ctx, async (em) => {
     const org = await findOrganization(em, id);
@@ -76,20 +88,36 @@ export async function createWorkspace(ctx: RequestContext, input: { organization
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const workspace = em.create(Workspace, { organization, name: input.name, createdAt: new Date() });
-    recordAudit(em, ctx, { action: 'workspace.created', targetType: 'workspace', targetId: workspace.id, organizationId: organization.id, workspaceId: workspace.id });
+    recordAudit(em, ctx, {
+      action: 'workspace.created',
+      targetType: 'workspace',
+      targetId: workspace.id,
+      organizationId: organization.id,
+      workspaceId: workspace.id,
+    });
     return workspace;
   });
 }
 
 /** createMember: e-mail unique within the organization. */
-export async function createMember(ctx: RequestContext, input: { organizationId: string; email: string; role: string; twoFactorEnabled?: boolean | null }): Promise<Member> {
+export async function createMember(
+  ctx: RequestContext,
+  input: { organizationId: string; email: string; role: string; twoFactorEnabled?: boolean | null },
+): Promise<Member> {
   requireAdmin(ctx);
   const role = checkRole(input.role);
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const email = input.email.trim().toLowerCase();
-    if (await em.count(Member, { organization, email })) throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'email' });
-    const member = em.create(Member, { organization, email, role, twoFactorEnabled: input.twoFactorEnabled ?? false, createdAt: new Date() });
+    if (await em.count(Member, { organization, email }))
+      throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'email' });
+    const member = em.create(Member, {
+      organization,
+      email,
+      role,
+      twoFactorEnabled: input.twoFactorEnabled ?? false,
+      createdAt: new Date(),
+    });
     recordAudit(em, ctx, { action: 'member.created', targetType: 'member', targetId: member.id, organizationId: organization.id });
     return member;
   });
@@ -107,14 +135,19 @@ export interface CreateAgentKeyInput {
 export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
   requireAdmin(ctx);
   const unknown = input.permissions.filter((p) => !isPermission(p));
-  if (unknown.length) throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [{ field: 'permissions', message: `unknown: ${unknown.join(', ')}` }]);
+  if (unknown.length)
+    throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [
+      { field: 'permissions', message: `unknown: ${unknown.join(', ')}` },
+    ]);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return ctx.em.transactional(async (em) => {
     const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
     if (!member) throw new NotFoundError('Member');
     let workspace: Workspace | null = null;
     if (input.workspaceId) {
-      workspace = isUuid(input.workspaceId) ? await em.findOne(Workspace, { id: input.workspaceId, organization: member.organization }) : null;
+      workspace = isUuid(input.workspaceId)
+        ? await em.findOne(Workspace, { id: input.workspaceId, organization: member.organization })
+        : null;
       if (!workspace) throw new NotFoundError('Workspace');
     }
     const key = generateKeySecret();
@@ -128,7 +161,13 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
       expiresAt: input.expiresAt ?? null,
       createdAt: new Date(),
     });
-    recordAudit(em, ctx, { action: 'agent_key.created', targetType: 'agent_key', targetId: agentKey.id, organizationId: member.organization.id, workspaceId: workspace?.id ?? null });
+    recordAudit(em, ctx, {
+      action: 'agent_key.created',
+      targetType: 'agent_key',
+      targetId: agentKey.id,
+      organizationId: member.organization.id,
+      workspaceId: workspace?.id ?? null,
+    });
     return { key, agentKey };
   });
 }
@@ -140,7 +179,13 @@ export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<A
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
     if (!agentKey) throw new NotFoundError('Agent key');
     agentKey.revokedAt ??= new Date();
-    recordAudit(em, ctx, { action: 'agent_key.revoked', targetType: 'agent_key', targetId: agentKey.id, organizationId: agentKey.organization.id, workspaceId: agentKey.workspace?.id ?? null });
+    recordAudit(em, ctx, {
+      action: 'agent_key.revoked',
+      targetType: 'agent_key',
+      targetId: agentKey.id,
+      organizationId: agentKey.organization.id,
+      workspaceId: agentKey.workspace?.id ?? null,
+    });
     return agentKey;
   });
 }

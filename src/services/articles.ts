@@ -3,9 +3,10 @@ import { authorize, canSeeRestricted, requirePermissions, requirePlan, type Scop
 import { PAID_PLANS, type Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
-import { Article, ARTICLE_STATUSES, type ArticleStatus } from '../entities/Article.js';
-import type { Section, Visibility } from '../entities/Section.js';
-import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { Article, type ArticleStatus } from '../entities/Article.js';
+import type { Visibility } from '../entities/Section.js';
+import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError, NotModifiedError } from '../errors.js';
+import { etagMatches } from '../etag.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
@@ -15,7 +16,7 @@ import { findVisibleSection, loadSections } from './sections.js';
  * Allowed status transitions. DRAFT is where articles start; STABLE is published;
  * DEPRECATED is still published but discouraged; ARCHIVED is withdrawn and can only go back to DRAFT.
  */
-export const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
+const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
   DRAFT: ['STABLE', 'ARCHIVED'],
   STABLE: ['DRAFT', 'DEPRECATED', 'ARCHIVED'],
   DEPRECATED: ['STABLE', 'ARCHIVED'],
@@ -23,35 +24,83 @@ export const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
 };
 
 /**
- * SQL: the article `a` in section `s` is visible to the caller; its one `?` is canSeeRestricted(scope).
+ * SQL: the article `a` in section `s` is visible to the caller; its one placeholder (`?`, or the named
+ * one given) is canSeeRestricted(scope).
  * Restricted content (the article's or its section's) only for keys that may see it.
  */
-export const ARTICLE_VISIBLE = `(?::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
+export const articleVisible = (canSee = '?') => `(${canSee}::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
+export const ARTICLE_VISIBLE = articleVisible();
 
-const ARTICLE_COLUMNS = 'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
+const ARTICLE_COLUMNS =
+  'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
 
 /** 412: the client's `If-Match` does not name the current version. */
-export class PreconditionFailedError extends DomainError {
+class PreconditionFailedError extends DomainError {
   constructor(current: string) {
     super('precondition_failed', `The article has changed: its current ETag is ${current}. Fetch it again and retry.`, { etag: current });
   }
 }
 
 /** The ETag of an article version. */
-export function articleEtag(version: number): string {
+function articleEtag(version: number): string {
   return `"v${version}"`;
 }
 
-/** A sidebar section with its visible articles, in order. */
+/** A sidebar section with its visible articles, in order: plain objects, shared by every request for one revision. */
 export interface TreeSection {
-  section: Section;
+  key: string;
+  label: string;
+  visibility: Visibility;
+  articleCount: number;
   articles: Article[];
 }
 
-/** The sidebar tree: visible sections in order, each with its visible articles in order (two queries). */
-export async function articleTree(ctx: RequestContext, workspace: string, status?: ArticleStatus | null): Promise<TreeSection[]> {
+/**
+ * Built trees by workspace and ETag (content revision, visibility, status filter), the most
+ * recently used kept. A revision's tree never changes, so a process serves what it built for one
+ * without asking whether another process changed anything: a change raises the revision.
+ */
+const TREE_CACHE_ENTRIES = 32;
+const trees = new Map<string, readonly TreeSection[]>();
+
+/**
+ * The sidebar tree: visible sections in order, each with its visible articles in order. Its ETag
+ * (set as a response header) names the workspace's content revision, what the caller may see and
+ * the status filter; with a matching `ifNoneMatch` it answers 304 without building the tree.
+ */
+export async function articleTree(
+  ctx: RequestContext,
+  workspace: string,
+  status?: ArticleStatus | null,
+  ifNoneMatch?: string | null,
+): Promise<readonly TreeSection[]> {
   const scope = await authorize(ctx, workspace, ['article.read']);
-  const sections = await loadSections(ctx.em, scope);
+  const [{ revision }] = await sql<{ revision: string }>(
+    ctx.db,
+    'select content_revision::text as revision from workspaces where id = ?',
+    [scope.workspaceId],
+    'workspace_content_revision',
+  );
+  const etag = `"t${revision}.${canSeeRestricted(scope) ? 'all' : 'public'}${status ? `.${status.toLowerCase()}` : ''}"`;
+  ctx.responseHeaders.ETag = etag;
+  if (ifNoneMatch && etagMatches(ifNoneMatch, etag)) throw new NotModifiedError(etag);
+  const key = `${scope.workspaceId} ${etag}`;
+  const cached = trees.get(key);
+  if (cached) {
+    trees.delete(key);
+    trees.set(key, cached);
+    return cached;
+  }
+  // Built after the revision was read, so it holds at least that revision's changes.
+  const tree = await buildTree(ctx.em, scope, status);
+  trees.set(key, tree);
+  if (trees.size > TREE_CACHE_ENTRIES) trees.delete(trees.keys().next().value!);
+  return tree;
+}
+
+/** Sections and their articles in sidebar order (two queries). */
+async function buildTree(em: EntityManager, scope: Scope, status?: ArticleStatus | null): Promise<TreeSection[]> {
+  const sections = await loadSections(em, scope);
   const params: unknown[] = [scope.workspaceId, canSeeRestricted(scope)];
   let where = `a.workspace_id = ? and ${ARTICLE_VISIBLE}`;
   if (status) {
@@ -59,14 +108,25 @@ export async function articleTree(ctx: RequestContext, workspace: string, status
     params.push(status);
   }
   // The tree lists articles, it does not carry their Markdown.
-  const rows = await sql(ctx.em, `select ${ARTICLE_COLUMNS.replace('a.markdown', "'' as markdown")} from articles a join sections s on s.id = a.section_id where ${where} order by a.section_id, a.position, a.id`, params);
+  const rows = await sql<ArticleRow>(
+    em,
+    `select ${ARTICLE_COLUMNS.replace('a.markdown', "'' as markdown")} from articles a join sections s on s.id = a.section_id where ${where}
+      order by a.section_id, a.position, a.id`,
+    params,
+  );
   const bySection = new Map<number, Article[]>();
   for (const row of rows) {
     const list = bySection.get(row.section_id) ?? [];
     list.push(plainArticle(row));
     bySection.set(row.section_id, list);
   }
-  return sections.map((section) => ({ section, articles: bySection.get(section.id) ?? [] }));
+  return sections.map((section) => ({
+    key: section.key,
+    label: section.label,
+    visibility: section.visibility,
+    articleCount: section.articleCount,
+    articles: bySection.get(section.id) ?? [],
+  }));
 }
 
 /** One article by slug; restricted ones are 404 for keys that may not see them. */
@@ -77,7 +137,7 @@ export async function getArticle(ctx: RequestContext, workspace: string, slug: s
 
 /** Loads a visible article (optionally locking its row), or 404. */
 export async function findArticle(em: EntityManager, scope: Scope, slug: string, lock: boolean): Promise<Article> {
-  const [row] = await sql(
+  const [row] = await sql<ArticleRow>(
     em,
     `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id
       where a.workspace_id = ? and a.slug = ? and ${ARTICLE_VISIBLE}${lock ? ' for update of a' : ''}`,
@@ -114,10 +174,17 @@ export async function insertArticle(em: EntityManager, scope: Scope, input: Crea
   await sql(em, 'select id from sections where id = ? for update', [section.id]);
   const [{ count }] = await sql<{ count: number }>(em, 'select count(*)::int as count from articles where section_id = ?', [section.id]);
   const base = slugify(input.title);
-  const taken = await sql<{ slug: string }>(em, `select slug from articles where workspace_id = ? and (slug = ? or slug like ?)`, [scope.workspaceId, base, `${base}-%`]);
-  const slug = nextFreeSlug(base, taken.map((t) => t.slug));
+  const taken = await sql<{ slug: string }>(em, `select slug from articles where workspace_id = ? and (slug = ? or slug like ?)`, [
+    scope.workspaceId,
+    base,
+    `${base}-%`,
+  ]);
+  const slug = nextFreeSlug(
+    base,
+    taken.map((t) => t.slug),
+  );
   const now = new Date();
-  const [row] = await sql(
+  const [row] = await sql<{ id: number }>(
     em,
     `insert into articles (workspace_id, section_id, slug, title, markdown, status, visibility, position, version, created_at, updated_at)
      values (?, ?, ?, ?, ?, 'DRAFT', ?, ?, 1, ?, ?) returning id`,
@@ -140,13 +207,22 @@ export interface UpdateArticleInput {
  * `article.publish` and must follow TRANSITIONS; restricted visibility needs a paid plan;
  * `ifMatch` (the `If-Match` header) must name the current ETag when given.
  */
-export async function updateArticle(ctx: RequestContext, workspace: string, slug: string, input: UpdateArticleInput, ifMatch?: string | null): Promise<Article> {
+export async function updateArticle(
+  ctx: RequestContext,
+  workspace: string,
+  slug: string,
+  input: UpdateArticleInput,
+  ifMatch?: string | null,
+): Promise<Article> {
   const scope = await authorize(ctx, workspace, ['article.update']);
   if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
     if (article.apiState === 'generated') {
-      throw new ConflictError(`"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`, { state: 'generated' });
+      throw new ConflictError(
+        `"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`,
+        { state: 'generated' },
+      );
     }
     checkIfMatch(ifMatch, article.version);
     const statusChanges = input.status !== undefined && input.status !== article.status;
@@ -155,9 +231,10 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
       const from = article.status;
       const to = input.status!;
       if (!TRANSITIONS[from].includes(to)) {
-        throw new InvalidRequestError(`status: cannot change from ${from} to ${to}; from ${from} an article can go to ${TRANSITIONS[from].join(' or ')}.`, [
-          { field: 'status', message: `transition ${from} → ${to} is not allowed (allowed: ${TRANSITIONS[from].join(', ')})` },
-        ]);
+        throw new InvalidRequestError(
+          `status: cannot change from ${from} to ${to}; from ${from} an article can go to ${TRANSITIONS[from].join(' or ')}.`,
+          [{ field: 'status', message: `transition ${from} → ${to} is not allowed (allowed: ${TRANSITIONS[from].join(', ')})` }],
+        );
       }
     }
     const now = new Date();
@@ -168,15 +245,23 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
       status: input.status ?? article.status,
       publishedAt: article.publishedAt ?? (input.status === 'STABLE' ? now : null),
     };
-    await sql(em, 'update articles set title = ?, markdown = ?, visibility = ?, status = ?, published_at = ?, version = version + 1, updated_at = ? where id = ?', [
-      next.title, next.markdown, next.visibility, next.status, next.publishedAt, now, article.id,
-    ]);
+    await sql(
+      em,
+      'update articles set title = ?, markdown = ?, visibility = ?, status = ?, published_at = ?, version = version + 1, updated_at = ? where id = ?',
+      [next.title, next.markdown, next.visibility, next.status, next.publishedAt, now, article.id],
+    );
     if (next.title !== article.title || next.markdown !== article.markdown) {
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
     }
     recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
-    if (statusChanges) recordAudit(em, ctx, { action: 'article.status_changed', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    if (statusChanges)
+      recordAudit(em, ctx, {
+        action: 'article.status_changed',
+        targetType: 'article',
+        targetId: article.slug,
+        workspaceId: scope.workspaceId,
+      });
     return findArticleById(em, article.id);
   });
 }
@@ -185,13 +270,23 @@ export async function updateArticle(ctx: RequestContext, workspace: string, slug
  * Moves an article into a section at a 0-based position (default: the end), renumbering the
  * articles of both sections in the same transaction.
  */
-export async function placeArticle(ctx: RequestContext, workspace: string, slug: string, input: { section: string; position?: number | null }): Promise<Article> {
+export async function placeArticle(
+  ctx: RequestContext,
+  workspace: string,
+  slug: string,
+  input: { section: string; position?: number | null },
+): Promise<Article> {
   const scope = await authorize(ctx, workspace, ['article.update']);
   return moveArticle(ctx, scope, slug, input);
 }
 
 /** The move behind placeArticle and generated-page placement (the caller has authorized). */
-export async function moveArticle(ctx: RequestContext, scope: Scope, slug: string, input: { section: string; position?: number | null }): Promise<Article> {
+export async function moveArticle(
+  ctx: RequestContext,
+  scope: Scope,
+  slug: string,
+  input: { section: string; position?: number | null },
+): Promise<Article> {
   return ctx.em.transactional(async (em) => {
     const target = await findVisibleSection(em, scope, input.section);
     if (!target) throw invalidField('section', `no section with key "${input.section}"`);
@@ -199,16 +294,26 @@ export async function moveArticle(ctx: RequestContext, scope: Scope, slug: strin
     const sourceId = article.section.id;
     // Lock both sections in id order (no deadlock between opposite moves).
     await sql(em, 'select id from sections where id in (?, ?) order by id for update', [sourceId, target.id]);
-    const siblings = await sql<{ id: number; section_id: number }>(em, 'select id, section_id from articles where section_id in (?, ?) order by position, id', [sourceId, target.id]);
+    const siblings = await sql<{ id: number; section_id: number }>(
+      em,
+      'select id, section_id from articles where section_id in (?, ?) order by position, id',
+      [sourceId, target.id],
+    );
     const source = siblings.filter((r) => r.section_id === sourceId && r.id !== article.id).map((r) => r.id);
     const dest = target.id === sourceId ? source : siblings.filter((r) => r.section_id === target.id).map((r) => r.id);
     const position = input.position ?? dest.length;
-    if (position < 0 || position > dest.length) throw invalidField('position', `must be from 0 to ${dest.length} in section "${target.key}"`);
+    if (position < 0 || position > dest.length)
+      throw invalidField('position', `must be from 0 to ${dest.length} in section "${target.key}"`);
     dest.splice(position, 0, article.id);
     const moves: [number, number, number][] = dest.map((id, i) => [id, target.id, i]);
     if (target.id !== sourceId) source.forEach((id, i) => moves.push([id, sourceId, i]));
     const values = moves.map(() => '(?::int, ?::int, ?::int)').join(', ');
-    await sql(em, `update articles a set section_id = v.section_id, position = v.position from (values ${values}) as v(id, section_id, position) where a.id = v.id and (a.section_id <> v.section_id or a.position <> v.position)`, moves.flat());
+    await sql(
+      em,
+      `update articles a set section_id = v.section_id, position = v.position from (values ${values}) as v(id, section_id, position)
+        where a.id = v.id and (a.section_id <> v.section_id or a.position <> v.position)`,
+      moves.flat(),
+    );
     await sql(em, 'update articles set version = version + 1, updated_at = ? where id = ?', [new Date(), article.id]);
     recordAudit(em, ctx, { action: 'article.moved', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     return findArticleById(em, article.id);
@@ -216,32 +321,63 @@ export async function moveArticle(ctx: RequestContext, scope: Scope, slug: strin
 }
 
 /** Throws 412 unless `ifMatch` is absent, `*`, or names the version (weak or strong). */
-export function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
-  if (!ifMatch || ifMatch.trim() === '*') return;
+function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
+  if (!ifMatch) return;
   const current = articleEtag(version);
-  const candidates = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
-  if (!candidates.includes(current)) throw new PreconditionFailedError(current);
-}
-
-export function isArticleStatus(value: string): value is ArticleStatus {
-  return (ARTICLE_STATUSES as readonly string[]).includes(value);
+  if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError(current);
 }
 
 async function findArticleById(em: EntityManager, id: number): Promise<Article> {
-  const [row] = await sql(em, `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`, [id]);
+  const [row] = await sql<ArticleRow>(
+    em,
+    `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`,
+    [id],
+  );
   return toArticle(em, row);
 }
 
+/** An article row with its section's key (ARTICLE_COLUMNS). */
+interface ArticleRow {
+  id: number;
+  workspace_id: string;
+  section_id: number;
+  slug: string;
+  title: string;
+  markdown: string;
+  status: ArticleStatus;
+  visibility: Visibility;
+  position: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  published_at: string | null;
+  api_operation_key: string | null;
+  api_operation_hash: string | null;
+  api_state: string | null;
+  api_method: string | null;
+  api_path: string | null;
+  section_key: string;
+}
+
 /** A read-only article for lists: a plain object (no identity map, no change tracking), for speed. */
-function plainArticle(row: Record<string, any>): Article {
+function plainArticle(row: ArticleRow): Article {
   return {
-    id: row.id, slug: row.slug, title: row.title, markdown: row.markdown, status: row.status, visibility: row.visibility,
-    position: row.position, version: row.version, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at),
-    publishedAt: row.published_at ? new Date(row.published_at) : null, sectionKey: row.section_key,
+    id: row.id,
+    slug: row.slug,
+    title: row.title,
+    markdown: row.markdown,
+    status: row.status,
+    visibility: row.visibility,
+    position: row.position,
+    version: row.version,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    publishedAt: row.published_at ? new Date(row.published_at) : null,
+    sectionKey: row.section_key,
   } as Article;
 }
 
-function toArticle(em: EntityManager, row: Record<string, unknown>): Article {
+function toArticle(em: EntityManager, row: ArticleRow): Article {
   const article = em.map(Article, row);
-  return Object.assign(article, { sectionKey: row.section_key as string });
+  return Object.assign(article, { sectionKey: row.section_key });
 }

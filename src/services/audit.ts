@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
-import { sql, type SqlTarget } from '../db/sql.js';
+import { sql, toPositional, type Params, type Row, type SqlTarget } from '../db/sql.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import { signalWebhookWork } from '../webhooks/signal.js';
 import type { EventType } from '../webhooks/events.js';
@@ -15,92 +14,109 @@ export interface AuditInput {
   organizationId?: string | null;
 }
 
-/** Rows recorded in a transaction, written by AuditOutboxWriter just before it commits. */
+/** Rows recorded in a transaction, written by auditWriter just before it commits. */
 const queued = new WeakMap<EntityManager, unknown[][]>();
 
 /**
- * Records a successful mutation: its audit event and its outbound webhook event (the outbox).
- * Call it with the transaction's EntityManager: both rows are written in that transaction, just
- * before it commits (one statement for all of the transaction's events), or not at all.
+ * Records a successful mutation as one event: the audit trail's row and the webhook outbox's at
+ * once (the dispatcher reads events in commit order; see WebhookDispatcher). Call it with the
+ * transaction's EntityManager: the event is written in that transaction, just before it commits
+ * (one statement for all of the transaction's events), or not at all.
  */
 export function recordAudit(em: EntityManager, ctx: RequestContext, input: AuditInput): void {
   if (!em.isInTransaction()) throw new Error('recordAudit needs the EntityManager of a transaction');
   const rows = queued.get(em) ?? [];
   queued.set(em, rows);
-  rows.push(auditValues(ctx, input));
+  rows.push(eventValues(ctx, input));
   signalWebhookWork();
 }
 
-/** The audit row's 10 values, then the outbox row's 6 (see AUDIT_COLUMNS and OUTBOX_COLUMNS); the action is at ACTION_AT in both. */
-function auditValues(ctx: RequestContext, input: AuditInput): unknown[] {
+/** The event row's values, in EVENT_COLUMNS order; the action is at ACTION_AT. */
+function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
   const p = ctx.principal;
-  const now = new Date();
-  const organizationId = input.organizationId ?? (p.kind === 'agent' ? p.organizationId : null);
-  const workspaceId = input.workspaceId ?? null;
-  const targetId = input.targetId === null ? null : String(input.targetId);
-  const payload = {
-    workspaceId,
-    organizationId,
-    target: { type: input.targetType, id: targetId },
-    actor: p.kind === 'agent' ? { type: 'agent', agentKeyId: p.keyId, memberId: p.memberId } : { type: 'admin' },
-    requestId: ctx.requestId,
-  };
+  const agent = p.kind === 'agent' ? p : null;
   return [
-    organizationId, workspaceId, p.kind === 'agent' ? 'agent' : 'admin', p.kind === 'agent' ? p.keyId : null, p.kind === 'agent' ? p.memberId : null,
-    input.action, input.targetType, targetId, ctx.requestId, now,
-    `msg_${randomBytes(16).toString('base64url')}`, organizationId, workspaceId, input.action, JSON.stringify(payload), now,
+    input.organizationId ?? agent?.organizationId ?? null,
+    input.workspaceId ?? null,
+    agent ? 'agent' : 'admin',
+    agent?.keyId ?? null,
+    agent?.memberId ?? null,
+    input.action,
+    input.targetType,
+    input.targetId === null ? null : String(input.targetId),
+    ctx.requestId,
+    new Date(),
   ];
 }
 
-const ACTION_AT = { audit: 5, outbox: 13 };
-const AUDIT_COLUMNS = 'organization_id, workspace_id, actor, agent_key_id, member_id, action, target_type, target_id, request_id, created_at';
-const AUDIT_VALUES = (action = '?') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?`;
-const OUTBOX_COLUMNS = 'id, organization_id, workspace_id, type, payload, fanned_out, created_at';
-const OUTBOX_VALUES = (type = '?') => `?, ?::uuid, ?::uuid, ${type}, ?::jsonb, false, ?`;
+const ACTION_AT = 5;
+/** The message id (for webhooks) and the writing transaction's id are the database's defaults. */
+const EVENT_COLUMNS =
+  'organization_id, workspace_id, actor, agent_key_id, member_id, action, target_type, target_id, request_id, created_at';
+const EVENT_VALUES = (action = '?') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?`;
 
 /**
  * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
- * data-modifying CTE in `with` returned) and, in the same statement, writes an audit event and an
- * outbox event for each row it returns; resolves with those rows. `params` fill the `?` of
- * `with`, then of `write`. With `actionColumn`, each row's event type is that column of the row
- * (when one statement may update or create) instead of `input.action`; `name` prepares the
- * statement once per connection (see `sql`). Outside a transaction
- * that is one round trip and one atomic commit: the events exist exactly when the write does.
+ * data-modifying CTE in `with` returned) and, in the same statement, writes an event (the audit
+ * trail's and the webhook outbox's row) for each row it returns; resolves with those rows. `params` fill the `?` of
+ * `with`, then of `write` (or their `:name` placeholders). With `actionColumn`, each row's event
+ * type is that column of the row (when one statement may update or create) instead of
+ * `input.action`; `name` prepares the statement once per connection (see `sql`). Outside a
+ * transaction that is one round trip and one atomic commit: the events exist exactly when the
+ * write does.
  */
-export async function auditedWrite(
-  em: SqlTarget, ctx: RequestContext, input: AuditInput,
-  statement: { with?: string; write: string; actionColumn?: string; name?: string }, params: readonly unknown[],
-): Promise<Record<string, any>[]> {
+export async function auditedWrite<T = Row>(
+  em: SqlTarget,
+  ctx: RequestContext,
+  input: AuditInput,
+  statement: { with?: string; write: string; actionColumn?: string; name?: string },
+  params: Params,
+): Promise<T[]> {
   const action = statement.actionColumn ? `written.${statement.actionColumn}` : undefined;
-  const values = auditValues(ctx, input).filter((_, i) => !action || (i !== ACTION_AT.audit && i !== ACTION_AT.outbox));
-  const rows = await sql(
+  const values = eventValues(ctx, input).filter((_, i) => !action || i !== ACTION_AT);
+  const write = bindWrite(statement, params);
+  const rows = await sql<T>(
     em,
-    `with ${statement.with ? `${statement.with},` : ''} written as (${statement.write}),
-     audit as (insert into audit_events (${AUDIT_COLUMNS}) select ${AUDIT_VALUES(action)} from written),
-     outbox as (insert into webhook_events (${OUTBOX_COLUMNS}) select ${OUTBOX_VALUES(action)} from written)
+    `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
+     event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action)} from written)
      select * from written`,
-    [...params, ...values],
+    [...write.values, ...values],
     statement.name,
   );
   if (rows.length) signalWebhookWork();
   return rows;
 }
 
-/** Writes the audit and outbox rows queued by recordAudit, inside the transaction, before COMMIT. */
-export const auditOutboxWriter: EventSubscriber = {
+/** The caller's part of an audited write with `?` placeholders and its values in order. */
+function bindWrite(
+  statement: { with?: string; write: string },
+  params: Params,
+): { with?: string; write: string; values: readonly unknown[] } {
+  if (Array.isArray(params)) return { ...statement, values: params };
+  const named = params as Readonly<Record<string, unknown>>;
+  const withPart = statement.with ? toPositional(statement.with) : { text: undefined, names: [] };
+  const writePart = toPositional(statement.write);
+  const values = [...withPart.names, ...writePart.names].map((name) => {
+    if (!(name in named)) throw new Error(`no value for :${name}`);
+    return named[name];
+  });
+  return { with: withPart.text, write: writePart.text, values };
+}
+
+/** Writes the events queued by recordAudit, inside the transaction, before COMMIT (one statement). */
+export const auditWriter: EventSubscriber = {
   async beforeTransactionCommit({ em, transaction }: TransactionEventArgs) {
     const rows = queued.get(em as EntityManager);
     if (!rows?.length) return;
     queued.delete(em as EntityManager);
-    const audit = rows.map(() => `(${AUDIT_VALUES()})`).join(', ');
-    const outbox = rows.map(() => `(${OUTBOX_VALUES()})`).join(', ');
-    await (em as EntityManager).getConnection().execute(
-      `with audit as (insert into audit_events (${AUDIT_COLUMNS}) values ${audit})
-       insert into webhook_events (${OUTBOX_COLUMNS}) values ${outbox}`,
-      [...rows.flatMap((r) => r.slice(0, 10)), ...rows.flatMap((r) => r.slice(10))],
-      'run',
-      transaction,
-    );
+    await (em as EntityManager)
+      .getConnection()
+      .execute(
+        `insert into events (${EVENT_COLUMNS}) values ${rows.map(() => `(${EVENT_VALUES()})`).join(', ')}`,
+        rows.flat(),
+        'run',
+        transaction,
+      );
   },
 };
 

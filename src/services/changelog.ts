@@ -7,6 +7,19 @@ import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../sear
 import { recordAudit } from './audit.js';
 import { sql } from '../db/sql.js';
 
+/** A row of changelog_entries as the list reads it. */
+interface ChangelogRow {
+  id: number;
+  author: string;
+  title: string;
+  markdown: string;
+  status: ChangelogStatus;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+  published_at: string | null;
+}
+
 export interface ListChangelogArgs {
   drafts?: boolean | null;
   limit?: number | null;
@@ -35,22 +48,41 @@ export async function listChangelog(ctx: RequestContext, workspace: string, args
     params.push(at, id);
   }
   params.push(size + 1);
-  const rows = await sql(
+  const rows = await sql<ChangelogRow>(
     ctx.db,
-    `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries where ${where} order by coalesce(published_at, created_at) desc, id desc limit ?`,
+    `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries where ${where}
+      order by coalesce(published_at, created_at) desc, id desc limit ?`,
     params,
   );
   // Read-only: plain objects, not managed entities (no identity map or change tracking per row).
-  const entries = rows.map((r: Record<string, any>) => ({
-    id: r.id, author: r.author, title: r.title, markdown: r.markdown, status: r.status, tags: r.tags,
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), publishedAt: r.published_at ? new Date(r.published_at) : null,
-  }) as ChangelogEntry);
+  const entries = rows.map(
+    (r) =>
+      ({
+        id: r.id,
+        author: r.author,
+        title: r.title,
+        markdown: r.markdown,
+        status: r.status,
+        tags: r.tags,
+        createdAt: new Date(r.created_at),
+        updatedAt: new Date(r.updated_at),
+        publishedAt: r.published_at ? new Date(r.published_at) : null,
+      }) as ChangelogEntry,
+  );
   return toPage(entries, size, (e) => [(e.publishedAt ?? e.createdAt).toISOString(), e.id]);
 }
 
 /** Creates an entry; `status: published` also needs `changelog.publish`. */
-export async function createChangelogEntry(ctx: RequestContext, workspace: string, input: Required<Omit<ChangelogInput, 'publishedAt'>> & { publishedAt: Date | null }): Promise<ChangelogEntry> {
-  const scope = await authorize(ctx, workspace, input.status === 'published' ? ['changelog.update', 'changelog.publish'] : ['changelog.update']);
+export async function createChangelogEntry(
+  ctx: RequestContext,
+  workspace: string,
+  input: Required<Omit<ChangelogInput, 'publishedAt'>> & { publishedAt: Date | null },
+): Promise<ChangelogEntry> {
+  const scope = await authorize(
+    ctx,
+    workspace,
+    input.status === 'published' ? ['changelog.update', 'changelog.publish'] : ['changelog.update'],
+  );
   return ctx.em.transactional(async (em) => {
     const now = new Date();
     const entry = em.create(ChangelogEntry, {
@@ -67,7 +99,12 @@ export async function createChangelogEntry(ctx: RequestContext, workspace: strin
     await em.flush();
     await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
     signalEmbeddingWork();
-    recordAudit(em, ctx, { action: 'changelog.created', targetType: 'changelog_entry', targetId: entry.id, workspaceId: scope.workspaceId });
+    recordAudit(em, ctx, {
+      action: 'changelog.created',
+      targetType: 'changelog_entry',
+      targetId: entry.id,
+      workspaceId: scope.workspaceId,
+    });
     return entry;
   });
 }
@@ -76,13 +113,20 @@ export async function createChangelogEntry(ctx: RequestContext, workspace: strin
  * Updates the given fields. Changing `status`, or the publication time of a published entry,
  * also needs `changelog.publish`. Moving to draft clears `publishedAt` unless one is sent.
  */
-export async function updateChangelogEntry(ctx: RequestContext, workspace: string, id: number, input: ChangelogInput): Promise<ChangelogEntry> {
+export async function updateChangelogEntry(
+  ctx: RequestContext,
+  workspace: string,
+  id: number,
+  input: ChangelogInput,
+): Promise<ChangelogEntry> {
   const scope = await authorize(ctx, workspace, ['changelog.update']);
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     const statusChanges = input.status !== undefined && input.status !== entry.status;
-    const publishedAtChanges = input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
-    if (statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published')) requirePermissions(scope.permissions, ['changelog.publish']);
+    const publishedAtChanges =
+      input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
+    if (statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published'))
+      requirePermissions(scope.permissions, ['changelog.publish']);
     if ((input.title !== undefined && input.title !== entry.title) || (input.markdown !== undefined && input.markdown !== entry.markdown)) {
       await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
       signalEmbeddingWork();
@@ -97,7 +141,12 @@ export async function updateChangelogEntry(ctx: RequestContext, workspace: strin
       else if (input.publishedAt === undefined) entry.publishedAt = null;
     }
     entry.updatedAt = new Date();
-    recordAudit(em, ctx, { action: statusChanges ? 'changelog.status_changed' : 'changelog.updated', targetType: 'changelog_entry', targetId: entry.id, workspaceId: scope.workspaceId });
+    recordAudit(em, ctx, {
+      action: statusChanges ? 'changelog.status_changed' : 'changelog.updated',
+      targetType: 'changelog_entry',
+      targetId: entry.id,
+      workspaceId: scope.workspaceId,
+    });
     return entry;
   });
 }

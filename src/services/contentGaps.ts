@@ -1,21 +1,31 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize } from '../auth/authorize.js';
+import { authorize, canSeeRestricted } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
+import { pgArray, sql } from '../db/sql.js';
+import { cosine } from '../search/embedder.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { NotFoundError } from '../errors.js';
-import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
+import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
+import { ARTICLE_VISIBLE } from './articles.js';
 
-export const QUESTION_KEEP = 256;
-const REDACTION_NAMES = [['email', 'e-mail addresses'], ['secret', 'secrets'], ['phone', 'phone numbers']] as const;
+const QUESTION_KEEP = 256;
+const REDACTION_NAMES = [
+  ['email', 'e-mail addresses'],
+  ['secret', 'secrets'],
+  ['phone', 'phone numbers'],
+] as const;
 
 /**
  * Records one report per call: the question's first 256 characters, scrubbed of e-mail
  * addresses, secrets and phone numbers; an unknown slug is kept and flagged, never refused.
  */
-export async function reportContentGap(ctx: RequestContext, workspace: string, input: { question?: string | null; slug?: string | null }): Promise<{ message: string; reported: true }> {
+export async function reportContentGap(
+  ctx: RequestContext,
+  workspace: string,
+  input: { question?: string | null; slug?: string | null },
+): Promise<{ message: string; reported: true }> {
   const scope = await authorize(ctx, workspace, ['content_gap.report']);
   const raw = input.question?.trim() ? firstChars(input.question.trim(), QUESTION_KEEP) : null;
   const cleaned = raw ? scrub(raw) : { text: null, redacted: [] as string[] };
@@ -23,28 +33,50 @@ export async function reportContentGap(ctx: RequestContext, workspace: string, i
   const slug = input.slug?.trim() || null;
   const truncated = input.question ? Array.from(input.question.trim()).length > QUESTION_KEEP : false;
   const slugKnown = await ctx.em.transactional(async (em) => {
-    const known = slug ? (await sql(em, 'select 1 from articles where workspace_id = ? and slug = ?', [scope.workspaceId, slug])).length > 0 : false;
-    const [row] = await sql(
+    // Stored: whether the slug names an article. Answered: whether it names one this key may see,
+    // so a restricted article and no article read the same to a viewer.
+    const [article] = slug
+      ? await sql(
+          em,
+          `select ${ARTICLE_VISIBLE} as visible from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ?`,
+          [canSeeRestricted(scope), scope.workspaceId, slug],
+        )
+      : [];
+    const known = Boolean(article);
+    const [row] = await sql<{ id: number }>(
       em,
       'insert into content_gap_reports (workspace_id, question, slug, slug_known, redacted, agent_key_id, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id',
       [scope.workspaceId, question, slug, known, cleaned.redacted.length > 0, scope.agent.keyId, new Date()],
     );
     if (question) await enqueueEmbedding(em, scope.workspaceId, 'gap', row.id);
-    recordAudit(em, ctx, { action: 'content_gap.reported', targetType: 'content_gap_report', targetId: row.id, workspaceId: scope.workspaceId });
-    return known;
+    recordAudit(em, ctx, {
+      action: 'content_gap.reported',
+      targetType: 'content_gap_report',
+      targetId: row.id,
+      workspaceId: scope.workspaceId,
+    });
+    return Boolean(article?.visible);
   });
   if (question) signalEmbeddingWork();
   const notes = [
-    cleaned.redacted.length ? `removed ${REDACTION_NAMES.filter(([kind]) => cleaned.redacted.includes(kind)).map(([, name]) => name).join(', ')} before storing` : null,
+    cleaned.redacted.length
+      ? `removed ${REDACTION_NAMES.filter(([kind]) => cleaned.redacted.includes(kind))
+          .map(([, name]) => name)
+          .join(', ')} before storing`
+      : null,
     truncated ? `kept the first ${QUESTION_KEEP} characters of the question` : null,
-    slug && !slugKnown ? `no article has the slug "${slug}"; the report keeps it, flagged` : null,
+    // The slug is not echoed: the answer for a slug this key cannot see reads the same for every such slug.
+    slug && !slugKnown ? 'no article has the slug you named; the report keeps it, flagged' : null,
   ].filter(Boolean);
   return { message: `Thanks, the gap was reported${notes.length ? `; ${notes.join('; ')}` : ''}.`, reported: true };
 }
 
 /** Reports of a workspace, newest first (dashboards). */
 export async function listReports(em: EntityManager, workspaceId: string, limit = 200): Promise<ContentGapReport[]> {
-  const rows = await sql(em, 'select * from content_gap_reports where workspace_id = ? order by created_at desc, id desc limit ?', [workspaceId, limit]);
+  const rows = await sql(em, 'select * from content_gap_reports where workspace_id = ? order by created_at desc, id desc limit ?', [
+    workspaceId,
+    limit,
+  ]);
   return rows.map((r) => em.map(ContentGapReport, r));
 }
 
@@ -52,7 +84,8 @@ export async function listReports(em: EntityManager, workspaceId: string, limit 
 export async function listGroups(em: EntityManager, workspaceId: string, includeResolved: boolean): Promise<ContentGapGroup[]> {
   const rows = await sql(
     em,
-    `select * from content_gap_groups where workspace_id = ? and (?::boolean or resolved_at is null) order by (report_count + search_count) desc, last_seen desc limit 500`,
+    `select * from content_gap_groups where workspace_id = ? and (?::boolean or resolved_at is null)
+      order by (report_count + search_count) desc, last_seen desc limit 500`,
     [workspaceId, includeResolved],
   );
   return rows.map((r) => em.map(ContentGapGroup, r));
@@ -61,9 +94,104 @@ export async function listGroups(em: EntityManager, workspaceId: string, include
 /** Marks a group resolved; later similar questions start a new group. */
 export async function resolveGroup(ctx: RequestContext, id: number): Promise<ContentGapGroup> {
   return ctx.em.transactional(async (em) => {
-    const [row] = await sql(em, 'update content_gap_groups set resolved_at = coalesce(resolved_at, ?) where id = ? returning *', [new Date(), id]);
+    const [row] = await sql<{ workspace_id: string }>(
+      em,
+      'update content_gap_groups set resolved_at = coalesce(resolved_at, ?) where id = ? returning *',
+      [new Date(), id],
+    );
     if (!row) throw new NotFoundError('Content-gap group');
     recordAudit(em, ctx, { action: 'content_gap.resolved', targetType: 'content_gap_group', targetId: id, workspaceId: row.workspace_id });
     return em.map(ContentGapGroup, row);
   });
+}
+
+/** Questions this similar (cosine) to a group's centroid join it. */
+const GROUP_SIMILARITY = 0.7;
+/** Below this similarity, no article is named as the nearest. */
+const NEAREST_ARTICLE_FLOOR = 0.3;
+
+/** An unanswered question just embedded: a content-gap report or a zero-result search. */
+export interface QuestionToCluster {
+  workspaceId: string;
+  itemType: 'gap' | 'search';
+  itemId: number;
+  text: string;
+  vector: number[];
+}
+
+/**
+ * Puts an unanswered question into the most similar open group of its workspace (≥ 0.7 to the
+ * group's centroid, which moves to include it), or starts a group named by it with the nearest
+ * article; inside the caller's transaction (groups are locked while compared).
+ */
+export async function clusterQuestion(
+  em: EntityManager,
+  question: QuestionToCluster,
+  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
+): Promise<void> {
+  const groups = await sql<GroupRow>(
+    em,
+    'select id, centroid, report_count, search_count from content_gap_groups where workspace_id = ? and resolved_at is null order by id for update',
+    [question.workspaceId],
+  );
+  let best: { group: GroupRow; similarity: number } | null = null;
+  for (const group of groups) {
+    const similarity = cosine(question.vector, group.centroid);
+    if (similarity >= GROUP_SIMILARITY && (!best || similarity > best.similarity)) best = { group, similarity };
+  }
+  const table = question.itemType === 'gap' ? 'content_gap_reports' : 'search_log';
+  const [{ created_at: seen }] = await sql<{ created_at: string }>(em, `select created_at from ${table} where id = ?`, [question.itemId]);
+  const groupId = best ? await joinGroup(em, best.group, question, seen) : await startGroup(em, question, seen, nearestArticle);
+  await sql(em, `update ${table} set group_id = ? where id = ?`, [groupId, question.itemId]);
+}
+
+interface GroupRow {
+  id: number;
+  centroid: number[];
+  report_count: number;
+  search_count: number;
+}
+
+async function joinGroup(em: EntityManager, group: GroupRow, question: QuestionToCluster, seen: string): Promise<number> {
+  const n = Number(group.report_count) + Number(group.search_count);
+  const centroid = group.centroid.map((c, i) => (c * n + question.vector[i]) / (n + 1));
+  const isReport = question.itemType === 'gap';
+  await sql(
+    em,
+    `update content_gap_groups set centroid = ?::real[], report_count = report_count + ?, search_count = search_count + ?,
+       first_seen = least(first_seen, ?), last_seen = greatest(last_seen, ?) where id = ?`,
+    [pgArray(centroid), isReport ? 1 : 0, isReport ? 0 : 1, seen, seen, group.id],
+  );
+  return group.id;
+}
+
+async function startGroup(
+  em: EntityManager,
+  question: QuestionToCluster,
+  seen: string,
+  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
+): Promise<number> {
+  const [nearest] = await nearestArticle(question.vector);
+  let slug: string | null = null;
+  if (nearest && nearest.similarity >= NEAREST_ARTICLE_FLOOR) {
+    const [row] = await sql<{ slug: string }>(em, 'select slug from articles where id = ?', [nearest.itemId]);
+    slug = row?.slug ?? null;
+  }
+  const isReport = question.itemType === 'gap';
+  const [row] = await sql<{ id: number }>(
+    em,
+    `insert into content_gap_groups (workspace_id, label, centroid, report_count, search_count, first_seen, last_seen, nearest_article_slug)
+     values (?, ?, ?::real[], ?, ?, ?, ?, ?) returning id`,
+    [
+      question.workspaceId,
+      question.text.slice(0, QUESTION_KEEP),
+      pgArray(question.vector),
+      isReport ? 1 : 0,
+      isReport ? 0 : 1,
+      seen,
+      seen,
+      slug,
+    ],
+  );
+  return row.id;
 }

@@ -21,9 +21,10 @@ export class IdempotencyStore {
 
   async begin(agentKeyId: string, workspace: string, key: string, requestHash: string): Promise<IdempotencyStart> {
     const em = this.em();
-    const [claimed] = await sql(
+    const [claimed] = await sql<{ id: number }>(
       em,
-      `insert into idempotency_keys (agent_key_id, workspace, idempotency_key, request_hash, state, created_at) values (?, ?, ?, ?, 'in_progress', clock_timestamp())
+      `insert into idempotency_keys (agent_key_id, workspace, idempotency_key, request_hash, state, created_at)
+        values (?, ?, ?, ?, 'in_progress', clock_timestamp())
        on conflict (agent_key_id, workspace, idempotency_key) do update
          set request_hash = excluded.request_hash, state = 'in_progress', status = null, response = null, created_at = excluded.created_at
          where idempotency_keys.created_at < clock_timestamp() - ${TTL}
@@ -32,16 +33,28 @@ export class IdempotencyStore {
       [agentKeyId, workspace, key, requestHash],
     );
     if (claimed) return { kind: 'new', id: claimed.id };
-    const [row] = await sql(em, 'select request_hash, state, status, response from idempotency_keys where agent_key_id = ? and workspace = ? and idempotency_key = ?', [agentKeyId, workspace, key]);
+    const [row] = await sql<{
+      request_hash: string;
+      state: string;
+      status: number;
+      response: { body: unknown; headers: Record<string, string> };
+    }>(
+      em,
+      'select request_hash, state, status, response from idempotency_keys where agent_key_id = ? and workspace = ? and idempotency_key = ?',
+      [agentKeyId, workspace, key],
+    );
     if (!row) return this.begin(agentKeyId, workspace, key, requestHash); // expired and removed meanwhile
     if (row.request_hash !== requestHash) return { kind: 'mismatch' };
     if (row.state !== 'done') return { kind: 'in_progress' };
-    const response = row.response as { body: unknown; headers: Record<string, string> };
-    return { kind: 'replay', status: row.status, body: response.body, headers: response.headers };
+    return { kind: 'replay', status: row.status, body: row.response.body, headers: row.response.headers };
   }
 
   async complete(id: number, status: number, body: unknown, headers: Record<string, string>): Promise<void> {
-    await sql(this.em(), `update idempotency_keys set state = 'done', status = ?, response = ?::jsonb where id = ?`, [status, JSON.stringify({ body, headers }), id]);
+    await sql(this.em(), `update idempotency_keys set state = 'done', status = ?, response = ?::jsonb where id = ?`, [
+      status,
+      JSON.stringify({ body, headers }),
+      id,
+    ]);
   }
 
   /** Forgets a claim whose answer must not be replayed (5xx, 429, 409): the client may retry it. */

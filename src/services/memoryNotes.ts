@@ -4,11 +4,13 @@ import { MEMORY_QUOTA, type Plan } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import { DomainError, InvalidRequestError, invalidField, isUniqueViolation, NotFoundError, type FieldIssue } from '../errors.js';
-import { LIMITS } from '../limits.js';
+import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { pgArray, sql } from '../db/sql.js';
 import { auditedWrite } from './audit.js';
-import { normalizePath } from './memoryPaths.js';
+import type { MemoryIndexEntry, MemorySearchHit } from '../types/memory.js';
+import { headlineSql, safeSnippet } from '../search/snippets.js';
+import { normalizePath, trimSlashes } from './memoryPaths.js';
 
 const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at';
 const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
@@ -21,30 +23,20 @@ export interface PutNoteInput {
   tags: string[];
 }
 
-/** A note without its body, as the index and backlinks list it. */
-export interface MemoryIndexEntryData {
-  path: string;
-  kind: string;
-  tags: string[];
-  size: number;
-  updatedAt: Date;
-  accessedAt: Date;
-}
-
-export interface MemorySearchHitData extends Omit<MemoryIndexEntryData, 'accessedAt' | 'size'> {
-  score: number;
-  snippet: string;
-}
-
 /** 409 when creating one more note would exceed the plan's quota. */
-export class MemoryQuotaExceededError extends DomainError {
+class MemoryQuotaExceededError extends DomainError {
   constructor(limit: number, usage: number, plan: string) {
-    super('memory_quota_exceeded', `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is always allowed).`, { limit, usage, plan });
+    super(
+      'memory_quota_exceeded',
+      `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is always allowed).`,
+      { limit, usage, plan },
+    );
   }
 }
 
 /**
- * Creates the note at a new path or updates the existing one (SPEC rule 1): one statement, one
+ * Creates the note at a new path or updates the existing one (a PUT of an existing path is an
+ * update, never a second note): one statement, one
  * round trip, with its audit and outbox events. A create on a plan with a quota takes a slot in
  * `memory_usage.used` (incremented only while below the limit) in the same statement, so the
  * quota holds exactly across processes; the plan is read from the organization row under a share
@@ -58,31 +50,38 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     try {
-      const [written] = await auditedWrite(
-        ctx.db, ctx, { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
+      const [written] = await auditedWrite<NoteRow>(
+        ctx.db,
+        ctx,
+        { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
         {
           with: `upd as (
-              update memory_notes set kind = ?, body = ?, links = ?::text[], tags = ?::text[], updated_at = ? where workspace_id = ? and path = ?
+              update memory_notes set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[], updated_at = :now
+               where workspace_id = :workspace and path = :path
               returning ${NOTE_COLUMNS}, 'memory.note.updated' as action),
-            plan as (select ${QUOTA_OF('o.plan')} as quota from organizations o where o.id = ? and not exists (select 1 from upd) for share),
+            plan as (select ${QUOTA_OF('o.plan')} as quota from organizations o where o.id = :organization and not exists (select 1 from upd) for share),
             slot as (
-              insert into memory_usage as u (workspace_id, used) select ?, 1 from plan where quota is not null
+              insert into memory_usage as u (workspace_id, used) select :workspace, 1 from plan where quota is not null
               on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
               returning used),
             ins as (
               insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
-              select ?, ?, ?, ?, ?::text[], ?::text[], ?, ?, ? from plan where quota is null or exists (select 1 from slot)
+              select :workspace, :path, :kind, :body, :links::text[], :tags::text[], :now, :now, :now from plan where quota is null or exists (select 1 from slot)
               returning ${NOTE_COLUMNS}, 'memory.note.created' as action)`,
           write: 'select * from upd union all select * from ins',
           actionColumn: 'action',
           name: 'memory_note_put',
         },
-        [
-          note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, scope.workspaceId, note.path,
-          scope.agent.organizationId,
-          scope.workspaceId,
-          scope.workspaceId, note.path, note.kind, note.body, pgArray(note.links), pgArray(note.tags), now, now, now,
-        ],
+        {
+          kind: note.kind,
+          body: note.body,
+          links: pgArray(note.links),
+          tags: pgArray(note.tags),
+          now,
+          workspace: scope.workspaceId,
+          path: note.path,
+          organization: scope.agent.organizationId,
+        },
       );
       if (written) return plainNote(written);
     } catch (error) {
@@ -105,7 +104,10 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
 }
 
 /** SQL for a plan's memory-note quota (null: unlimited), from MEMORY_QUOTA. */
-const QUOTA_OF = (plan: string) => `case ${plan} ${Object.entries(MEMORY_QUOTA).map(([p, n]) => `when '${p}' then ${n ?? 'null'}`).join(' ')} end`;
+const QUOTA_OF = (plan: string) =>
+  `case ${plan} ${Object.entries(MEMORY_QUOTA)
+    .map(([p, n]) => `when '${p}' then ${n ?? 'null'}`)
+    .join(' ')} end`;
 
 /**
  * Counts the notes of an organization's workspaces into `memory_usage` again: unlimited plans
@@ -136,13 +138,45 @@ async function recountUsage(em: EntityManager, where: 'w.id = ?' | 'w.organizati
 }
 
 /** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
-export const ACCESS_RESOLUTION_MS = 1000;
+const ACCESS_RESOLUTION_MS = 1000;
 
 /** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
-function plainNote(row: Record<string, any>): MemoryNote {
+/** A row of memory_notes (NOTE_COLUMNS). */
+interface NoteRow {
+  id: number;
+  workspace_id: string;
+  path: string;
+  kind: string;
+  body: string;
+  links: string[];
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+  accessed_at: string;
+}
+
+/** An index entry row (ENTRY_COLUMNS). */
+interface EntryRow {
+  path: string;
+  kind: string;
+  tags: string[];
+  size: string;
+  updated_at: string;
+  accessed_at: string;
+}
+
+function plainNote(row: NoteRow): MemoryNote {
   return {
-    id: row.id, workspace: { id: row.workspace_id }, path: row.path, kind: row.kind, body: row.body, links: row.links, tags: row.tags,
-    createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), accessedAt: new Date(row.accessed_at),
+    id: row.id,
+    workspace: { id: row.workspace_id },
+    path: row.path,
+    kind: row.kind,
+    body: row.body,
+    links: row.links,
+    tags: row.tags,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+    accessedAt: new Date(row.accessed_at),
   } as MemoryNote;
 }
 
@@ -153,11 +187,21 @@ function plainNote(row: Record<string, any>): MemoryNote {
 export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const path = normalizePath(rawPath);
-  const [row] = await sql(ctx.db, `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`, [scope.workspaceId, path], 'memory_note_get');
+  const [row] = await sql<NoteRow>(
+    ctx.db,
+    `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`,
+    [scope.workspaceId, path],
+    'memory_note_get',
+  );
   if (!row) throw new NotFoundError('Memory note');
   const now = new Date();
   if (now.getTime() - new Date(row.accessed_at).getTime() < ACCESS_RESOLUTION_MS) return plainNote(row);
-  const [touched] = await sql(ctx.db, `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`, [now, row.id], 'memory_note_touch');
+  const [touched] = await sql<NoteRow>(
+    ctx.db,
+    `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
+    [now, row.id],
+    'memory_note_touch',
+  );
   return plainNote(touched ?? row); // deleted meanwhile: the read still stands
 }
 
@@ -166,7 +210,9 @@ export async function deleteNote(ctx: RequestContext, workspace: string, rawPath
   const scope = await authorize(ctx, workspace, ['memory.write']);
   const path = normalizePath(rawPath);
   const rows = await auditedWrite(
-    ctx.db, ctx, { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId },
+    ctx.db,
+    ctx,
+    { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId },
     {
       with: `deleted as (delete from memory_notes where workspace_id = ? and path = ? returning id),
         freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = ? and exists (select 1 from deleted))`,
@@ -187,12 +233,12 @@ export interface IndexArgs {
 }
 
 /** The index: notes without bodies, sorted by path, filterable by directory prefix, tag and kind. */
-export async function listNotes(ctx: RequestContext, workspace: string, args: IndexArgs): Promise<Page<MemoryIndexEntryData>> {
+export async function listNotes(ctx: RequestContext, workspace: string, args: IndexArgs): Promise<Page<MemoryIndexEntry>> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const size = pageSize(args.limit);
   const params: unknown[] = [scope.workspaceId];
   let where = 'workspace_id = ?';
-  if (args.prefix != null && args.prefix.replace(/\//g, '') !== '') {
+  if (args.prefix != null && trimSlashes(args.prefix) !== '') {
     const prefix = normalizePath(args.prefix, 'prefix');
     // Directory-like: the prefix itself or anything below it ("/" + 1 = "0" in the C collation).
     where += ` and (path = ? or (path >= ? and path < ?))`;
@@ -212,20 +258,23 @@ export async function listNotes(ctx: RequestContext, workspace: string, args: In
     params.push(after);
   }
   params.push(size + 1);
-  const rows = await sql(ctx.db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+  const rows = await sql<EntryRow>(ctx.db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
   return toPage(rows.map(toEntry), size, (e) => [e.path]);
 }
 
 /** Full-text search over path, tags and body (websearch syntax), best first, with highlighted snippets. */
-export async function searchNotes(ctx: RequestContext, workspace: string, args: { q: string; limit?: number | null; cursor?: string | null }): Promise<Page<MemorySearchHitData>> {
+export async function searchNotes(
+  ctx: RequestContext,
+  workspace: string,
+  args: { q: string; limit?: number | null; cursor?: string | null },
+): Promise<Page<MemorySearchHit>> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
-  if (q.length > LIMITS.searchQueryLength) throw invalidField('q', `must be at most ${LIMITS.searchQueryLength} characters`);
-  const size = pageSize(args.limit, LIMITS.searchPageMax, LIMITS.searchPageDefault);
+  const size = pageSize(args.limit, RULES.searchLimit);
   const offset = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : 0;
   if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
-  const rows = await sql(
+  const rows = await sql<{ path: string; kind: string; tags: string[]; updated_at: string; score: string; snippet: string | null }>(
     ctx.db,
     `with q as (select websearch_to_tsquery('english', ?) as query),
      hits as (
@@ -235,79 +284,74 @@ export async function searchNotes(ctx: RequestContext, workspace: string, args: 
         order by score desc, n.path
         limit ? offset ?)
      select h.path, h.kind, h.tags, h.updated_at, h.score,
-            ts_headline('english', h.body, q.query, 'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "') as snippet
+            ${headlineSql('h.body', 'q.query')} as snippet
        from hits h, q
       order by h.score desc, h.path`,
     [q, scope.workspaceId, size + 1, offset],
   );
   const hits = rows.map((r) => ({
-    path: r.path as string,
-    kind: r.kind as string,
-    tags: r.tags as string[],
-    updatedAt: new Date(r.updated_at as string),
+    path: r.path,
+    kind: r.kind,
+    tags: r.tags,
+    updatedAt: new Date(r.updated_at),
     score: Math.round(Number(r.score) * 1e6) / 1e6,
-    snippet: r.snippet as string,
+    snippet: safeSnippet(r.snippet),
   }));
   const items = hits.slice(0, size);
   return { items, nextCursor: hits.length > size ? encodeCursor([offset + size]) : null };
 }
 
-/** Notes whose `links` contain the given note's path. */
-export async function backlinks(em: EntityManager, workspaceId: string, path: string): Promise<MemoryIndexEntryData[]> {
-  const rows = await sql(em, `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`, [workspaceId, path]);
+/** Notes whose `links` contain the given note's path (reading them needs `memory.read`, whichever way the note was reached). */
+export async function backlinks(ctx: RequestContext, workspaceId: string, path: string): Promise<MemoryIndexEntry[]> {
+  const scope = await authorize(ctx, workspaceId, ['memory.read']);
+  const rows = await sql<EntryRow>(
+    ctx.db,
+    `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`,
+    [scope.workspaceId, path],
+  );
   return rows.map(toEntry);
 }
 
-function toEntry(r: Record<string, unknown>): MemoryIndexEntryData {
+function toEntry(r: EntryRow): MemoryIndexEntry {
   return {
-    path: r.path as string,
-    kind: r.kind as string,
-    tags: r.tags as string[],
+    path: r.path,
+    kind: r.kind,
+    tags: r.tags,
     size: Number(r.size),
-    updatedAt: new Date(r.updated_at as string),
-    accessedAt: new Date(r.accessed_at as string),
+    updatedAt: new Date(r.updated_at),
+    accessedAt: new Date(r.accessed_at),
   };
 }
 
-const KIND = new RegExp(LIMITS.memoryKindPattern);
-
-/** Checks a PUT body beyond its types: path rules, body bytes, kind token, bounded links and tags. */
+/**
+ * What a PUT body needs beyond its declared bounds (the input contract has checked lengths, sizes,
+ * counts and the kind token before this runs): path rules and normalisation, links to notes
+ * normalised like paths (URLs kept as sent), tags trimmed, duplicates dropped.
+ */
 function validateNote(input: PutNoteInput): PutNoteInput {
   const issues: FieldIssue[] = [];
-  const check = (field: string, fn: () => void) => {
+  const check = <T>(fallback: T, fn: () => T): T => {
     try {
-      fn();
+      return fn();
     } catch (error) {
-      if (error instanceof InvalidRequestError) issues.push(...((error.details as FieldIssue[]) ?? []));
-      else throw error;
+      if (!(error instanceof InvalidRequestError)) throw error;
+      issues.push(...((error.details as FieldIssue[]) ?? []));
+      return fallback;
     }
   };
-  let path = input.path;
-  check('path', () => {
-    path = normalizePath(input.path);
-  });
-  const bytes = Buffer.byteLength(input.body, 'utf8');
-  if (bytes > LIMITS.memoryBodyBytes) issues.push({ field: 'body', message: `must be at most ${LIMITS.memoryBodyBytes} bytes in UTF-8 (got ${bytes})` });
-  if (!KIND.test(input.kind)) issues.push({ field: 'kind', message: 'must be a short token: letters, digits, ".", "_" or "-", at most 32 characters' });
-  if (input.links.length > LIMITS.memoryLinkCount) issues.push({ field: 'links', message: `must have at most ${LIMITS.memoryLinkCount} items` });
+  const path = check(input.path, () => normalizePath(input.path));
   // Links to other notes are normalised like paths, so backlinks match; URLs are kept as sent.
   const links = input.links.map((link, i) => {
-    if (!link.trim() || Buffer.byteLength(link, 'utf8') > LIMITS.memoryLinkBytes) {
-      issues.push({ field: `links[${i}]`, message: `must be 1 to ${LIMITS.memoryLinkBytes} bytes` });
-      return link;
-    }
-    if (/^[a-z][a-z0-9+.-]*:/i.test(link.trim())) return link.trim();
-    let normalized = link;
-    check(`links[${i}]`, () => {
-      normalized = normalizePath(link, `links[${i}]`);
-    });
-    return normalized;
+    const trimmed = link.trim();
+    if (URL_SCHEME.test(trimmed)) return trimmed;
+    return check(link, () => normalizePath(link, `links[${i}]`));
   });
-  if (input.tags.length > LIMITS.tagCount) issues.push({ field: 'tags', message: `must have at most ${LIMITS.tagCount} items` });
   input.tags.forEach((tag, i) => {
-    if (!tag.trim() || tag.length > LIMITS.tagLength) issues.push({ field: `tags[${i}]`, message: `must be 1 to ${LIMITS.tagLength} characters` });
+    if (!tag.trim()) issues.push({ field: `tags[${i}]`, message: 'must not be blank' });
   });
   if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
   const tags = [...new Set(input.tags.map((t) => t.trim()))];
   return { path, body: input.body, kind: input.kind, links: [...new Set(links)], tags };
 }
+
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:/i;

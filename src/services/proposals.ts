@@ -10,7 +10,11 @@ import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { findVisibleSection } from './sections.js';
 
-const COLUMNS = 'id, workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, reviewed_by, reviewed_at, reason, created_at';
+const COLUMNS =
+  'id, workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, reviewed_by, reviewed_at, reason, created_at';
+
+/** A row of proposals (COLUMNS), mapped to the entity. */
+type ProposalRow = { id: number } & Record<string, unknown>;
 
 export interface CreateProposalInput {
   article?: string | null;
@@ -30,7 +34,10 @@ export async function createProposal(ctx: RequestContext, workspace: string, inp
     let values: { kind: 'edit' | 'new'; articleSlug: string | null; baseVersion: number | null; section: string | null };
     if (input.article) {
       if (input.section) throw invalidField('section', 'only a new draft names a section; an edit keeps the article where it is');
-      if (input.title == null && input.markdown == null) throw new InvalidRequestError('An edit proposal needs a new title and/or markdown.', [{ field: 'markdown', message: 'title or markdown is required for an edit' }]);
+      if (input.title == null && input.markdown == null)
+        throw new InvalidRequestError('An edit proposal needs a new title and/or markdown.', [
+          { field: 'markdown', message: 'title or markdown is required for an edit' },
+        ]);
       const article = await findArticle(em, scope, input.article, false).catch((error) => {
         if (error instanceof NotFoundError) throw invalidField('article', `no article with slug "${input.article}"`);
         throw error;
@@ -38,15 +45,31 @@ export async function createProposal(ctx: RequestContext, workspace: string, inp
       values = { kind: 'edit', articleSlug: article.slug, baseVersion: article.version, section: null };
     } else {
       const missing = (['section', 'title', 'markdown'] as const).filter((f) => !input[f]);
-      if (missing.length) throw new InvalidRequestError(`A new-draft proposal needs ${missing.join(', ')} (or name an existing "article" to propose an edit).`, missing.map((field) => ({ field, message: 'is required for a new draft' })));
+      if (missing.length)
+        throw new InvalidRequestError(
+          `A new-draft proposal needs ${missing.join(', ')} (or name an existing "article" to propose an edit).`,
+          missing.map((field) => ({ field, message: 'is required for a new draft' })),
+        );
       if (!(await findVisibleSection(em, scope, input.section!))) throw invalidField('section', `no section with key "${input.section}"`);
       values = { kind: 'new', articleSlug: null, baseVersion: null, section: input.section! };
     }
-    const [row] = await sql(
+    const [row] = await sql<ProposalRow>(
       em,
       `insert into proposals (workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, created_at)
        values (?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?) returning ${COLUMNS}`,
-      [scope.workspaceId, values.kind, values.articleSlug, values.baseVersion, values.section, input.title ?? null, input.markdown ?? null, input.summary, scope.agent.keyId, scope.agent.memberId, new Date()],
+      [
+        scope.workspaceId,
+        values.kind,
+        values.articleSlug,
+        values.baseVersion,
+        values.section,
+        input.title ?? null,
+        input.markdown ?? null,
+        input.summary,
+        scope.agent.keyId,
+        scope.agent.memberId,
+        new Date(),
+      ],
     );
     recordAudit(em, ctx, { action: 'proposal.created', targetType: 'proposal', targetId: row.id, workspaceId: scope.workspaceId });
     return em.map(Proposal, row);
@@ -88,8 +111,12 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
     params.push(decodeCursor<[number]>(args.cursor, ['number'])[0]);
   }
   params.push(size + 1);
-  const rows = await sql(ctx.em, `select ${COLUMNS} from proposals where ${where} order by id desc limit ?`, params);
-  return toPage(rows.map((r) => ctx.em.map(Proposal, r)), size, (p) => [p.id]);
+  const rows = await sql<ProposalRow>(ctx.em, `select ${COLUMNS} from proposals where ${where} order by id desc limit ?`, params);
+  return toPage(
+    rows.map((r) => ctx.em.map(Proposal, r)),
+    size,
+    (p) => [p.id],
+  );
 }
 
 /**
@@ -105,12 +132,20 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
       requirePermissions(scope.permissions, ['article.update'] as Permission[]);
       const article = await findArticle(em, scope, proposal.articleSlug!, true);
       if (article.version !== proposal.baseVersion) {
-        throw new ConflictError(`Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or propose the edit again on the current text.`, {
-          baseVersion: proposal.baseVersion,
-          currentVersion: article.version,
-        });
+        throw new ConflictError(
+          `Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or propose the edit again on the current text.`,
+          {
+            baseVersion: proposal.baseVersion,
+            currentVersion: article.version,
+          },
+        );
       }
-      await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [proposal.title ?? article.title, proposal.markdown ?? article.markdown, now, article.id]);
+      await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [
+        proposal.title ?? article.title,
+        proposal.markdown ?? article.markdown,
+        now,
+        article.id,
+      ]);
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
       recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
@@ -120,26 +155,36 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
       proposal.articleSlug = article.slug;
       recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     }
-    const [row] = await sql(em, `update proposals set status = 'approved', article_slug = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`, [proposal.articleSlug, scope.agent.memberId, now, id]);
+    const [row] = await sql(
+      em,
+      `update proposals set status = 'approved', article_slug = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
+      [proposal.articleSlug, scope.agent.memberId, now, id],
+    );
     recordAudit(em, ctx, { action: 'proposal.approved', targetType: 'proposal', targetId: id, workspaceId: scope.workspaceId });
     return em.map(Proposal, row);
   });
 }
 
-/** Rejects an open proposal with a reason (needs `article.update`). */
+/** Rejects an open proposal with a reason (needs `article.update`; the reason's bounds are the input contract's). */
 export async function rejectProposal(ctx: RequestContext, workspace: string, id: number, reason: string): Promise<Proposal> {
   const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update']);
-  if (!reason.trim() || reason.length > 1000) throw invalidField('reason', 'must be 1 to 1,000 characters');
   return ctx.em.transactional(async (em) => {
     await lockOpen(em, scope, id);
-    const [row] = await sql(em, `update proposals set status = 'rejected', reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`, [reason, scope.agent.memberId, new Date(), id]);
+    const [row] = await sql(
+      em,
+      `update proposals set status = 'rejected', reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
+      [reason, scope.agent.memberId, new Date(), id],
+    );
     recordAudit(em, ctx, { action: 'proposal.rejected', targetType: 'proposal', targetId: id, workspaceId: scope.workspaceId });
     return em.map(Proposal, row);
   });
 }
 
 async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Promise<Proposal> {
-  const [row] = await sql(em, `select ${COLUMNS} from proposals where id = ? and workspace_id = ? for update`, [id, scope.workspaceId]);
+  const [row] = await sql<ProposalRow>(em, `select ${COLUMNS} from proposals where id = ? and workspace_id = ? for update`, [
+    id,
+    scope.workspaceId,
+  ]);
   if (!row) throw new NotFoundError('Proposal');
   const proposal = em.map(Proposal, row);
   if (proposal.status !== 'open') throw new ConflictError(`Proposal ${id} is already ${proposal.status}.`, { status: proposal.status });

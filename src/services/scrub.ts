@@ -1,5 +1,6 @@
 /**
- * Removes what SPEC says callers must not send in a content-gap question: e-mail addresses,
+ * Removes what callers must not send in a content-gap question (they are asked to send it without
+ * names, e-mail addresses or secrets, and some will anyway): e-mail addresses,
  * secrets (keys with known prefixes, long high-entropy tokens) and phone numbers, each replaced
  * by a placeholder.
  */

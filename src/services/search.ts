@@ -2,36 +2,17 @@ import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql, sqlRelaxed } from '../db/sql.js';
 import { invalidField } from '../errors.js';
-import { ARTICLE_VISIBLE } from './articles.js';
-import { LIMITS } from '../limits.js';
+import { ARTICLE_VISIBLE, articleVisible } from './articles.js';
+import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
+import { headlineSql, safeSnippet } from '../search/snippets.js';
+import type { FallbackReason, Ranking, SearchHit, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
 /** Below this cosine similarity a semantic hit is noise. */
-export const SIMILARITY_FLOOR = 0.3;
+const SIMILARITY_FLOOR = 0.3;
 const SEARCHED: ItemType[] = ['article', 'changelog'];
-const HEADLINE = `'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "'`;
-
-export interface SearchHit {
-  type: 'article' | 'changelog';
-  slug: string | null;
-  id: number | null;
-  title: string;
-  snippet: string;
-  score: number;
-  url: string;
-}
-
-export type Ranking = 'fulltext' | 'semantic';
-export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
-
-export interface SearchResult {
-  items: SearchHit[];
-  nextCursor: string | null;
-  ranking: Ranking;
-  fallbackReason: FallbackReason | null;
-}
 
 /**
  * Searches articles (not archived; restricted ones only for keys allowed to see them) and
@@ -39,17 +20,20 @@ export interface SearchResult {
  * falling back to full text when the embedder is unavailable, items still wait for embeddings, or
  * nothing clears the similarity floor. Every search is logged; zero-result ones feed content gaps.
  */
-export async function search(ctx: RequestContext, workspace: string, args: { q: string; semantic?: boolean | null; limit?: number | null; cursor?: string | null }): Promise<SearchResult> {
+export async function search(
+  ctx: RequestContext,
+  workspace: string,
+  args: { q: string; semantic?: boolean | null; limit?: number | null; cursor?: string | null },
+): Promise<SearchPage> {
   const started = performance.now();
   const scope = await authorize(ctx, workspace, ['search.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
-  if (q.length > LIMITS.searchQueryLength) throw invalidField('q', `must be at most ${LIMITS.searchQueryLength} characters`);
-  const size = pageSize(args.limit, LIMITS.searchPageMax, LIMITS.searchPageDefault);
+  const size = pageSize(args.limit, RULES.searchLimit);
   const [offset, cursorRanking] = args.cursor ? decodeCursor<[number, string]>(args.cursor, ['number', 'string']) : [0, null];
   if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
 
-  let result: SearchResult | null = null;
+  let result: SearchPage | null = null;
   let fallbackReason: FallbackReason | null = null;
   if (args.semantic && cursorRanking !== 'fulltext') {
     const semantic = await semanticSearch(ctx, scope, q, size, offset);
@@ -76,47 +60,54 @@ export async function search(ctx: RequestContext, workspace: string, args: { q: 
  * shortcut at plan time. Ranking runs on narrow rows; snippets are made for the page only.
  */
 async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number) {
-  const query = `websearch_to_tsquery('english', ?)`;
+  const query = `websearch_to_tsquery('english', :q)`;
   const matches = (where: (table: 'a' | 'c') => string) => `
        select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
          from articles a join sections s on s.id = a.section_id
-        where ${where('a')} and a.workspace_id = ? and a.status <> 'ARCHIVED' and ${ARTICLE_VISIBLE}
+        where ${where('a')} and a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
        union all
        select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
          from changelog_entries c
-        where ${where('c')} and c.workspace_id = ? and c.status = 'published'
+        where ${where('c')} and c.workspace_id = :workspace and c.status = 'published'
        order by score desc, title, slug, item_id`;
-  const seeRestricted = canSeeRestricted(scope);
-  const needed = offset + size + 1; // the page, and one more to know whether another page follows
-  const rows = await sql(
+  const rows = await sql<HitRow>(
     ctx.db,
-    `with title_hits as (${matches((t) => `numnode(${query}) = 1 and to_tsvector('english'::regconfig, ${t}.title) @@ ${query}`)} limit ?),
+    `with title_hits as (${matches((t) => `numnode(${query}) = 1 and to_tsvector('english'::regconfig, ${t}.title) @@ ${query}`)} limit :needed),
      hits as (
-       (select * from title_hits where (select count(*) from title_hits) >= ? order by score desc, title, slug, item_id offset ?)
+       (select * from title_hits where (select count(*) from title_hits) >= :needed order by score desc, title, slug, item_id offset :offset)
        union all
-       (${matches((t) => `(select count(*) from title_hits) < ? and ${t}.search @@ ${query}`)} limit ? offset ?)),
+       (${matches((t) => `(select count(*) from title_hits) < :needed and ${t}.search @@ ${query}`)} limit :page_and_one offset :offset)),
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
      select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score,
-            case when h.n <= ? then ts_headline('english', coalesce(a.markdown, c.markdown), ${query}, ${HEADLINE}) end as snippet
+            case when h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', query)} end as snippet
        from numbered h
        left join articles a on h.type = 'article' and a.id = h.item_id
        left join changelog_entries c on h.type = 'changelog' and c.id = h.item_id
       order by h.n`,
-    [
-      q, q, q, scope.workspaceId, seeRestricted, q, q, q, scope.workspaceId, needed,
-      needed, offset,
-      q, needed, q, scope.workspaceId, seeRestricted, q, needed, q, scope.workspaceId, size + 1, offset,
-      size, q,
-    ],
+    {
+      q,
+      workspace: scope.workspaceId,
+      see_restricted: canSeeRestricted(scope),
+      needed: offset + size + 1, // the page, and one more to know whether another page follows
+      offset,
+      page_and_one: size + 1,
+      size,
+    },
   );
   return page(scope, rows, size, offset, 'fulltext');
 }
 
-async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number): Promise<Omit<SearchResult, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
+async function semanticSearch(
+  ctx: RequestContext,
+  scope: Scope,
+  q: string,
+  size: number,
+  offset: number,
+): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
   // The query is embedded (the slowest step) while the database is asked, at the same time,
   // whether items still wait for embeddings and what the workspace's vectors are.
-  const vector = queryVector(embedder, q);
+  const vector = queryVector(embedder, scope.workspaceId, q);
   vector.catch(() => undefined);
   // Over-fetch: some neighbours may be hidden from this key or archived.
   const nearest = index.nearest(ctx.db, scope.workspaceId, SEARCHED, vector, embedder.model, offset + size + 50);
@@ -133,7 +124,7 @@ async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size
   if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
   // In one statement: which neighbours this key may see (in similarity order), how many, and
   // snippets for the page alone.
-  const rows = await sql(
+  const rows = await sql<HitRow & { ord: string; visible: number }>(
     ctx.db,
     `with n as (select * from unnest(?::text[], ?::int[]) with ordinality as n(type, id, ord)),
      visible as (
@@ -146,10 +137,19 @@ async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size
         where c.workspace_id = ? and c.status = 'published'),
      page as (select * from visible order by ord offset ? limit ?)
      select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
-            ts_headline('english', p.markdown, websearch_to_tsquery('english', ?), ${HEADLINE}) as snippet,
+            ${headlineSql('p.markdown', "websearch_to_tsquery('english', ?)")} as snippet,
             (select count(*) from visible)::int as visible
        from page p order by p.ord`,
-    [pgArray(neighbours.map((n) => n.itemType)), `{${neighbours.map((n) => n.itemId).join(',')}}`, scope.workspaceId, canSeeRestricted(scope), scope.workspaceId, offset, size, q],
+    [
+      pgArray(neighbours.map((n) => n.itemType)),
+      pgArray(neighbours.map((n) => n.itemId)),
+      scope.workspaceId,
+      canSeeRestricted(scope),
+      scope.workspaceId,
+      offset,
+      size,
+      q,
+    ],
   );
   const visible = rows[0]?.visible ?? 0;
   if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
@@ -160,12 +160,13 @@ async function semanticSearch(ctx: RequestContext, scope: Scope, q: string, size
 /**
  * Query vectors of recent searches, per process (agents repeat searches; the model is
  * deterministic, so a repeated query needs no second inference). Least recently used goes first.
+ * Kept per workspace: a fast answer must not tell one tenant that another asked the same question.
  */
 const recentQueryVectors = new Map<string, number[]>();
 const RECENT_QUERY_VECTORS = 1000; // ~4 MB of 512-dimension vectors
 
-async function queryVector(embedder: Embedder, q: string): Promise<number[]> {
-  const key = `${embedder.model}\u0000${q}`;
+async function queryVector(embedder: Embedder, workspaceId: string, q: string): Promise<number[]> {
+  const key = `${workspaceId}\u0000${embedder.model}\u0000${q}`;
   const hit = recentQueryVectors.get(key);
   if (hit) {
     recentQueryVectors.delete(key);
@@ -179,15 +180,28 @@ async function queryVector(embedder: Embedder, q: string): Promise<number[]> {
 }
 
 /** A page of hits; `more` (default: a row beyond `size` was fetched) decides the next cursor. */
-function page(scope: Scope, rows: Record<string, any>[], size: number, offset: number, ranking: Ranking, more = rows.length > size) {
+/** A hit as the search statements give it. */
+interface HitRow {
+  type: 'article' | 'changelog';
+  slug: string | null;
+  id: number | null;
+  title: string;
+  score: string | number;
+  snippet: string | null;
+}
+
+function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: Ranking, more = rows.length > size) {
   const items: SearchHit[] = rows.slice(0, size).map((r) => ({
     type: r.type,
     slug: r.slug ?? null,
     id: r.id ?? null,
     title: r.title,
-    snippet: r.snippet,
+    snippet: safeSnippet(r.snippet),
     score: Math.round(Number(r.score) * 1e6) / 1e6,
-    url: r.type === 'article' ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}` : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
+    url:
+      r.type === 'article'
+        ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}`
+        : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
   }));
   return { items, nextCursor: more ? encodeCursor([offset + size, ranking]) : null };
 }
@@ -197,13 +211,13 @@ function page(scope: Scope, rows: Record<string, any>[], size: number, offset: n
  * group: one statement, committed without waiting for the WAL flush (a crash may lose the last
  * few log rows, which costs nothing but a line of statistics).
  */
-async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: SearchResult, durationMs: number, firstPage: boolean) {
+async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: SearchPage, durationMs: number, firstPage: boolean) {
   const gap = result.items.length === 0 && firstPage;
   await sqlRelaxed(
     ctx.db,
     `with logged as (
        insert into search_log (workspace_id, agent_key_id, query, result_count, ranking, duration_ms, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id)
-     ${ENQUEUE_EMBEDDING('search', 'select id from logged where ?::boolean')}`,
+     ${ENQUEUE_EMBEDDING('search', 'select id, ?::uuid from logged where ?::boolean')}`,
     [scope.workspaceId, scope.agent.keyId, q, result.items.length, result.ranking, durationMs, new Date(), scope.workspaceId, gap],
   );
   if (gap) signalEmbeddingWork();

@@ -19,7 +19,7 @@ export async function listSections(ctx: RequestContext, workspace: string): Prom
 /** The visible sections of the scope's workspace in order (one query). */
 export async function loadSections(em: EntityManager, scope: Scope): Promise<Section[]> {
   const all = canSeeRestricted(scope);
-  const rows = await sql(
+  const rows = await sql<SectionRow>(
     em,
     `select ${SECTION_COLUMNS}, count(a.id) filter (where ?::boolean or a.visibility = 'public')::int as article_count
        from sections s left join articles a on a.section_id = s.id
@@ -45,26 +45,40 @@ export async function createSection(ctx: RequestContext, workspace: string, inpu
 
 /** The insert behind createSection and API-reference sections (`apiTag`); the caller has authorized. */
 export async function insertSection(ctx: RequestContext, scope: Scope, input: CreateSectionInput, apiTag: string | null): Promise<Section> {
-  const visibility = input.visibility ?? 'public';
-  if (visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
-  const explicitKey = input.key ? checkSlug(input.key, 'key') : null;
-  return ctx.em.transactional(async (em) => {
-    await lockSectionList(em, scope.workspaceId);
-    const existing = await sql<{ key: string; position: number }>(em, 'select key, position from sections where workspace_id = ? order by position', [scope.workspaceId]);
-    const keys = existing.map((s) => s.key);
-    if (explicitKey && keys.includes(explicitKey)) throw new ConflictError(`A section with key "${explicitKey}" already exists.`, { field: 'key' });
-    const key = explicitKey ?? nextFreeSlug(slugify(input.label, 'section'), keys);
-    const position = input.position ?? existing.length;
-    if (position < 0 || position > existing.length) throw invalidField('position', `must be from 0 to ${existing.length}`);
-    await sql(em, 'update sections set position = position + 1 where workspace_id = ? and position >= ?', [scope.workspaceId, position]);
-    const [row] = await sql(
-      em,
-      `insert into sections (workspace_id, key, label, visibility, position, api_tag, created_at) values (?, ?, ?, ?, ?, ?, ?) returning ${SECTION_COLUMNS.replace(/s\./g, '')}`,
-      [scope.workspaceId, key, input.label, visibility, position, apiTag, new Date()],
-    );
-    recordAudit(em, ctx, { action: 'section.created', targetType: 'section', targetId: key, workspaceId: scope.workspaceId });
-    return toSection(em, { ...row, article_count: 0 });
-  });
+  if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  const key = input.key ? checkSlug(input.key, 'key') : null;
+  return ctx.em.transactional((em) => addSection(em, ctx, scope, { ...input, key }, apiTag));
+}
+
+/**
+ * Adds a section inside the caller's transaction, with its audit event: last, or at `position`
+ * (shifting the ones after it); `key` defaults to a free slug of the label (an explicit key in
+ * use is a 409). The workspace's list of sections is locked for the rest of the transaction.
+ */
+export async function addSection(
+  em: EntityManager,
+  ctx: RequestContext,
+  scope: Scope,
+  input: CreateSectionInput,
+  apiTag: string | null,
+): Promise<Section> {
+  await lockSectionList(em, scope.workspaceId);
+  const keys = (
+    await sql<{ key: string }>(em, 'select key from sections where workspace_id = ? order by position', [scope.workspaceId])
+  ).map((s) => s.key);
+  if (input.key && keys.includes(input.key)) throw new ConflictError(`A section with key "${input.key}" already exists.`, { field: 'key' });
+  const key = input.key ?? nextFreeSlug(slugify(input.label, 'section'), keys);
+  const position = input.position ?? keys.length;
+  if (position < 0 || position > keys.length) throw invalidField('position', `must be from 0 to ${keys.length}`);
+  await sql(em, 'update sections set position = position + 1 where workspace_id = ? and position >= ?', [scope.workspaceId, position]);
+  const [row] = await sql<SectionRow>(
+    em,
+    `insert into sections (workspace_id, key, label, visibility, position, api_tag, created_at) values (?, ?, ?, ?, ?, ?, ?)
+      returning ${SECTION_COLUMNS.replace(/s\./g, '')}`,
+    [scope.workspaceId, key, input.label, input.visibility ?? 'public', position, apiTag, new Date()],
+  );
+  recordAudit(em, ctx, { action: 'section.created', targetType: 'section', targetId: key, workspaceId: scope.workspaceId });
+  return toSection(em, { ...row, article_count: 0 });
 }
 
 /**
@@ -78,7 +92,11 @@ export async function lockSectionList(em: EntityManager, workspaceId: string): P
 }
 
 /** The section with `key` that the caller may see, or null. */
-export async function findVisibleSection(em: EntityManager, scope: Scope, key: string): Promise<{ id: number; key: string; visibility: Visibility } | null> {
+export async function findVisibleSection(
+  em: EntityManager,
+  scope: Scope,
+  key: string,
+): Promise<{ id: number; key: string; visibility: Visibility } | null> {
   const [row] = await sql<{ id: number; key: string; visibility: Visibility }>(
     em,
     `select id, key, visibility from sections where workspace_id = ? and key = ? and (?::boolean or visibility = 'public')`,
@@ -87,6 +105,18 @@ export async function findVisibleSection(em: EntityManager, scope: Scope, key: s
   return row ?? null;
 }
 
-function toSection(em: EntityManager, row: Record<string, unknown>): Section {
+/** A row of `sections` (with its visible article count where a list needs it). */
+interface SectionRow {
+  id: number;
+  workspace_id: string;
+  key: string;
+  label: string;
+  visibility: Visibility;
+  position: number;
+  created_at: string;
+  article_count?: number;
+}
+
+function toSection(em: EntityManager, row: SectionRow): Section {
   return Object.assign(em.map(Section, row), { articleCount: Number(row.article_count ?? 0) });
 }

@@ -8,12 +8,7 @@ import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { invalidField } from '../errors.js';
 import { recordAudit } from './audit.js';
-
-export const UPLOAD_LIMITS = {
-  maxBytes: 10 * 1024 * 1024,
-  maxSide: 16_384,
-  maxPixels: 50_000_000,
-};
+import { UPLOAD_LIMITS } from '../contract/rules.js';
 
 /** Decided from the bytes (magic numbers), never from the file name or declared type. */
 const ACCEPTED: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
@@ -58,14 +53,21 @@ export async function uploadImage(ctx: RequestContext, workspace: string, file: 
   const height = dims.height ?? 0;
   if (!width || !height) throw invalidField('file', 'has no image dimensions');
   if (width > UPLOAD_LIMITS.maxSide || height > UPLOAD_LIMITS.maxSide || width * height > UPLOAD_LIMITS.maxPixels) {
-    throw invalidField('file', `is ${width}×${height} px; at most ${UPLOAD_LIMITS.maxSide} px a side and ${UPLOAD_LIMITS.maxPixels / 1e6} megapixels are accepted`);
+    throw invalidField(
+      'file',
+      `is ${width}×${height} px; at most ${UPLOAD_LIMITS.maxSide} px a side and ${UPLOAD_LIMITS.maxPixels / 1e6} megapixels are accepted`,
+    );
   }
   const sha256 = createHash('sha256').update(data).digest('hex');
   return ctx.em.transactional(async (em) => {
-    const [existing] = await sql(em, 'select id, extension, content_type, size, width, height from uploads where workspace_id = ? and sha256 = ?', [scope.workspaceId, sha256]);
+    const [existing] = await sql<UploadRow>(
+      em,
+      'select id, extension, content_type, size, width, height from uploads where workspace_id = ? and sha256 = ?',
+      [scope.workspaceId, sha256],
+    );
     if (existing) return toResult(existing, sha256);
     const id = randomBytes(16).toString('base64url');
-    const [row] = await sql(
+    const [row] = await sql<UploadRow>(
       em,
       'insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id, extension, content_type, size, width, height',
       [id, scope.workspaceId, type.mime, extension, data.length, width, height, sha256, data, new Date()],
@@ -76,15 +78,40 @@ export async function uploadImage(ctx: RequestContext, workspace: string, file: 
 }
 
 /** The bytes and type behind a public upload URL (`<id>.<ext>`), or null. */
-export async function readUpload(em: EntityManager, name: string): Promise<{ contentType: string; data: Buffer; sha256: string } | null> {
+export async function findPublicUpload(
+  em: EntityManager,
+  name: string,
+): Promise<{ contentType: string; data: Buffer; sha256: string } | null> {
   const match = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp|gif)$/.exec(name);
   if (!match) return null;
-  const [row] = await sql(em, 'select content_type, data, sha256 from uploads where id = ? and extension = ?', [match[1], match[2]]);
+  const [row] = await sql<{ content_type: string; data: Buffer; sha256: string }>(
+    em,
+    'select content_type, data, sha256 from uploads where id = ? and extension = ?',
+    [match[1], match[2]],
+  );
   return row ? { contentType: row.content_type, data: row.data, sha256: row.sha256 } : null;
 }
 
-function toResult(row: Record<string, any>, sha256: string): UploadResult {
-  return { url: `/uploads/${row.id}.${row.extension}`, id: row.id, contentType: row.content_type, size: row.size, width: row.width, height: row.height, sha256 };
+/** An upload's row without its bytes. */
+interface UploadRow {
+  id: string;
+  extension: string;
+  content_type: string;
+  size: number;
+  width: number;
+  height: number;
+}
+
+function toResult(row: UploadRow, sha256: string): UploadResult {
+  return {
+    url: `/uploads/${row.id}.${row.extension}`,
+    id: row.id,
+    contentType: row.content_type,
+    size: row.size,
+    width: row.width,
+    height: row.height,
+    sha256,
+  };
 }
 
 async function readCapped(stream: Readable, max: number): Promise<Buffer> {

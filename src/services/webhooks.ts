@@ -8,17 +8,17 @@ import { sql } from '../db/sql.js';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import { InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { isAllowedAddress } from '../net/safeFetch.js';
+import { isAllowedAddress, NOT_ALLOWED } from '../net/safeFetch.js';
 import { isKnownFilter } from '../webhooks/events.js';
 import { recordAudit } from './audit.js';
 
 /** A Standard Webhooks secret: whsec_ + base64 of 32 random bytes. */
-export function newSecret(): string {
+function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 /** Refuses URLs that could not be delivered safely: not http(s), or resolving to an internal address. */
-export async function checkTargetUrl(raw: string, allowLoopback: boolean): Promise<string> {
+async function checkTargetUrl(raw: string, allowLoopback: boolean): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -38,14 +38,17 @@ export async function checkTargetUrl(raw: string, allowLoopback: boolean): Promi
     }
   }
   const refused = addresses.find((a) => !isAllowedAddress(a, allowLoopback));
-  if (refused) throw invalidField('url', `resolves to ${refused}, which is not a public address (loopback, private, link-local and unspecified targets are refused)`);
+  if (refused) throw invalidField('url', NOT_ALLOWED);
   return url.toString();
 }
 
 function checkEvents(events: string[] | null | undefined): string[] | null {
   if (events == null) return null;
   const unknown = events.filter((e) => !isKnownFilter(e));
-  if (unknown.length) throw new InvalidRequestError(`events: unknown event type(s) ${unknown.join(', ')}`, [{ field: 'events', message: `unknown: ${unknown.join(', ')}` }]);
+  if (unknown.length)
+    throw new InvalidRequestError(`events: unknown event type(s) ${unknown.join(', ')}`, [
+      { field: 'events', message: `unknown: ${unknown.join(', ')}` },
+    ]);
   return [...new Set(events)];
 }
 
@@ -55,8 +58,11 @@ async function find(em: EntityManager, id: string): Promise<Webhook> {
   return hook;
 }
 
-/** createWebhook (CONTRACT): org-wide or one workspace, optional event filter; the secret is shown here. */
-export async function createWebhook(ctx: RequestContext, input: { organizationId: string; workspaceId?: string | null; url: string; events?: string[] | null }): Promise<Webhook> {
+/** createWebhook: org-wide or one workspace, optional event filter; the secret is shown here. */
+export async function createWebhook(
+  ctx: RequestContext,
+  input: { organizationId: string; workspaceId?: string | null; url: string; events?: string[] | null },
+): Promise<Webhook> {
   requireAdmin(ctx);
   const url = await checkTargetUrl(input.url, ctx.outbound.allowLoopback);
   const events = checkEvents(input.events);
@@ -64,17 +70,38 @@ export async function createWebhook(ctx: RequestContext, input: { organizationId
     const [org] = isUuid(input.organizationId) ? await sql(em, 'select id from organizations where id = ?', [input.organizationId]) : [];
     if (!org) throw new NotFoundError('Organization');
     if (input.workspaceId) {
-      const [ws] = isUuid(input.workspaceId) ? await sql(em, 'select id from workspaces where id = ? and organization_id = ?', [input.workspaceId, input.organizationId]) : [];
+      const [ws] = isUuid(input.workspaceId)
+        ? await sql(em, 'select id from workspaces where id = ? and organization_id = ?', [input.workspaceId, input.organizationId])
+        : [];
       if (!ws) throw new NotFoundError('Workspace');
     }
-    const hook = em.create(Webhook, { id: randomUUID(), organizationId: input.organizationId, workspaceId: input.workspaceId ?? null, url, events, secret: newSecret(), enabled: true, createdAt: new Date() });
-    recordAudit(em, ctx, { action: 'webhook.created', targetType: 'webhook', targetId: hook.id, organizationId: input.organizationId, workspaceId: input.workspaceId ?? null });
+    const hook = em.create(Webhook, {
+      id: randomUUID(),
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId ?? null,
+      url,
+      events,
+      secret: newSecret(),
+      enabled: true,
+      createdAt: new Date(),
+    });
+    recordAudit(em, ctx, {
+      action: 'webhook.created',
+      targetType: 'webhook',
+      targetId: hook.id,
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId ?? null,
+    });
     return hook;
   });
 }
 
 /** updateWebhook: URL, event filter, enabled (re-enabling clears the disabled reason). */
-export async function updateWebhook(ctx: RequestContext, id: string, input: { url?: string | null; events?: string[] | null; enabled?: boolean | null; allEvents?: boolean | null }): Promise<Webhook> {
+export async function updateWebhook(
+  ctx: RequestContext,
+  id: string,
+  input: { url?: string | null; events?: string[] | null; enabled?: boolean | null; allEvents?: boolean | null },
+): Promise<Webhook> {
   requireAdmin(ctx);
   const url = input.url ? await checkTargetUrl(input.url, ctx.outbound.allowLoopback) : null;
   return ctx.em.transactional(async (em) => {
@@ -86,7 +113,13 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: { ur
       hook.enabled = input.enabled;
       if (input.enabled) hook.disabledReason = null;
     }
-    recordAudit(em, ctx, { action: 'webhook.updated', targetType: 'webhook', targetId: hook.id, organizationId: hook.organizationId, workspaceId: hook.workspaceId });
+    recordAudit(em, ctx, {
+      action: 'webhook.updated',
+      targetType: 'webhook',
+      targetId: hook.id,
+      organizationId: hook.organizationId,
+      workspaceId: hook.workspaceId,
+    });
     return hook;
   });
 }
@@ -96,7 +129,13 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<We
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
     await sql(em, 'delete from webhooks where id = ?', [id]);
-    recordAudit(em, ctx, { action: 'webhook.deleted', targetType: 'webhook', targetId: id, organizationId: hook.organizationId, workspaceId: hook.workspaceId });
+    recordAudit(em, ctx, {
+      action: 'webhook.deleted',
+      targetType: 'webhook',
+      targetId: id,
+      organizationId: hook.organizationId,
+      workspaceId: hook.workspaceId,
+    });
     return hook;
   });
 }
@@ -107,7 +146,13 @@ export async function rotateSecret(ctx: RequestContext, id: string): Promise<Web
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
     hook.secret = newSecret();
-    recordAudit(em, ctx, { action: 'webhook.secret_rotated', targetType: 'webhook', targetId: id, organizationId: hook.organizationId, workspaceId: hook.workspaceId });
+    recordAudit(em, ctx, {
+      action: 'webhook.secret_rotated',
+      targetType: 'webhook',
+      targetId: id,
+      organizationId: hook.organizationId,
+      workspaceId: hook.workspaceId,
+    });
     return hook;
   });
 }
@@ -119,10 +164,16 @@ export async function listWebhooks(ctx: RequestContext, organizationId: string):
 }
 
 /** Deliveries of a subscription, newest first, each with its attempts. */
-export async function listDeliveries(ctx: RequestContext, webhookId: string, limit: number): Promise<(WebhookDelivery & { attemptLog: WebhookAttempt[] })[]> {
+export async function listDeliveries(
+  ctx: RequestContext,
+  webhookId: string,
+  limit: number,
+): Promise<(WebhookDelivery & { attemptLog: WebhookAttempt[] })[]> {
   requireAdmin(ctx);
   await find(ctx.em, webhookId);
   const deliveries = await ctx.em.find(WebhookDelivery, { webhookId }, { orderBy: { id: 'desc' }, limit });
-  const attempts = deliveries.length ? await ctx.em.find(WebhookAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { id: 'asc' } }) : [];
+  const attempts = deliveries.length
+    ? await ctx.em.find(WebhookAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { id: 'asc' } })
+    : [];
   return deliveries.map((d) => Object.assign(d, { attemptLog: attempts.filter((a) => a.deliveryId === d.id) }));
 }

@@ -9,6 +9,8 @@ export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
+  /** The body as received. */
+  text: string;
 }
 
 export interface RequestOptions {
@@ -29,7 +31,11 @@ export interface TestApp {
   /** A REST call; the response is checked against the served OpenAPI document. */
   api<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
   /** A GraphQL call with the admin token unless another bearer is given (null = none). */
-  gql<T = any>(query: string, variables?: Record<string, unknown>, bearer?: string | null): Promise<{ status: number; data: T; errors?: { message: string; extensions: { code: string; details?: any } }[] }>;
+  gql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    bearer?: string | null,
+  ): Promise<{ status: number; data: T; errors?: { message: string; extensions: { code: string; details?: any } }[] }>;
   close(): Promise<void>;
 }
 
@@ -70,7 +76,7 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     const contentType = res.headers.get('content-type');
     const parsed = contentType?.includes('json') && text ? JSON.parse(text) : text;
     checker.check(method, url, res.status, contentType, parsed);
-    return { status: res.status, headers: res.headers, body: parsed };
+    return { status: res.status, headers: res.headers, body: parsed, text };
   };
 
   const gql: TestApp['gql'] = async (query, variables = {}, bearer = adminToken) => {

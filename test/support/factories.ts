@@ -9,9 +9,17 @@ async function admin<T>(app: TestApp, query: string, variables: Record<string, u
   return Object.values(res.data as Record<string, T>)[0];
 }
 
-export interface Org { id: string; plan: string }
-export interface Ws { id: string }
-export interface MemberRow { id: string; role: string }
+export interface Org {
+  id: string;
+  plan: string;
+}
+export interface Ws {
+  id: string;
+}
+export interface MemberRow {
+  id: string;
+  role: string;
+}
 
 export function createOrg(app: TestApp, input: { plan?: string; requireTwoFactor?: boolean } = {}): Promise<Org> {
   return admin(app, 'mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id plan requireTwoFactor } }', {
@@ -25,9 +33,18 @@ export function createWorkspace(app: TestApp, organizationId: string): Promise<W
   });
 }
 
-export function createMember(app: TestApp, organizationId: string, input: { role?: string; twoFactorEnabled?: boolean } = {}): Promise<MemberRow> {
+export function createMember(
+  app: TestApp,
+  organizationId: string,
+  input: { role?: string; twoFactorEnabled?: boolean } = {},
+): Promise<MemberRow> {
   return admin(app, 'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role } }', {
-    input: { organizationId, email: `m-${uniq()}@example.com`, role: input.role ?? 'owner', twoFactorEnabled: input.twoFactorEnabled ?? false },
+    input: {
+      organizationId,
+      email: `m-${uniq()}@example.com`,
+      role: input.role ?? 'owner',
+      twoFactorEnabled: input.twoFactorEnabled ?? false,
+    },
   });
 }
 
@@ -39,15 +56,37 @@ export async function createKey(
   const created = await admin<{ key: string; agentKey: { id: string } }>(
     app,
     'mutation($input: CreateAgentKeyInput!) { createAgentKey(input: $input) { key agentKey { id workspaceId permissions expiresAt } } }',
-    { input: { memberId, name: input.name ?? `key-${uniq()}`, permissions: input.permissions, workspaceId: input.workspaceId ?? null, expiresAt: input.expiresAt ?? null } },
+    {
+      input: {
+        memberId,
+        name: input.name ?? `key-${uniq()}`,
+        permissions: input.permissions,
+        workspaceId: input.workspaceId ?? null,
+        expiresAt: input.expiresAt ?? null,
+      },
+    },
   );
   return { key: created.key, id: created.agentKey.id };
 }
 
 export const ALL_PERMISSIONS = [
-  'article.read', 'article.create', 'article.update', 'article.publish', 'proposal.read', 'proposal.create',
-  'section.create', 'upload.image', 'changelog.read', 'changelog.update', 'changelog.publish',
-  'memory.read', 'memory.write', 'search.read', 'content_gap.report', 'openapi.read', 'openapi.manage',
+  'article.read',
+  'article.create',
+  'article.update',
+  'article.publish',
+  'proposal.read',
+  'proposal.create',
+  'section.create',
+  'upload.image',
+  'changelog.read',
+  'changelog.update',
+  'changelog.publish',
+  'memory.read',
+  'memory.write',
+  'search.read',
+  'content_gap.report',
+  'openapi.read',
+  'openapi.manage',
 ];
 
 export interface Tenant {
@@ -60,10 +99,16 @@ export interface Tenant {
 }
 
 /** A fresh organization with one workspace, one member and one workspace-bound key. */
-export async function tenant(app: TestApp, options: { plan?: string; role?: string; permissions?: string[]; orgWide?: boolean } = {}): Promise<Tenant> {
+export async function tenant(
+  app: TestApp,
+  options: { plan?: string; role?: string; permissions?: string[]; orgWide?: boolean } = {},
+): Promise<Tenant> {
   const org = await createOrg(app, { plan: options.plan });
   const workspace = await createWorkspace(app, org.id);
   const member = await createMember(app, org.id, { role: options.role ?? 'owner' });
-  const { key, id } = await createKey(app, member.id, { permissions: options.permissions ?? ALL_PERMISSIONS, workspaceId: options.orgWide ? null : workspace.id });
+  const { key, id } = await createKey(app, member.id, {
+    permissions: options.permissions ?? ALL_PERMISSIONS,
+    workspaceId: options.orgWide ? null : workspace.id,
+  });
   return { org, workspace, member, key, keyId: id };
 }

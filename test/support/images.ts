@@ -3,7 +3,10 @@ import { deflateSync } from 'node:zlib';
 
 /** Tiny valid images of each accepted type, made or embedded here (no fixtures on disk). */
 export const TINY = {
-  jpeg: Buffer.from('/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=', 'base64'),
+  jpeg: Buffer.from(
+    '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=',
+    'base64',
+  ),
   webp: Buffer.from('UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==', 'base64'),
   gif: Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'),
 };
@@ -43,5 +46,10 @@ export function png(width: number, height: number, claimOnly = false, noise = fa
   const raw = noise ? randomBytes(rows * (width + 1)) : Buffer.alloc(rows * (width + 1), 0x80);
   for (let r = 0; r < rows; r++) raw[r * (width + 1)] = 0; // filter byte
   // Noise does not compress: the file is about as large as its pixels (for upload benchmarks).
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: noise ? 0 : 6 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level: noise ? 0 : 6 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

@@ -4,7 +4,11 @@ import type { ValidateFunction } from 'ajv';
 
 const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as FormatsPlugin;
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: Record<string, Record<string, unknown>>; servers: { url: string }[] };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  components: Record<string, Record<string, unknown>>;
+  servers: { url: string }[];
+};
 
 /**
  * Checks every REST response against the served OpenAPI document: the status must be declared
@@ -34,7 +38,8 @@ export class OpenApiChecker {
     const match = this.templates.find((t) => t.method === method.toUpperCase() && t.re.test(rel));
     if (!match) return; // not an operation of the document (unknown routes are tested on their own)
     const where = `${method} ${rel} → ${status}`;
-    let response = this.doc.paths[match.template][match.method.toLowerCase()].responses[String(status)] as Record<string, unknown> | undefined;
+    let response = this.doc.paths[match.template][match.method.toLowerCase()].responses[String(status)] as
+      Record<string, unknown> | undefined;
     if (!response) throw new Error(`${where}: status ${status} is not declared in the OpenAPI document`);
     response = this.deref(response) as Record<string, unknown>;
     const content = response.content as Record<string, { schema: unknown }> | undefined;
@@ -46,7 +51,10 @@ export class OpenApiChecker {
       validate = this.ajv.compile(this.deref(content['application/json'].schema) as object);
       this.cache.set(key, validate);
     }
-    if (!validate(body)) throw new Error(`${where}: body does not match the document: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+    if (!validate(body))
+      throw new Error(
+        `${where}: body does not match the document: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`,
+      );
   }
 
   private deref(node: unknown): unknown {
@@ -54,7 +62,10 @@ export class OpenApiChecker {
     if (!node || typeof node !== 'object') return node;
     const ref = (node as { $ref?: string }).$ref;
     if (ref) {
-      const target = ref.slice(2).split('/').reduce<unknown>((acc, part) => (acc as Record<string, unknown>)[part], this.doc);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((acc, part) => (acc as Record<string, unknown>)[part], this.doc);
       return this.deref(target);
     }
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, this.deref(v)]));

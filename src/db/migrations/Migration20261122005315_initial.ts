@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122005315_initial extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`create table "audit_events" ("id" bigserial primary key, "organization_id" uuid null, "workspace_id" uuid null, "actor" text not null, "agent_key_id" uuid null, "member_id" uuid null, "action" text not null, "target_type" text not null, "target_id" text null, "request_id" text null, "created_at" timestamptz not null);`);
     this.addSql(`create index "audit_events_workspace_idx" on "audit_events" ("workspace_id", "created_at");`);
 
@@ -32,7 +32,7 @@ export class Migration20261122005315_initial extends Migration {
     this.addSql(`alter table "agent_keys" add constraint "agent_keys_workspace_id_foreign" foreign key ("workspace_id") references "workspaces" ("id") on update cascade on delete cascade;`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`alter table "members" drop constraint "members_organization_id_foreign";`);
 
     this.addSql(`alter table "workspaces" drop constraint "workspaces_organization_id_foreign";`);

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122010528_memory extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     // array_to_string is only STABLE; a generated column needs an IMMUTABLE expression.
     this.addSql(`create or replace function wks_array_text(text[]) returns text language sql immutable parallel safe as $$ select array_to_string($1, ' ') $$;`);
     this.addSql(`create table "memory_usage" ("workspace_id" uuid not null, "used" int not null default 0, constraint "memory_usage_pkey" primary key ("workspace_id"));`);
@@ -15,7 +15,7 @@ export class Migration20261122010528_memory extends Migration {
     this.addSql(`create index "memory_notes_links_idx" on "memory_notes" using gin ("links");`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`drop table if exists "memory_notes" cascade;`);
     this.addSql(`drop table if exists "memory_usage" cascade;`);
     this.addSql(`drop function if exists wks_array_text(text[]);`);

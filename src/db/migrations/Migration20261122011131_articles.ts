@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122011131_articles extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`create table "uploads" ("id" text not null, "workspace_id" uuid not null, "content_type" text not null, "extension" text not null, "size" int not null, "width" int not null, "height" int not null, "sha256" text not null, "data" bytea not null, "created_at" timestamptz not null, constraint "uploads_pkey" primary key ("id"));`);
     this.addSql(`create index "uploads_workspace_sha_idx" on "uploads" ("workspace_id", "sha256");`);
 
@@ -26,7 +26,7 @@ export class Migration20261122011131_articles extends Migration {
     this.addSql(`alter table "articles" add constraint "articles_section_id_foreign" foreign key ("section_id") references "sections" ("id") on update cascade on delete restrict;`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`alter table "articles" drop constraint "articles_section_id_foreign";`);
 
     this.addSql(`drop table if exists "uploads" cascade;`);

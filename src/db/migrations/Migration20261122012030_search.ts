@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122012030_search extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`create table "content_gap_groups" ("id" serial primary key, "workspace_id" uuid not null, "label" text not null, "centroid" real[] not null, "report_count" int not null default 0, "search_count" int not null default 0, "first_seen" timestamptz not null, "last_seen" timestamptz not null, "nearest_article_slug" text null, "resolved_at" timestamptz null);`);
     this.addSql(`create index "content_gap_groups_workspace_idx" on "content_gap_groups" ("workspace_id");`);
 
@@ -36,7 +36,7 @@ export class Migration20261122012030_search extends Migration {
     end $$;`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`drop table if exists "content_gap_groups" cascade;`);
 
     this.addSql(`drop table if exists "content_gap_reports" cascade;`);

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122012917_openapi extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`create table "api_specs" ("id" serial primary key, "workspace_id" uuid not null, "source" text not null, "url" text null, "raw" text not null, "title" text null, "version" text null, "openapi_version" text null, "operation_count" int not null default 0, "last_sync" jsonb null, "last_sync_at" timestamptz null, "last_sync_result" text null, "last_sync_error" text null, "warnings" jsonb not null, "created_at" timestamptz not null);`);
     this.addSql(`alter table "api_specs" add constraint "api_specs_workspace_unique" unique ("workspace_id");`);
 
@@ -14,7 +14,7 @@ export class Migration20261122012917_openapi extends Migration {
     this.addSql(`alter table "articles" add constraint "articles_workspace_operation_unique" unique ("workspace_id", "api_operation_key");`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`drop table if exists "api_specs" cascade;`);
 
     this.addSql(`alter table "articles" drop constraint "articles_workspace_operation_unique";`);

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122014225_webhooks extends Migration {
 
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`create table "idempotency_keys" ("id" serial primary key, "agent_key_id" uuid not null, "workspace" text not null, "idempotency_key" text not null, "request_hash" text not null, "state" text not null, "status" int null, "response" jsonb null, "created_at" timestamptz not null);`);
     this.addSql(`alter table "idempotency_keys" add constraint "idempotency_keys_unique" unique ("agent_key_id", "workspace", "idempotency_key");`);
 
@@ -21,7 +21,7 @@ export class Migration20261122014225_webhooks extends Migration {
     this.addSql(`create index "webhook_events_pending_idx" on "webhook_events" ("created_at") where not "fanned_out";`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`drop table if exists "idempotency_keys" cascade;`);
 
     this.addSql(`drop table if exists "webhooks" cascade;`);

@@ -7,14 +7,14 @@ import { Migration } from '@mikro-orm/migrations';
  * Existing rows are rewritten so their generated tsvectors are stored again under the new rule.
  */
 export class Migration20261122042000_inline_search_vectors extends Migration {
-  override async up(): Promise<void> {
+  override up(): void {
     for (const table of ['articles', 'changelog_entries', 'memory_notes']) {
       this.addSql(`alter table "${table}" set (toast_tuple_target = 8160);`);
       this.addSql(`update "${table}" set "id" = "id";`);
     }
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     for (const table of ['articles', 'changelog_entries', 'memory_notes']) this.addSql(`alter table "${table}" reset (toast_tuple_target);`);
   }
 }

@@ -7,13 +7,13 @@ import { Migration } from '@mikro-orm/migrations';
  * window of theirs was longer than the default cleanup kept).
  */
 export class Migration20261123030000_rate_limit_leases extends Migration {
-  override async up(): Promise<void> {
+  override up(): void {
     this.addSql(`alter table "rate_limit_counters" add column "granted" int not null default 0, add column "window_end" timestamptz null;`);
     this.addSql(`update "rate_limit_counters" set "window_end" = "window_start" + interval '1 hour';`);
     this.addSql(`alter table "rate_limit_counters" alter column "window_end" set not null;`);
   }
 
-  override async down(): Promise<void> {
+  override down(): void {
     this.addSql(`alter table "rate_limit_counters" drop column "granted", drop column "window_end";`);
   }
 }

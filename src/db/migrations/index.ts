@@ -10,6 +10,8 @@ import { Migration20261122040507_embedding_stamps } from './Migration20261122040
 import { Migration20261122042000_inline_search_vectors } from './Migration20261122042000_inline_search_vectors.js';
 import { Migration20261123030000_rate_limit_leases } from './Migration20261123030000_rate_limit_leases.js';
 import { Migration20261123040000_title_search } from './Migration20261123040000_title_search.js';
+import { Migration20261124010000_events } from './Migration20261124010000_events.js';
+import { Migration20261124020000_content_revision } from './Migration20261124020000_content_revision.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -24,4 +26,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122042000_inline_search_vectors', class: Migration20261122042000_inline_search_vectors },
   { name: 'Migration20261123030000_rate_limit_leases', class: Migration20261123030000_rate_limit_leases },
   { name: 'Migration20261123040000_title_search', class: Migration20261123040000_title_search },
+  { name: 'Migration20261124010000_events', class: Migration20261124010000_events },
+  { name: 'Migration20261124020000_content_revision', class: Migration20261124020000_content_revision },
 ];

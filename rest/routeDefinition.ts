@@ -1,0 +1,120 @@
+import { ruleSchema, withLimit } from '../src/contract/jsonSchema.js';
+import { RULES, type IntRule, type Rule } from '../src/contract/rules.js';
+import type { JsonSchema } from './jsonSchema.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A path or query parameter: its schema, and the GraphQL variable it becomes (default: same name). */
+export interface ParamDef {
+  schema: JsonSchema;
+  description: string;
+  variable?: string;
+  required?: boolean;
+}
+
+/** A JSON body that becomes one GraphQL input variable; `rename` maps body names to input fields. */
+export interface BodyDef {
+  schema: JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
+  variable: string;
+  rename?: Record<string, string>;
+  description?: string;
+  /** Largest accepted body in bytes (default: the JSON body limit). */
+  maxBytes?: number;
+}
+
+/**
+ * A JSON body (an object with exactly these properties) that becomes one GraphQL input variable.
+ * `required` and the keys of `rename` can only name its own properties: a typo fails `tsc`.
+ */
+export function jsonBody<P extends Record<string, JsonSchema>>(def: {
+  variable: string;
+  properties: P;
+  required?: readonly (keyof P & string)[];
+  minProperties?: number;
+  rename?: Partial<Record<keyof P & string, string>>;
+  description?: string;
+  maxBytes?: number;
+}): BodyDef {
+  const { variable, properties, required, minProperties, rename, description, maxBytes } = def;
+  return {
+    variable,
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      ...(required?.length ? { required: [...required] } : {}),
+      ...(minProperties ? { minProperties } : {}),
+      properties,
+    },
+    ...(rename ? { rename: rename as Record<string, string> } : {}),
+    ...(description ? { description } : {}),
+    ...(maxBytes ? { maxBytes } : {}),
+  };
+}
+
+/** A multipart/form-data file field that becomes a GraphQL `Upload` variable. */
+export interface UploadDef {
+  field: string;
+  variable: string;
+  maxBytes: number;
+  description: string;
+}
+
+/** A response header computed from the operation's result, or (without `value`) set by the service for the answer. */
+export interface ResponseHeaderDef {
+  description: string;
+  value?(data: Record<string, unknown>): string | null;
+}
+
+/** One REST endpoint: everything the generic handler, the OpenAPI document and the agent tools need. */
+export interface Route {
+  /** Stable operationId (and agent tool name), e.g. `changelog_list`. */
+  name: string;
+  method: HttpMethod;
+  /** Relative to /api/v1, with `{param}` placeholders. */
+  path: string;
+  /** The document in schema/operations/ (without `.graphql`). */
+  operation: string;
+  tag: string;
+  summary: string;
+  description: string;
+  /** Permissions the endpoint needs (documentation and tool filtering; enforced by the service). */
+  permissions: string[];
+  pathParams?: Record<string, ParamDef>;
+  query?: Record<string, ParamDef>;
+  body?: BodyDef;
+  /**
+   * Request headers that become variables (lower-case names), e.g. `if-match` → `ifMatch`; a route
+   * reading `if-none-match` may answer 304 (documented from this).
+   */
+  headers?: Record<string, ParamDef>;
+  /** A multipart file upload instead of a JSON body. */
+  upload?: UploadDef;
+  /** Response headers derived from the result (e.g. ETag). */
+  responseHeaders?: Record<string, ResponseHeaderDef>;
+  /** HTTP status on success. */
+  status: number;
+  /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */
+  list?: boolean;
+  /** Error statuses beyond the ones every endpoint declares. */
+  extraErrors?: number[];
+}
+
+/** Statuses every endpoint can return: the declared 400, 401, 403, 404 and 429, plus 500 and 503, which any call may hit. */
+export const COMMON_ERRORS = [400, 401, 403, 404, 429, 500, 503];
+
+/** A parameter bounded by a rule of the input contract; its description ends with the rule in words. */
+export function paramOf(rule: Rule, description: string, more: Omit<ParamDef, 'schema' | 'description'> = {}): ParamDef {
+  return { schema: ruleSchema(rule), description: withLimit(description, rule), ...more };
+}
+
+/** The `{workspace}` path segment every workspace endpoint has. */
+export const WORKSPACE_PARAM: ParamDef = paramOf(
+  RULES.workspace,
+  'A workspace id, or `-` for the workspace the key is bound to (an org-wide key must name an id).',
+);
+
+/** Cursor-pagination query parameters shared by every list. */
+export const PAGE_QUERY = (limit: IntRule): Record<string, ParamDef> => ({
+  limit: paramOf(limit, 'Page size.'),
+  cursor: paramOf(RULES.cursor, 'Opaque cursor from the `Link: rel="next"` header of the previous page.'),
+});

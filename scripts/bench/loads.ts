@@ -1,0 +1,174 @@
+/** The request loads the scenario table's variants send (autocannon options and request generators). */
+import { randomBytes } from 'node:crypto';
+import type autocannon from 'autocannon';
+import { png as makePng } from '../../test/support/images.js';
+import { FTS_QUERIES, noteBody, SEMANTIC_QUERIES, sentence, WORDS } from './corpus.js';
+import { statusCount } from './measure.js';
+import { notePath, NOTES } from './seeding.js';
+import type { AutocannonLoad, Bench } from './types.js';
+
+const NOTE_API = '/api/v1/workspaces/-/memory/note';
+/** Seeded notes in a scattered order (7919 is prime): one hot row would measure its lock, not the server. */
+const scattered = (n: number) => (n * 7919) % NOTES;
+
+/** GET requests to `route` + `?path=` of every seeded note in turn, scattered. */
+export function spreadGets(b: Bench, route: string, headers: Record<string, string>): AutocannonLoad {
+  let n = 0;
+  return {
+    options: {
+      url: b.base,
+      headers,
+      requests: [{ setupRequest: (req) => ({ ...req, path: `${route}?path=${notePath(scattered(n++))}` }) }],
+    },
+  };
+}
+
+/**
+ * PUT requests to `url` updating the seeded notes in turn, scattered, with new bodies of 1–4 KB
+ * (64 drawn once, each sent with its request number) or, `small`, of a few bytes (the database's
+ * share shrinks, the server's shows).
+ */
+export function noteUpdates(url: string, headers: Record<string, string>, small = false): AutocannonLoad {
+  let u = 0;
+  const bodies = Array.from({ length: 64 }, (_, i) => (small ? '' : noteBody(i)));
+  return {
+    options: {
+      url,
+      method: 'PUT',
+      headers: { ...headers, 'content-type': 'application/json' },
+      requests: [
+        {
+          setupRequest: (req) => {
+            const path = notePath(scattered(u++));
+            return { ...req, body: JSON.stringify({ path, body: `${bodies[u % 64]}\nupdated ${u}`, kind: 'note', links: [], tags: [] }) };
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** PUT requests to `url` creating a new path each. */
+export function noteCreates(url: string, headers: Record<string, string>): AutocannonLoad {
+  let n = 0;
+  const body = () => JSON.stringify({ path: `bench/${process.pid}/${n++}`, body: 'new', kind: 'note', links: [], tags: [] });
+  return {
+    options: {
+      url,
+      method: 'PUT',
+      headers: { ...headers, 'content-type': 'application/json' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
+    },
+  };
+}
+
+/** The note's path under the service's API. */
+export const serviceNote = (b: Bench, path: string): string => `${b.base}${NOTE_API}?path=${path}`;
+/** The service's note route (without query). */
+export const SERVICE_NOTE_ROUTE = NOTE_API;
+
+/** A header of an autocannon answer, whatever the case of its name. */
+function header(headers: Record<string, unknown> | undefined, name: string): string | undefined {
+  const key = Object.keys(headers ?? {}).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : headers?.[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The sidebar tree, each request sending `If-None-Match` with the ETag of the previous answer
+ * (any connection's: all see the same tree); the note counts 304s against 200s.
+ */
+export function conditionalTree(b: Bench): AutocannonLoad {
+  let etag: string | undefined;
+  let tagged = 0;
+  return {
+    options: {
+      url: `${b.base}/api/v1/workspaces/-/articles`,
+      headers: b.auth,
+      requests: [
+        {
+          setupRequest: (req) => (etag ? { ...req, headers: { ...req.headers, 'if-none-match': etag } } : req),
+          onResponse: (_status, _body, _context, headers) => {
+            const found = header(headers, 'etag');
+            if (found) [etag, tagged] = [found, tagged + 1];
+          },
+        },
+      ],
+    },
+    okStatuses: [304],
+    note: (results: autocannon.Result[]) => {
+      const count = (s: number) => results.reduce((n, r) => n + statusCount(r, [s]), 0);
+      return `${count(304)} × 304, ${count(200)} × 200${tagged ? '' : ' (no ETag in the answers)'}`;
+    },
+  };
+}
+
+/** POST of a ~1 MiB PNG (multipart), 16 fresh random bytes per request so every upload is stored (no deduplication). */
+export function pngUploads(b: Bench): AutocannonLoad {
+  const png = makePng(1024, 1023, false, true); // ~1 MiB of incompressible pixels
+  const boundary = 'benchboundary';
+  const multipart = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    png,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const head = multipart.subarray(0, 300);
+  const tail = multipart.subarray(316);
+  return {
+    options: {
+      url: `${b.base}/api/v1/workspaces/-/uploads`,
+      method: 'POST',
+      headers: { ...b.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      requests: [{ setupRequest: (req) => ({ ...req, body: Buffer.concat([head, randomBytes(16), tail]) }) }],
+    },
+  };
+}
+
+/** An agent's mix: 70 % reads (a note or the changelog), 20 % note writes, 10 % full-text search. */
+export function mixedWorkload(b: Bench): AutocannonLoad {
+  let m = 0;
+  const next = (req: autocannon.Request): autocannon.Request => {
+    const r = Math.random();
+    m++;
+    if (r < 0.7) {
+      const path = m % 2 ? `${NOTE_API}?path=${notePath(m)}` : '/api/v1/workspaces/-/changelog?limit=20';
+      return { ...req, method: 'GET', path };
+    }
+    if (r < 0.9) {
+      const body = JSON.stringify({ path: `mixed/${m % 500}`, body: sentence(20), kind: 'note', links: [], tags: [] });
+      return { ...req, method: 'PUT', path: NOTE_API, headers: { ...b.auth, 'content-type': 'application/json' }, body };
+    }
+    return { ...req, method: 'GET', path: `/api/v1/workspaces/-/search?q=${WORDS[m % WORDS.length]}` };
+  };
+  return { options: { url: b.base, headers: b.auth, requests: [{ setupRequest: next }] } };
+}
+
+/** A search request's path: full text, or semantic. */
+export const searchPath = (q: string, semantic = false): string =>
+  `/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}${semantic ? '&semantic=true' : ''}`;
+/** Full-text searches as agents send them. */
+export const FTS_PATHS = FTS_QUERIES.map((q) => searchPath(q));
+/** Distinct natural-language questions, ranked semantically. */
+export const SEMANTIC_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, true));
+/** Questions that differ from SEMANTIC_PATHS, to warm the model up without filling the query-vector cache. */
+export const SEMANTIC_WARM_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, true));
+
+/** GET requests cycling through `paths` on the service. */
+export function cycling(b: Bench, paths: string[], headers: Record<string, string>): AutocannonLoad {
+  let n = 0;
+  return {
+    options: { url: b.base, headers, requests: [{ setupRequest: (req) => ({ ...req, path: paths[n++ % paths.length] }) }] },
+  };
+}
+
+/**
+ * Waits (up to a minute) for the embedding queue to empty: zero-result searches queue their question
+ * for embedding (content gaps), and that background work must not overlap a measurement. PostgreSQL only.
+ */
+export async function embeddingIdle(b: Bench): Promise<void> {
+  for (let waited = 0; b.pool && waited < 240; waited++) {
+    const { rows } = await b.pool.query<{ n: number }>('select count(*)::int as n from embedding_queue');
+    if (rows[0].n === 0) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,161 @@
+/** Measurements: autocannon variants side by side in rounds, and sequential latency loops. */
+import autocannon from 'autocannon';
+import type { AutocannonLoad, Row, SequentialLoad } from './types.js';
+import { cpuMeter } from './cpu.js';
+import { log, OPTIONS } from './options.js';
+
+/** An autocannon variant ready to run: its printed label and options (connections included). */
+export interface Loaded {
+  scenario: string;
+  label: string;
+  connections: number;
+  load: AutocannonLoad;
+  /** The server process, for its CPU time. */
+  pid?: number;
+  /** Whether the database's processes are on this machine (their CPU time is read too). */
+  localDatabase?: boolean;
+}
+
+/** One autocannon run with the CPU the server and the database spent on it. */
+interface Measured {
+  result: autocannon.Result;
+  cpu: { server: number | null; database: number | null };
+}
+
+/** How many answers of a run had a status in `statuses`. */
+export function statusCount(result: autocannon.Result, statuses: number[]): number {
+  const stats = result.statusCodeStats ?? {};
+  return statuses.reduce((n, s) => n + (stats[`${s}`]?.count ?? 0), 0);
+}
+
+/** `statuses 429 × 12, 500 × 1` for the log line, from status → count (2xx and expected statuses left out). */
+function unexpected(counts: Map<number, number>, ok: number[] = []): string {
+  const bad = [...counts].filter(([s]) => (s < 200 || s > 299) && !ok.includes(s));
+  return bad.length ? ` (statuses ${bad.map(([s, n]) => `${s} × ${n}`).join(', ')})` : '';
+}
+
+/** Status → count over all of a variant's runs. */
+function statusCounts(results: autocannon.Result[]): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const r of results)
+    for (const [s, { count = 0 }] of Object.entries(r.statusCodeStats ?? {})) counts.set(Number(s), (counts.get(Number(s)) ?? 0) + count);
+  return counts;
+}
+
+/** Transport errors plus answers outside 2xx that the variant does not expect. */
+const failures = (r: autocannon.Result, v: Loaded) => r.errors + r.non2xx - statusCount(r, v.load.okStatuses ?? []);
+
+/**
+ * Variants measured side by side: a warm-up each, then ROUNDS rounds in which every variant runs
+ * once in turn, so slow and fast phases of a noisy machine hit all variants alike. Each row keeps
+ * the median round; `perRound` keeps every round's req/s (for ratios).
+ */
+export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
+  const { durationSeconds, rounds } = OPTIONS;
+  const run = async (v: Loaded, duration: number): Promise<Measured> => {
+    const stop = cpuMeter(v.pid, v.localDatabase ?? false);
+    const result = await autocannon({ ...v.load.options, connections: v.connections, duration });
+    return { result, cpu: stop() };
+  };
+  for (const v of variants) await run(v, Math.min(2, durationSeconds));
+  const results = variants.map(() => [] as Measured[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, v] of variants.entries()) results[i].push(await run(v, durationSeconds));
+  }
+  return variants.map((v, i) => medianRow(v, results[i]));
+}
+
+/** `, CPU per request: server 0.41 ms, database 0.62 ms` for the log line (nothing when not measured). */
+function cpuText(row: Row): string {
+  const parts = [
+    row.serverCpuMs != null ? `server ${row.serverCpuMs} ms` : null,
+    row.databaseCpuMs != null ? `database ${row.databaseCpuMs} ms` : null,
+  ].filter(Boolean);
+  return parts.length ? `, CPU per request: ${parts.join(', ')}` : '';
+}
+
+/** CPU milliseconds per answered request, to 0.01 ms. */
+const perRequest = (ms: number | null, r: autocannon.Result) =>
+  ms === null || !r.requests.total ? null : +(ms / r.requests.total).toFixed(2);
+
+/** The row of a variant's median round (with its CPU per request), with every round's req/s and all rounds' errors. */
+function medianRow(v: Loaded, measured: Measured[]): Row {
+  const results = measured.map((m) => m.result);
+  const perRound = results.map((r) => Math.round(r.requests.average));
+  const median = [...measured].sort((a, b) => a.result.requests.average - b.result.requests.average)[Math.floor(results.length / 2)];
+  const r = median.result;
+  const row: Row = {
+    scenario: v.scenario,
+    variant: v.label,
+    connections: v.connections,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p95: null,
+    p97_5: r.latency.p97_5 ?? null,
+    p99: r.latency.p99,
+    errors: results.reduce((n, x) => n + failures(x, v), 0),
+    note: v.load.note?.(results),
+    perRound,
+    serverCpuMs: perRequest(median.cpu.server, r),
+    databaseCpuMs: perRequest(median.cpu.database, r),
+  };
+  log(
+    `${row.scenario} / ${row.variant}: ${row.rps} req/s (rounds ${perRound.join(', ')}), p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}${cpuText(row)}${unexpected(statusCounts(results), v.load.okStatuses)}${row.note ? `, ${row.note}` : ''}`,
+  );
+  return row;
+}
+
+/** Exact percentile `p` of ascending `sorted` values, to 0.1 ms. */
+export function percentile(sorted: number[], p: number): number {
+  return +sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)].toFixed(1);
+}
+
+/**
+ * Latency of one request at a time (no queueing behind other requests): `count` requests cycling
+ * through `paths` after the warm-up paths and `settle` (background work the warm-up started), exact
+ * percentiles; with `ranking`, counts how many answers used it (X-Search-Ranking).
+ */
+export async function sequential(
+  scenario: string,
+  label: string,
+  base: string,
+  d: SequentialLoad,
+  settle: () => Promise<void>,
+): Promise<Row> {
+  for (const path of d.warmPaths ?? d.paths.slice(0, 20)) await (await fetch(base + path, { headers: d.headers })).arrayBuffer();
+  await settle();
+  const times: number[] = [];
+  let errors = 0;
+  let ranked = 0;
+  const statuses = new Map<number, number>();
+  const started = performance.now();
+  for (let i = 0; i < d.count; i++) {
+    const t = performance.now();
+    const res = await fetch(base + d.paths[i % d.paths.length], { headers: d.headers });
+    await res.arrayBuffer();
+    times.push(performance.now() - t);
+    if (res.status !== 200) errors++;
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    if (res.headers.get('x-search-ranking') === d.ranking) ranked++;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  const at = (p: number) => percentile(times, p);
+  const note = d.ranking ? `${ranked}/${d.count} ranked ${d.ranking}` : undefined;
+  const row: Row = {
+    scenario,
+    variant: label,
+    connections: 1,
+    rps: Math.round(d.count / seconds),
+    p50: at(0.5),
+    p95: at(0.95),
+    p97_5: at(0.975),
+    p99: at(0.99),
+    errors,
+    note,
+  };
+  log(
+    `${scenario} / ${label}: sequential ${d.count} requests, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, errors ${errors}${unexpected(statuses)}${note ? `, ${note}` : ''}`,
+  );
+  return row;
+}

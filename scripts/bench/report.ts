@@ -1,0 +1,114 @@
+/** The bench's output: the printed table, the ratio lines with their targets, and bench-results/latest.json. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { log, OPTIONS } from './options.js';
+import type { Ratio, Row, Scenario } from './types.js';
+
+/** Prints the rows as a Markdown table (the README's format). */
+export function printTable(rows: Row[]): void {
+  const header = [
+    'scenario',
+    'variant',
+    'conn',
+    'req/s',
+    'p50 ms',
+    'p95 ms',
+    'p97.5 ms',
+    'p99 ms',
+    'server CPU ms/req',
+    'db CPU ms/req',
+    'errors',
+    'note',
+  ];
+  const dash = (v: number | null) => (v === null ? '—' : String(v));
+  const data = rows.map((r) => [
+    r.scenario,
+    r.variant,
+    String(r.connections),
+    String(r.rps),
+    String(r.p50),
+    dash(r.p95),
+    dash(r.p97_5),
+    String(r.p99),
+    dash(r.serverCpuMs ?? null),
+    dash(r.databaseCpuMs ?? null),
+    String(r.errors),
+    r.note ?? '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...data.map((d) => d[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(`\n${line(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const d of data) console.log(line(d));
+}
+
+/** A declared ratio worked out from its two side-by-side rows (value null when either side did not run). */
+export interface Comparison {
+  ratio: Ratio;
+  value: number | null;
+  of: Row | null;
+  over: Row | null;
+}
+
+/** The median over rounds of a / b, from side-by-side rows. */
+function medianRatio(a: Row, b: Row): number | null {
+  if (!a.perRound || !b.perRound) return null;
+  const ratios = a.perRound.map((x, i) => x / b.perRound![i]).sort((x, y) => x - y);
+  return +ratios[Math.floor(ratios.length / 2)].toFixed(2);
+}
+
+/** Every ratio the chosen scenarios declare, from the rows by id. */
+export function compare(scenarios: Scenario[], rows: Row[]): Comparison[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return scenarios.flatMap((s) =>
+    (s.ratios ?? []).map((ratio) => {
+      const of = byId.get(`${s.id}/${ratio.of.variant}`) ?? null;
+      const over = byId.get(`${s.id}/${ratio.over.variant}`) ?? null;
+      return { ratio, value: of && over ? medianRatio(of, over) : null, of, over };
+    }),
+  );
+}
+
+const num = (n: number) => n.toLocaleString('en-US');
+const met = (ok: boolean) => (ok ? 'met' : 'missed');
+
+/** The targets of a comparison and whether they were met, e.g. `(targets ≥ 0.6×: met; service p99 < 60 ms: missed)`. */
+function verdict({ ratio: { target, of: side }, value, of }: Comparison): string {
+  if (!target || value === null || !of) return '';
+  if (target.p99Below === undefined) return `   (target ≥ ${target.min}×: ${met(value >= target.min)})`;
+  return `   (targets ≥ ${target.min}×: ${met(value >= target.min)}; ${side.name} p99 < ${target.p99Below} ms: ${met(of.p99 < target.p99Below)})`;
+}
+
+/** One line per ratio: both sides' req/s and p99, the median per-round ratio, and the targets. */
+export function printComparisons(comparisons: Comparison[]): void {
+  if (comparisons.length) console.log('');
+  for (const c of comparisons) {
+    const { label, of, over } = c.ratio;
+    if (!c.of || !c.over || c.value === null) {
+      console.log(`${label}: n/a (${OPTIONS.databaseUrl ? 'a side did not run' : 'no baseline on the embedded database'})`);
+      continue;
+    }
+    const side = (name: string, r: Row) => `${name} ${num(r.rps)} req/s p99 ${num(r.p99)} ms`;
+    console.log(`${label}: ${side(of.name, c.of)} vs ${side(over.name, c.over)} → ${c.value}×${verdict(c)}`);
+  }
+}
+
+/** Writes bench-results/latest.json: the settings, every row (with every round) and ratio, and the query counts. */
+export function writeResults(rows: Row[], comparisons: Comparison[], queryCounts: Record<string, number[]> | null): void {
+  mkdirSync('bench-results', { recursive: true });
+  const ratios = Object.fromEntries(comparisons.map((c) => [c.ratio.key, c.value]));
+  const details = comparisons.map(({ ratio, value, of, over }) => ({ ...ratio, value, ofRow: of?.id ?? null, overRow: over?.id ?? null }));
+  const results = {
+    at: new Date().toISOString(),
+    cores: cpus().length,
+    database: OPTIONS.databaseUrl ? 'postgresql' : 'embedded',
+    durationSeconds: OPTIONS.durationSeconds,
+    rounds: OPTIONS.rounds,
+    searchArticles: OPTIONS.searchArticles,
+    rows,
+    ratios,
+    comparisons: details,
+    queryCounts,
+  };
+  writeFileSync('bench-results/latest.json', JSON.stringify(results, null, 2));
+  log('wrote bench-results/latest.json');
+}

@@ -1,0 +1,253 @@
+/**
+ * The bench's scenarios, one row each, like the REST route table: the runner reads only this.
+ * Consecutive autocannon variants of a row run side by side (every round runs each once in turn);
+ * sequential and pgbench variants run once, where they stand. Variants on another server than the
+ * service (the plain baselines, the database alone) run on PostgreSQL only.
+ */
+import {
+  conditionalTree,
+  cycling,
+  embeddingIdle,
+  FTS_PATHS,
+  mixedWorkload,
+  noteCreates,
+  noteUpdates,
+  pngUploads,
+  SEMANTIC_PATHS,
+  SEMANTIC_WARM_PATHS,
+  serviceNote,
+  SERVICE_NOTE_ROUTE,
+  spreadGets,
+} from './loads.js';
+import type { AutocannonLoad, Bench, Drive, Scenario, SequentialLoad } from './types.js';
+
+/** A variant driven by autocannon (side by side with its autocannon neighbours). */
+const autocannon = (load: (b: Bench) => AutocannonLoad): Drive => ({ kind: 'autocannon', load });
+/** A variant driven one request at a time. */
+const sequential = (load: (b: Bench) => SequentialLoad): Drive => ({ kind: 'sequential', load });
+
+const HOT_NOTE = 'team/7/note-7';
+const GRAPHQL_NOTE =
+  'query($p: String!) { memoryNote(workspace: "-", path: $p) { id workspaceId path kind body links tags createdAt updatedAt accessedAt } }';
+
+/** Every scenario, in the order they run. */
+export const SCENARIOS: Scenario[] = [
+  {
+    id: 'note-get',
+    alias: 1,
+    name: '1 GET note',
+    needs: ['notes'],
+    variants: [
+      {
+        id: 'rest',
+        label: 'REST',
+        connections: 10,
+        drive: autocannon((b) => ({ options: { url: serviceNote(b, HOT_NOTE), headers: b.auth } })),
+      },
+      {
+        id: 'graphql',
+        label: 'POST /graphql',
+        connections: 10,
+        drive: autocannon((b) => ({
+          options: {
+            url: `${b.base}/graphql`,
+            method: 'POST',
+            headers: { ...b.auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ query: GRAPHQL_NOTE, variables: { p: HOT_NOTE } }),
+          },
+        })),
+      },
+      {
+        id: 'plain-http',
+        label: 'plain pg baseline',
+        connections: 10,
+        server: 'plain-http',
+        drive: autocannon((b) => ({ options: { url: `${b.base}/note?path=${HOT_NOTE}` } })),
+      },
+      { id: 'rest-50', label: 'REST, 10k notes', connections: 50, drive: autocannon((b) => spreadGets(b, SERVICE_NOTE_ROUTE, b.auth)) },
+      {
+        id: 'koa-50',
+        label: 'plain Koa+pg (select + accessed_at update), 10k notes',
+        connections: 50,
+        server: 'plain-koa',
+        drive: autocannon((b) => spreadGets(b, '/note', {})),
+      },
+    ],
+    ratios: [
+      {
+        key: 'restOverGraphql',
+        label: 'REST / POST /graphql',
+        of: { variant: 'rest', name: 'REST' },
+        over: { variant: 'graphql', name: 'POST /graphql' },
+      },
+      {
+        key: 'restOverPlainPg',
+        label: 'REST / plain pg',
+        of: { variant: 'rest', name: 'REST' },
+        over: { variant: 'plain-http', name: 'plain pg' },
+      },
+      {
+        key: 'getNoteOverPlainKoa',
+        label: 'GET note',
+        of: { variant: 'rest-50', name: 'service' },
+        over: { variant: 'koa-50', name: 'plain Koa+pg' },
+        target: { min: 0.8 },
+      },
+    ],
+    notes:
+      'One hot note at 10 connections: REST vs the same query over POST /graphql vs node:http + pg reading the row. ' +
+      'Then every seeded note in turn at 50 connections: the service vs a plain Koa + pg server with the same two statements (select, accessed_at update).',
+  },
+  {
+    id: 'note-put',
+    alias: 2,
+    name: '2 PUT note',
+    needs: ['notes'],
+    variants: [
+      { id: 'update', label: 'update', connections: 50, drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'update-plain-http',
+        label: 'update, plain pg baseline (note + audit + outbox, one statement)',
+        connections: 50,
+        server: 'plain-http',
+        drive: autocannon((b) => noteUpdates(`${b.base}/note`, {})),
+      },
+      {
+        id: 'update-koa',
+        label: 'update, plain Koa+pg (insert … on conflict do update)',
+        connections: 50,
+        server: 'plain-koa',
+        drive: autocannon((b) => noteUpdates(`${b.base}/note`, {})),
+      },
+      {
+        id: 'update-small',
+        label: 'update, bodies of a few bytes',
+        connections: 50,
+        drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth, true)),
+      },
+      {
+        id: 'update-small-koa',
+        label: 'update, bodies of a few bytes, plain Koa+pg',
+        connections: 50,
+        server: 'plain-koa',
+        drive: autocannon((b) => noteUpdates(`${b.base}/note`, {}, true)),
+      },
+      { id: 'create', label: 'create', connections: 50, drive: autocannon((b) => noteCreates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'pgbench',
+        label: 'update statement, database alone (pgbench)',
+        connections: 50,
+        server: 'database',
+        drive: { kind: 'pgbench' },
+      },
+    ],
+    ratios: [
+      {
+        key: 'putNoteOverPlainKoa',
+        label: 'PUT note',
+        of: { variant: 'update', name: 'service' },
+        over: { variant: 'update-koa', name: 'plain Koa+pg' },
+        target: { min: 0.6, p99Below: 60 },
+      },
+      {
+        key: 'putSmallNoteOverPlainKoa',
+        label: 'PUT note, bodies of a few bytes',
+        of: { variant: 'update-small', name: 'service' },
+        over: { variant: 'update-small-koa', name: 'plain Koa+pg' },
+        target: { min: 0.6 },
+      },
+    ],
+    notes:
+      'Updates spread over the 10k seeded notes at 50 connections (one hot row would measure its lock), side by side with the ' +
+      'one-statement update (audit + outbox) over node:http + pg and the bare upsert over Koa + pg; creates of new paths; then the database alone.',
+  },
+  {
+    id: 'lists',
+    alias: 3,
+    name: '3 lists',
+    needs: ['articles'],
+    countQueries: true,
+    variants: [
+      {
+        id: 'changelog',
+        label: 'changelog limit=50',
+        connections: 10,
+        drive: autocannon((b) => ({ options: { url: `${b.base}/api/v1/workspaces/-/changelog?limit=50`, headers: b.auth } })),
+      },
+      {
+        id: 'tree',
+        label: 'article tree',
+        connections: 10,
+        drive: autocannon((b) => ({ options: { url: `${b.base}/api/v1/workspaces/-/articles`, headers: b.auth } })),
+      },
+      { id: 'tree-etag', label: 'article tree, If-None-Match: previous ETag', connections: 10, drive: autocannon(conditionalTree) },
+    ],
+    notes:
+      'The changelog page and the sidebar tree of 2,000 articles; the conditional variant sends the ETag of the previous answer ' +
+      'and counts 304s against 200s. Statements per request are counted afterwards at 5 and 50 items.',
+  },
+  {
+    id: 'search',
+    alias: 4,
+    name: '4 search',
+    needs: ['search'],
+    settle: embeddingIdle,
+    variants: [
+      {
+        id: 'fulltext-latency',
+        label: (b) => `full text (${b.corpus} articles)`,
+        connections: 1,
+        drive: sequential((b) => ({ paths: FTS_PATHS, headers: b.searchAuth, count: 600, ranking: 'fulltext' })),
+      },
+      {
+        id: 'semantic-new-latency',
+        label: (b) => `semantic, new queries (${b.corpus})`,
+        connections: 1,
+        drive: sequential((b) => ({
+          paths: SEMANTIC_PATHS,
+          headers: b.searchAuth,
+          count: SEMANTIC_PATHS.length,
+          ranking: 'semantic',
+          warmPaths: SEMANTIC_WARM_PATHS,
+        })),
+      },
+      {
+        id: 'semantic-repeated-latency',
+        label: (b) => `semantic, repeated queries (${b.corpus})`,
+        connections: 1,
+        drive: sequential((b) => ({ paths: SEMANTIC_PATHS, headers: b.searchAuth, count: 600, ranking: 'semantic' })),
+      },
+      {
+        id: 'fulltext',
+        label: (b) => `full text (${b.corpus} articles)`,
+        connections: 10,
+        drive: autocannon((b) => cycling(b, FTS_PATHS, b.searchAuth)),
+      },
+      {
+        id: 'semantic',
+        label: (b) => `semantic (${b.corpus}, query vectors cached)`,
+        connections: 10,
+        drive: autocannon((b) => cycling(b, SEMANTIC_PATHS, b.searchAuth)),
+      },
+    ],
+    notes:
+      'Latency one request at a time on an idle service (every new semantic query is embedded; repeated ones hit the query-vector cache), ' +
+      'then throughput at 10 connections. PostgreSQL: its own workspace of 10k articles (--large: 100k); embedded: the 2k articles.',
+  },
+  {
+    id: 'uploads',
+    alias: 5,
+    name: '5 uploads',
+    needs: [],
+    variants: [{ id: 'png', label: '1 MiB PNG', connections: 10, drive: autocannon(pngUploads) }],
+    notes: 'Multipart uploads of incompressible 1 MiB PNGs, each distinct.',
+  },
+  {
+    id: 'mixed',
+    alias: 6,
+    name: '6 mixed',
+    needs: ['notes', 'articles'],
+    variants: [{ id: 'mixed', label: '70/20/10', connections: 20, drive: autocannon(mixedWorkload) }],
+    notes: 'An agent workload: 70 % reads (a note or the changelog), 20 % note writes, 10 % full-text search.',
+  },
+];

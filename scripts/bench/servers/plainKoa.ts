@@ -1,0 +1,66 @@
+/**
+ * The plain Koa baseline for `npm run bench`, in a process of its own, built by the bench only and
+ * never shipped: Koa + @koa/router + node-postgres (pool 10, as the service's statement pool), with
+ * exactly the statements a note needs and nothing more — what an ordinary hand-written Koa service does.
+ *
+ *   GET /note?path=…   selects the note by (workspace_id, path), then updates its accessed_at; JSON
+ *   PUT /note          inserts the note, or on (workspace_id, path) conflict updates it; JSON of the row
+ *
+ * Environment: DATABASE_URL, WORKSPACE_ID. Prints its URL.
+ */
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import pg from 'pg';
+import { NOTE_COLUMNS, noteJson, type NoteInput, type NoteRow } from './noteRow.js';
+
+const workspaceId = process.env.WORKSPACE_ID!;
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+
+/** The request body as JSON (no body-parser middleware: the baseline stays Koa, the router and pg). */
+async function jsonBody<T>(ctx: Context): Promise<T> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+}
+
+const router = new Router();
+
+router.get('/note', async (ctx) => {
+  const path = String(ctx.query.path ?? '');
+  const found = await pool.query<NoteRow>(`SELECT ${NOTE_COLUMNS} FROM memory_notes WHERE workspace_id = $1 AND path = $2`, [
+    workspaceId,
+    path,
+  ]);
+  if (!found.rows[0]) {
+    ctx.status = 404;
+    ctx.body = { error: 'not_found' };
+    return;
+  }
+  const touched = await pool.query<NoteRow>(`UPDATE memory_notes SET accessed_at = $1 WHERE id = $2 RETURNING ${NOTE_COLUMNS}`, [
+    new Date(),
+    found.rows[0].id,
+  ]);
+  ctx.body = noteJson(touched.rows[0] ?? found.rows[0]);
+});
+
+router.put('/note', async (ctx) => {
+  const note = await jsonBody<NoteInput>(ctx);
+  const now = new Date();
+  const { rows } = await pool.query<NoteRow>(
+    `INSERT INTO memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)
+     ON CONFLICT (workspace_id, path) DO UPDATE SET kind = excluded.kind, body = excluded.body, links = excluded.links, tags = excluded.tags, updated_at = excluded.updated_at
+     RETURNING ${NOTE_COLUMNS}`,
+    [workspaceId, note.path, note.kind, note.body, note.links, note.tags, now],
+  );
+  ctx.body = noteJson(rows[0]);
+});
+
+const app = new Koa();
+app.use(router.routes()).use(router.allowedMethods());
+const server = app.listen(0, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => void pool.end().then(() => process.exit(0)));
+});

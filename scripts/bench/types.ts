@@ -1,0 +1,117 @@
+/** The shapes the bench's scenario table, runner and report share. */
+import type autocannon from 'autocannon';
+import type pg from 'pg';
+
+/** One printed line: p95 is exact for sequential latency runs; autocannon reports p97.5 instead (its fixed percentiles). */
+export interface Row {
+  /** `<scenario id>/<variant id>`, e.g. `note-put/update`. */
+  id?: string;
+  scenario: string;
+  variant: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p95: number | null;
+  p97_5: number | null;
+  p99: number;
+  errors: number;
+  note?: string;
+  /** Every round's req/s, for ratios (side-by-side rows only). */
+  perRound?: number[];
+  /** CPU milliseconds per answered request in the median round: the server process's, and the local PostgreSQL's (null: not measured). */
+  serverCpuMs?: number | null;
+  databaseCpuMs?: number | null;
+}
+
+/** What a scenario needs seeded before it runs (the runner seeds the union for the scenarios chosen). */
+export type Seed = 'notes' | 'articles' | 'search';
+
+/** Where a variant's requests go (`database`: pgbench); every one but the service runs on PostgreSQL only. */
+export type Server = 'service' | 'plain-http' | 'plain-koa' | 'database';
+
+/** Everything a variant needs to build its requests, known once the service runs and the data is seeded. */
+export interface Bench {
+  /** The base URL of the server the variant targets. */
+  base: string;
+  /** The process serving `base` (for its CPU time), when the bench started it. */
+  pid?: number;
+  /** The service's URL, whatever the variant targets. */
+  service: string;
+  databaseUrl: string | undefined;
+  /** Bearer header of the key on the main workspace. */
+  auth: Record<string, string>;
+  /** Bearer header for search: the search workspace on PostgreSQL, else the main one. */
+  searchAuth: Record<string, string>;
+  workspaceId: string;
+  /** Articles the search scenario searches (2,000 on the embedded database). */
+  corpus: number;
+  /** The bench's own connections to DATABASE_URL (null on the embedded database). */
+  pool: pg.Pool | null;
+}
+
+/** A load of many connections for DURATION seconds, run side by side with its neighbours in rounds. */
+export interface AutocannonLoad {
+  options: autocannon.Options;
+  /** Statuses that count as answers, not errors (beyond 2xx). */
+  okStatuses?: number[];
+  /** Text for the note column, from every measured round. */
+  note?: (results: autocannon.Result[]) => string;
+}
+
+/** One request at a time with exact percentiles: `count` requests cycling through `paths`, once (no rounds). */
+export interface SequentialLoad {
+  paths: string[];
+  headers: Record<string, string>;
+  count: number;
+  /** Counts answers ranked this way (X-Search-Ranking) into the note column. */
+  ranking?: string;
+  /** Requests sent before measuring (default: the first 20 paths). */
+  warmPaths?: string[];
+}
+
+/** How a variant is driven, known from the table alone; the load is built once its server runs. */
+export type Drive =
+  | { kind: 'autocannon'; load: (b: Bench) => AutocannonLoad }
+  | { kind: 'sequential'; load: (b: Bench) => SequentialLoad }
+  /** The database alone: pgbench sending the service's PUT statement. */
+  | { kind: 'pgbench' };
+
+/** One way of running a scenario; consecutive autocannon variants are measured side by side. */
+export interface Variant {
+  /** Stable id, named by ratios. */
+  id: string;
+  label: string | ((b: Bench) => string);
+  connections: number;
+  /** Default: the service. */
+  server?: Server;
+  drive: Drive;
+}
+
+/** A ratio of req/s, the median of per-round ratios of two side-by-side variants, with targets to show. */
+export interface Ratio {
+  /** Key in bench-results/latest.json's `ratios`. */
+  key: string;
+  label: string;
+  of: { variant: string; name: string };
+  over: { variant: string; name: string };
+  target?: { min: number; p99Below?: number };
+}
+
+/** A row of the scenario table. */
+export interface Scenario {
+  /** Stable id for `--only=` (e.g. `note-get`). */
+  id: string;
+  /** The old scenario number, still accepted by `--only=`. */
+  alias: number;
+  /** Printed in the table's scenario column. */
+  name: string;
+  needs: Seed[];
+  variants: Variant[];
+  ratios?: Ratio[];
+  /** Work to let finish before each measurement (e.g. background embedding the warm-up queued). */
+  settle?: (b: Bench) => Promise<void>;
+  /** Also count SQL statements per request for the lists (an in-process server, after every scenario). */
+  countQueries?: boolean;
+  /** Why the scenario is shaped as it is. */
+  notes: string;
+}

@@ -1,0 +1,57 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { KeyCache } from '../auth/keyCache.js';
+import { KEY_LOOKUP_SQL, resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
+import type { Principal } from '../context.js';
+import type { SqlTarget } from '../db/sql.js';
+import { relaxedPool } from '../db/sql.js';
+import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
+import type { Middleware } from './middleware.js';
+
+/** The rate limiter for this process: shared through PostgreSQL when there is a server, in memory on the embedded database. */
+export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max: number; windowSeconds: number }): RateLimiter {
+  return shared
+    ? new PostgresRateLimiter(relaxedPool(orm.em), limits.max, limits.windowSeconds)
+    : new MemoryRateLimiter(limits.max, limits.windowSeconds);
+}
+
+/** Paths a key is looked up for: the API, GraphQL and MCP (not the public documents or uploads). */
+function needsPrincipal(path: string): boolean {
+  return path === '/graphql' || path === '/mcp' || (path.startsWith('/api/') && path !== '/api/v1/openapi.json');
+}
+
+interface AuthenticateOptions {
+  db: SqlTarget;
+  credentials: Credentials;
+  keyCache: KeyCache;
+  limiter: RateLimiter;
+}
+
+/**
+ * Resolves the caller once per request (`ctx.state.principal`) and charges an agent key one
+ * request against its rate limit, with the `RateLimit` headers on every answer; over the limit
+ * it throws the 429 (rendered by the error middleware). On PostgreSQL the key lookup and the
+ * count share one statement.
+ */
+export function authenticate({ db, credentials, keyCache, limiter }: AuthenticateOptions): Middleware {
+  return async (ctx, next) => {
+    if (!needsPrincipal(ctx.path)) return next();
+    let counted: RateLimitResult | undefined;
+    const lookup: KeyLookup | undefined =
+      limiter instanceof PostgresRateLimiter
+        ? async (digest) => {
+            const { row, result } = await limiter.selectAndHit<KeyRow & { usable: boolean }>(KEY_LOOKUP_SQL, digest);
+            counted = result;
+            return row;
+          }
+        : undefined;
+    const principal: Principal = await resolvePrincipal(db, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
+    ctx.state.principal = principal;
+    if (principal.kind === 'agent') {
+      const result = counted ?? (await limiter.hit(principal.keyId));
+      ctx.set('RateLimit-Policy', `"default";q=${result.limit};w=${limiter.windowSeconds}`);
+      ctx.set('RateLimit', `"default";r=${result.remaining};t=${result.resetSeconds}`);
+      if (!result.allowed) throw rateLimitedError(result, limiter.windowSeconds);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,64 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { freshEm } from '../db/orm.js';
+import { backgroundEmbedder, DisabledEmbedder, type Embedder } from '../search/embedder.js';
+import type { VectorIndex } from '../search/vectors.js';
+import { EmbeddingWorker } from '../search/worker.js';
+import { IdempotencyStore } from '../services/idempotency.js';
+import { WebhookDispatcher } from '../webhooks/dispatcher.js';
+
+interface BackgroundOptions {
+  orm: MikroORM;
+  logger: Logger;
+  embedder: Embedder;
+  vectorIndex: VectorIndex;
+  embeddingWorker: boolean;
+  webhookDispatcher: boolean;
+  allowLoopback: boolean;
+  webhookRetryScheduleMs?: number[];
+}
+
+/** The work every process does besides answering requests. */
+export interface Background {
+  worker: EmbeddingWorker;
+  dispatcher: WebhookDispatcher;
+  idempotency: IdempotencyStore;
+  stop(): Promise<void>;
+}
+
+const PURGE_EVERY_MS = 10 * 60_000;
+
+/**
+ * Starts the background work of a process: the embedding worker (its own model thread, so
+ * questions never wait behind article embeddings), the webhook dispatcher, and the purge of
+ * expired idempotency records. Each can be switched off; several processes share the work through
+ * leases in the database.
+ */
+export function startBackground(options: BackgroundOptions): Background {
+  const { orm, logger, embedder } = options;
+  const idempotency = new IdempotencyStore(() => freshEm(orm));
+  const modelThread = backgroundEmbedder(embedder);
+  const worker = new EmbeddingWorker(orm, modelThread, options.vectorIndex, logger);
+  if (options.embeddingWorker && !(embedder instanceof DisabledEmbedder)) worker.start();
+  const dispatcher = new WebhookDispatcher(orm, logger, {
+    allowLoopback: options.allowLoopback,
+    retryScheduleMs: options.webhookRetryScheduleMs,
+  });
+  if (options.webhookDispatcher) dispatcher.start();
+  // The rate limiter deletes its own old windows; expired idempotency records go here.
+  const housekeeping = setInterval(() => {
+    idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
+  }, PURGE_EVERY_MS);
+  housekeeping.unref();
+  return {
+    worker,
+    dispatcher,
+    idempotency,
+    async stop() {
+      clearInterval(housekeeping);
+      await worker.stop();
+      await dispatcher.stop();
+      if (modelThread !== embedder) await modelThread.close?.();
+    },
+  };
+}

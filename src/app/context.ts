@@ -1,0 +1,61 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Context } from 'koa';
+import { effectivePermissions } from '../auth/permissions.js';
+import type { Principal, RequestContext } from '../context.js';
+import { freshEm } from '../db/orm.js';
+import { UnauthorizedError } from '../errors.js';
+
+/** What every request's context shares. */
+export interface ContextDeps {
+  orm: MikroORM;
+  serverSecret: string;
+  search: RequestContext['search'];
+  outbound: RequestContext['outbound'];
+}
+
+/** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
+export type ContextFactory = (ctx: Context, requireCredential: boolean) => Promise<RequestContext>;
+
+/**
+ * One context per request: the principal the authentication middleware resolved, an
+ * EntityManager forked only when the request first uses one, and one shared statement
+ * EntityManager for single `sql()` statements (it never holds entities or a transaction).
+ */
+export function contextFactory({ orm, serverSecret, search, outbound }: ContextDeps): ContextFactory {
+  const statementEm = freshEm(orm);
+  return (ctx, requireCredential) => {
+    const principal = principalOf(ctx) ?? { kind: 'anonymous' };
+    if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid'))
+      return Promise.reject(new UnauthorizedError());
+    let em: EntityManager | undefined;
+    return Promise.resolve({
+      get em() {
+        return (em ??= freshEm(orm));
+      },
+      db: statementEm,
+      principal,
+      requestId: ctx.state.requestId as string,
+      serverSecret,
+      search,
+      outbound,
+      responseHeaders: {},
+    });
+  };
+}
+
+/** The caller the authentication middleware resolved, if any. */
+function principalOf(ctx: Context): Principal | undefined {
+  return ctx.state.principal as Principal | undefined;
+}
+
+/** The calling agent key's id, once authenticated. */
+export function agentKeyIdOf(ctx: Context): string | null {
+  const principal = principalOf(ctx);
+  return principal?.kind === 'agent' ? principal.keyId : null;
+}
+
+/** Effective permissions (key AND role ceiling) of the calling agent, or null when not an agent. */
+export function permissionsOf(ctx: Context): ReadonlySet<string> | null {
+  const principal = principalOf(ctx);
+  return principal?.kind === 'agent' ? effectivePermissions(principal.permissions, principal.role) : null;
+}

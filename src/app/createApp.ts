@@ -1,0 +1,156 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { createRestApi, type RestApi } from '../../rest/index.js';
+import { AnswerCache } from '../../rest/answerCache.js';
+import { createMcpMiddleware } from '../../rest/mcp.js';
+import { ROUTES } from '../../rest/routes/index.js';
+import { authorize } from '../auth/authorize.js';
+import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
+import type { Permission } from '../auth/permissions.js';
+import type { Credentials } from '../auth/principal.js';
+import type { RequestContext } from '../context.js';
+import { freshEm, pgClientConfig } from '../db/orm.js';
+import { closeSpecWorker } from '../openapi/spec.js';
+import type { RateLimiter } from '../rateLimit.js';
+import { buildAppSchema } from '../schema.js';
+import { embedderFromEnv, type Embedder } from '../search/embedder.js';
+import { VectorIndex } from '../search/vectors.js';
+import { authenticate, createRateLimiter } from './authenticate.js';
+import { startBackground, type Background } from './background.js';
+import { agentKeyIdOf, contextFactory, permissionsOf } from './context.js';
+import { renderErrors } from './errors.js';
+import { createGraphQL } from './graphql.js';
+import { health } from './health.js';
+import { cors, requestId, securityHeaders, urlLimit } from './http.js';
+import { publicUploads } from './uploads.js';
+
+export const VERSION = '1.0.0';
+
+/** What the app is made of besides the database connection. */
+export interface AppOptions {
+  orm: MikroORM;
+  logger: Logger;
+  credentials: Credentials;
+  /** A PostgreSQL server several processes may share (else the embedded database, one process). */
+  databaseUrl?: string;
+  rateLimit: { max: number; windowSeconds: number };
+  embedder?: Embedder;
+  embeddingWorker: boolean;
+  webhookDispatcher: boolean;
+  webhookRetryScheduleMs?: number[];
+  outboundAllowLoopback: boolean;
+  corsOrigins: string[];
+  sandbox: boolean;
+}
+
+/** The composed application and what its owner needs to run and stop it. */
+export interface App {
+  koa: Koa;
+  rest: RestApi;
+  toolNames: string[];
+  background: Background;
+  vectorIndex: VectorIndex;
+  embedder: Embedder;
+  stop(): Promise<void>;
+}
+
+/** The parts every door shares: schema, search, background work, the key cache and the rate limiter. */
+async function createDomain(options: AppOptions) {
+  const schema = await buildAppSchema();
+  const embedder = options.embedder ?? embedderFromEnv(process.env);
+  const vectorIndex = await VectorIndex.open(freshEm(options.orm));
+  const background = startBackground({
+    orm: options.orm,
+    logger: options.logger,
+    embedder,
+    vectorIndex,
+    embeddingWorker: options.embeddingWorker,
+    webhookDispatcher: options.webhookDispatcher,
+    allowLoopback: options.outboundAllowLoopback,
+    webhookRetryScheduleMs: options.webhookRetryScheduleMs,
+  });
+  // Keys are served from memory; on a shared PostgreSQL every process hears revocations and plan
+  // changes (LISTEN) and empties its cache, and uses none while it cannot hear them.
+  const keyCache = new KeyCache(!options.databaseUrl);
+  const authListener = options.databaseUrl
+    ? new AuthChangeListener(pgClientConfig({ clientUrl: options.databaseUrl }), keyCache, options.logger)
+    : null;
+  await authListener?.start();
+  const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
+  const stop = async () => {
+    await background.stop();
+    await embedder.close?.();
+    await closeSpecWorker();
+    await limiter.close?.();
+    await authListener?.close();
+    keyCache.close();
+  };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, stop };
+}
+
+/**
+ * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
+ * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
+ * CORS, health, and authentication with the rate limit.
+ */
+export async function createApp(options: AppOptions): Promise<App> {
+  const domain = await createDomain(options);
+  const createContext = contextFactory({
+    orm: options.orm,
+    serverSecret: options.credentials.serverSecret,
+    search: { embedder: domain.embedder, index: domain.vectorIndex },
+    outbound: { allowLoopback: options.outboundAllowLoopback },
+  });
+  const backend = {
+    schema: domain.schema,
+    idempotency: domain.background.idempotency,
+    answers: new AnswerCache(),
+    createContext,
+    agentKeyId: agentKeyIdOf,
+    logError: (error: unknown, requestId: string | undefined) => options.logger.error({ err: error, requestId }, 'request failed'),
+    authorize: async (context: unknown, workspace: string, permissions: readonly string[]) => {
+      await authorize(context as RequestContext, workspace, permissions as Permission[]);
+    },
+  };
+  const rest = createRestApi(backend, ROUTES, VERSION);
+  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf });
+  const graphql = await createGraphQL({
+    schema: domain.schema,
+    limiter: domain.limiter,
+    logger: options.logger,
+    createContext,
+    sandbox: options.sandbox,
+  });
+  const koa = new Koa();
+  koa.proxy = false;
+  for (const middleware of [
+    requestId,
+    securityHeaders,
+    renderErrors(options.logger),
+    urlLimit,
+    cors(options.corsOrigins),
+    health(options.orm),
+    authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    mcp.middleware,
+    rest.middleware,
+    graphql.middleware,
+    publicUploads(options.orm),
+  ]) {
+    koa.use(middleware);
+  }
+  koa.on('error', (error) => options.logger.error({ err: error }, 'koa error'));
+  const stop = async () => {
+    await domain.stop();
+    await graphql.stop();
+  };
+  return {
+    koa,
+    rest,
+    toolNames: mcp.tools.map((t) => t.tool.name),
+    background: domain.background,
+    vectorIndex: domain.vectorIndex,
+    embedder: domain.embedder,
+    stop,
+  };
+}

@@ -1,0 +1,92 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap } from '@apollo/server';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { GraphQLError, Kind, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { Context } from 'koa';
+import { errorAnswer } from '../../rest/envelope.js';
+import { readText } from '../../rest/handler.js';
+import type { RequestContext } from '../context.js';
+import { BODY_LIMITS } from '../contract/rules.js';
+import { DomainError, InvalidRequestError } from '../errors.js';
+import { rateLimitedError, type RateLimiter } from '../rateLimit.js';
+import type { Middleware } from './middleware.js';
+
+/** Root fields an operation selects (aliases count apart, fragments are expanded, `__typename` is free). */
+export function countRootFields(operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>): number {
+  const seen = new Set<string>();
+  const count = (set: SelectionSetNode): number => {
+    let n = 0;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) n += s.name.value === '__typename' ? 0 : 1;
+      else if (s.kind === Kind.INLINE_FRAGMENT) n += count(s.selectionSet);
+      else if (!seen.has(s.name.value) && fragments[s.name.value]) {
+        seen.add(s.name.value);
+        n += count(fragments[s.name.value].selectionSet);
+      }
+    }
+    return n;
+  };
+  return count(operation.selectionSet);
+}
+
+/**
+ * Charges every root field of a GraphQL operation like one REST request (the HTTP request itself
+ * was charged once already), so aliases cannot multiply what a key may do per window. Over the
+ * limit: HTTP 429 with Retry-After and `extensions.code: rate_limited`, like REST.
+ */
+export function rootFieldRateLimit(limiter: RateLimiter): ApolloServerPlugin<RequestContext> {
+  return {
+    requestDidStart() {
+      return Promise.resolve({
+        async didResolveOperation({ contextValue, operation, document }) {
+          const principal = contextValue.principal;
+          if (principal.kind !== 'agent' || !operation) return;
+          const fragments = Object.fromEntries(
+            document.definitions
+              .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+              .map((d) => [d.name.value, d]),
+          );
+          for (let extra = countRootFields(operation, fragments) - 1; extra > 0; extra--) {
+            const result = await limiter.hit(principal.keyId);
+            if (result.allowed) continue;
+            const refusal = rateLimitedError(result, limiter.windowSeconds);
+            const answer = errorAnswer(refusal, () => undefined);
+            const headers = new HeaderMap(Object.entries(answer.headers).map(([name, value]) => [name.toLowerCase(), value]));
+            throw new GraphQLError(refusal.message, { originalError: refusal, extensions: { http: { status: answer.status, headers } } });
+          }
+        },
+      });
+    },
+  };
+}
+
+/** Parses a GraphQL JSON body within the JSON body limit: 413 past it, 400 for malformed JSON (never a 5xx). */
+export const graphqlJsonBody: Middleware = async (ctx: Context, next) => {
+  if (ctx.method === 'POST' && ctx.is('application/json', 'application/*+json')) {
+    const text = await readText(
+      ctx,
+      BODY_LIMITS.json,
+      (limit) => new DomainError('payload_too_large', `The body may be at most ${limit} bytes.`, { limit }),
+    );
+    try {
+      ctx.request.body = (text.trim() ? JSON.parse(text) : undefined) as typeof ctx.request.body;
+    } catch (error) {
+      throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
+        { field: 'body', message: 'is not valid JSON' },
+      ]);
+    }
+  }
+  await next();
+};
+
+/** One query cannot exhaust the server: depth, aliases, directives, tokens and cost are capped. */
+export function armor() {
+  return new ApolloArmor({
+    maxDepth: { n: 15, ignoreIntrospection: false },
+    maxAliases: { n: 15 },
+    maxDirectives: { n: 20 },
+    maxTokens: { n: 3000 },
+    costLimit: { maxCost: 20_000 },
+    blockFieldSuggestion: { enabled: false },
+  }).protect();
+}

@@ -1,0 +1,21 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { freshEm } from '../db/orm.js';
+import { NotFoundError } from '../errors.js';
+import { findPublicUpload } from '../services/uploads.js';
+import type { Middleware } from './middleware.js';
+
+/** `GET /uploads/<id>.<ext>`: public (no key), immutable, served with the image's own type from the database. */
+export function publicUploads(orm: MikroORM): Middleware {
+  return async (ctx, next) => {
+    const match = /^\/uploads\/([^/]+)$/.exec(ctx.path);
+    if (!match || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const file = await findPublicUpload(freshEm(orm), match[1]);
+    if (!file) throw new NotFoundError('Upload');
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'");
+    ctx.set('ETag', `"${file.sha256}"`);
+    ctx.type = file.contentType;
+    ctx.body = file.data;
+  };
+}

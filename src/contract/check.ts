@@ -1,0 +1,131 @@
+import type { FieldIssue } from '../errors.js';
+import { SAY, type IntRule, type JsonRule, type ListRule, type Rule, type StringRule } from './rules.js';
+
+const compiled = new Map<string, RegExp>();
+// An RFC 3339 date-time with an offset; no two quantifiers compete for the same characters.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const regex = (source: string) => compiled.get(source) ?? compiled.set(source, new RegExp(source)).get(source)!;
+
+/**
+ * Unicode code points in `value`, counted only as far as needed to compare with `max`: a string
+ * of more than 2 × max UTF-16 units has more than max code points whatever it holds.
+ */
+export function codePointsOver(value: string, max: number): boolean {
+  if (value.length <= max) return false;
+  if (value.length > 2 * max) return true;
+  let count = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++count > max) return true;
+  }
+  return false;
+}
+
+function codePointsUnder(value: string, min: number): boolean {
+  if (value.length >= 2 * min) return false;
+  return Array.from(value).length < min;
+}
+
+/** Checks `value` against `rule` in time linear in its size, lengths first; appends what is wrong to `issues`. */
+export function checkRule(rule: Rule, value: unknown, field: string, issues: FieldIssue[]): void {
+  if (value === null || value === undefined) return;
+  switch (rule.kind) {
+    case 'string':
+      if (typeof value === 'string') checkString(rule, value, field, issues);
+      return;
+    case 'list':
+      if (Array.isArray(value)) checkList(rule, value, field, issues);
+      return;
+    case 'int':
+      checkInt(rule, value, field, issues);
+      return;
+    case 'json':
+      checkJson(rule, value, field, issues);
+      return;
+  }
+}
+
+function checkString(rule: StringRule, value: string, field: string, issues: FieldIssue[]): void {
+  const issue = stringIssue(rule, value);
+  if (issue) issues.push({ field, message: issue });
+}
+
+/** What is wrong with a string, or null; the bounds come first, so no pattern ever sees an over-long value. */
+export function stringIssue(rule: StringRule, value: string): string | null {
+  if (codePointsOver(value, rule.maxLength)) return SAY.maxLength(rule.maxLength);
+  if (rule.minLength && codePointsUnder(value, rule.minLength)) return SAY.minLength(rule.minLength);
+  if (rule.maxBytes !== undefined && value.length * 3 > rule.maxBytes) {
+    const bytes = Buffer.byteLength(value, 'utf8');
+    if (bytes > rule.maxBytes) return SAY.maxBytes(rule.maxBytes, bytes);
+  }
+  if (rule.nonBlank && value.trim() === '') return SAY.blank;
+  if (rule.oneOf && !rule.oneOf.includes(value)) return SAY.oneOf(rule.oneOf);
+  if (rule.pattern && !regex(rule.pattern.source).test(value)) return rule.pattern.message;
+  if (rule.format && !FORMATS[rule.format](value)) return SAY.format[rule.format];
+  return null;
+}
+
+function checkList(rule: ListRule, value: unknown[], field: string, issues: FieldIssue[]): void {
+  if (value.length > rule.maxItems) {
+    issues.push({ field, message: SAY.maxItems(rule.maxItems) });
+    return;
+  }
+  value.forEach((item, i) => checkRule(rule.items, item, `${field}[${i}]`, issues));
+}
+
+function checkInt(rule: IntRule, value: unknown, field: string, issues: FieldIssue[]): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.minimum || value > rule.maximum) {
+    issues.push({ field, message: SAY.intRange(rule.minimum, rule.maximum) });
+  }
+}
+
+function checkJson(rule: JsonRule, value: unknown, field: string, issues: FieldIssue[]): void {
+  if (jsonSizeOver(value, rule.maxBytes)) issues.push({ field, message: SAY.jsonBytes(rule.maxBytes) });
+}
+
+/** Whether a JSON value serialises to more than `max` bytes; stops counting as soon as it does. */
+export function jsonSizeOver(value: unknown, max: number): boolean {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += v.length * 3 > max ? Buffer.byteLength(v, 'utf8') + 2 : v.length + 2;
+    else if (Array.isArray(v)) {
+      size += 2 + v.length;
+      for (const item of v) stack.push(item);
+    } else if (v && typeof v === 'object') {
+      const entries = Object.entries(v);
+      size += 2 + entries.length;
+      for (const [k, item] of entries) {
+        size += k.length + 3;
+        stack.push(item);
+      }
+    } else size += 5;
+    if (size > max) return true;
+  }
+  return false;
+}
+
+/** Linear checks of the string formats the contract uses (each runs on a length-checked value; REST's JSON Schemas use the same). */
+export const FORMATS: Record<NonNullable<StringRule['format']>, (value: string) => boolean> = {
+  email: (value) => {
+    const at = value.indexOf('@');
+    if (at < 1 || at !== value.lastIndexOf('@') || /\s/.test(value)) return false;
+    const domain = value.slice(at + 1);
+    const dot = domain.lastIndexOf('.');
+    return dot > 0 && dot < domain.length - 2;
+  },
+  uri: (value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  'date-time': (value) => value.length <= 64 && RFC3339.test(value) && !Number.isNaN(Date.parse(value)),
+};

@@ -1,0 +1,28 @@
+/**
+ * Search snippets are made by PostgreSQL's ts_headline from stored text that anyone with write
+ * access chose, so they are escaped as HTML and the only markup they carry is `<mark>…</mark>`.
+ * ts_headline marks matches with two private-use characters (removed from the text beforehand,
+ * so stored text cannot forge a mark), which become the tags after the text is escaped.
+ */
+const OPEN = '\uE000';
+const CLOSE = '\uE001';
+
+/** The ts_headline call for a text expression and a tsquery expression. */
+export function headlineSql(text: string, query: string): string {
+  return `ts_headline('english', translate(${text}, '${OPEN}${CLOSE}', ''), ${query}, 'StartSel=${OPEN}, StopSel=${CLOSE}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "')`;
+}
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  [OPEN]: '<mark>',
+  [CLOSE]: '</mark>',
+};
+
+/** A ts_headline result as safe HTML: the text escaped, matches in `<mark>…</mark>`. */
+export function safeSnippet(headline: string | null | undefined): string {
+  return (headline ?? '').replace(/[&<>"'\uE000\uE001]/g, (ch) => ESCAPES[ch]);
+}

@@ -1,0 +1,41 @@
+import { buildSchema } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { checkRule, codePointsOver, jsonSizeOver, stringIssue } from '../../src/contract/check.js';
+import { applyInputContract } from '../../src/contract/graphql.js';
+import { RULES, SAY } from '../../src/contract/rules.js';
+import type { FieldIssue } from '../../src/errors.js';
+
+describe('the input contract', () => {
+  it('counts code points like JSON Schema, without reading more than it needs', () => {
+    expect(codePointsOver('😀'.repeat(512), 512)).toBe(false); // 1,024 UTF-16 units, 512 code points
+    expect(codePointsOver('😀'.repeat(513), 512)).toBe(true);
+    expect(codePointsOver('a'.repeat(10_000_000), 512)).toBe(true);
+  });
+
+  it('checks the length first, then bytes, blankness, values, the pattern and the format', () => {
+    expect(stringIssue(RULES.notePath, 'é'.repeat(300))).toBe(SAY.maxBytes(512, 600));
+    expect(stringIssue(RULES.query, '   ')).toBe(SAY.blank);
+    expect(stringIssue(RULES.noteKind, 'a'.repeat(33))).toBe(SAY.maxLength(32));
+    expect(stringIssue(RULES.noteKind, '.x')).toBe(RULES.noteKind.pattern!.message);
+    expect(stringIssue(RULES.email, 'not-an-address')).toBe(SAY.format.email);
+    expect(stringIssue(RULES.url, 'ftp://example.com/x')).toBe(SAY.format.uri);
+    expect(stringIssue(RULES.dateTime, '2026-11-23T10:00:00+01:00')).toBeNull();
+  });
+
+  it('names list items and stops counting a JSON value once it is over', () => {
+    const issues: FieldIssue[] = [];
+    checkRule(RULES.noteTags, ['ok', 't'.repeat(51)], 'tags', issues);
+    expect(issues).toEqual([{ field: 'tags[1]', message: SAY.maxLength(50) }]);
+    expect(jsonSizeOver({ a: 'x'.repeat(100) }, 50)).toBe(true);
+    expect(jsonSizeOver({ a: [1, 2, { b: 'c' }] }, 1000)).toBe(false);
+  });
+
+  it('fails a schema where a string argument or input field has no rule', () => {
+    expect(() => applyInputContract(buildSchema('type Query { note(colour: String): String }'))).toThrow(
+      /Query.note\(colour:\) carries client-sized input but has no rule/,
+    );
+    expect(() => applyInputContract(buildSchema('type Query { memoryNote(path: Int): String }'))).toThrow(
+      /rule notePath \(string\) does not fit/,
+    );
+  });
+});
