@@ -118,7 +118,7 @@ function responsesOf(compiled: CompiledRoute): Record<string, unknown> {
       content: { 'application/json': { schema: compiled.responseSchema } },
     },
   };
-  if (route.headers?.['if-none-match']) {
+  if (route.method === 'GET' && route.headers?.['if-none-match']) {
     responses['304'] = {
       description: 'Not modified: the `If-None-Match` ETag is still current. No body.',
       headers: { ETag: { description: 'The current ETag (the one sent).', schema: { type: 'string' } } },

@@ -84,11 +84,17 @@ export interface Route {
   body?: BodyDef;
   /**
    * Request headers that become variables (lower-case names), e.g. `if-match` → `ifMatch`; a route
-   * reading `if-none-match` may answer 304 (documented from this).
+   * reading `if-none-match` with GET may answer 304 (documented from this).
    */
   headers?: Record<string, ParamDef>;
   /** A multipart file upload instead of a JSON body. */
   upload?: UploadDef;
+  /**
+   * Keep this caller's last answer, serialised, and serve it again while the service confirms its
+   * ETag (the route reads If-None-Match and its document throws not_modified): for answers that
+   * are costly to build and change only with their ETag. Never for answers that move without it.
+   */
+  keepAnswers?: boolean;
   /** Response headers derived from the result (e.g. ETag). */
   responseHeaders?: Record<string, ResponseHeaderDef>;
   /** HTTP status on success. */

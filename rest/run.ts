@@ -78,7 +78,7 @@ export async function runRoute(
       if (start.kind === 'replay') return start.output;
       claim = start;
     }
-    const conditional = route.headers?.['if-none-match'];
+    const conditional = route.keepAnswers ? route.headers?.['if-none-match'] : undefined;
     output =
       conditional && backend.answers
         ? await runConditional(compiled, backend.answers, contextValue, agentKeyId, variables, conditional.variable ?? 'if-none-match')

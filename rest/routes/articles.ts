@@ -38,6 +38,7 @@ export const ARTICLE_ROUTES: Route[] = [
         variable: 'ifNoneMatch',
       }),
     },
+    keepAnswers: true,
     responseHeaders: {
       ETag: {
         description:
