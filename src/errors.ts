@@ -54,6 +54,22 @@ export class NotModifiedError extends DomainError {
   }
 }
 
+/**
+ * 412: an If-Match / If-None-Match condition does not hold; `details.etag` is the current ETag
+ * (null when the resource does not exist), so the client can fetch it again and retry.
+ */
+export class PreconditionFailedError extends DomainError {
+  constructor(what: string, current: string | null) {
+    super(
+      'precondition_failed',
+      current
+        ? `The ${what} has changed: its current ETag is ${current}. Fetch it again and retry.`
+        : `The ${what} does not exist, so the condition cannot hold.`,
+      { etag: current },
+    );
+  }
+}
+
 /** 400: the request is malformed; `details` lists the offending fields. */
 export class InvalidRequestError extends DomainError {
   constructor(message: string, issues: FieldIssue[] | null = null) {

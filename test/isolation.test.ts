@@ -32,7 +32,12 @@ beforeAll(async () => {
     key: b.key,
     body: { title: 'B only', markdown: 'x', status: 'draft', tags: [], published_at: null },
   });
-  await app.api('PUT', `${W}/memory/note`, { key: b.key, body: { path: 'b/secret', body: 'x', kind: 'note', links: [], tags: [] } });
+  // Written twice, so B's note has a revision (version 1) in its history too.
+  for (const body of ['x', 'y'])
+    expect(
+      (await app.api('PUT', `${W}/memory/note`, { key: b.key, body: { path: 'b/secret', body, kind: 'note', links: [], tags: [] } }))
+        .status,
+    ).toBe(200);
   bIds = { changelog: entry.body.id, slug: 'shared', page: 'b-op' };
   // A has a section "docs" too, so bodies that name a section are valid in A's workspace.
   await app.api('POST', `/api/v1/workspaces/${a.workspace.id}/sections`, { key: a.key, body: { label: 'Docs', key: 'docs' } });
@@ -43,6 +48,7 @@ function pathFor(route: (typeof ROUTES)[number], workspace: string, ids: { id: n
   return route.path
     .replace('{workspace}', workspace)
     .replace('{id}', String(ids.id))
+    .replace('{version}', '1')
     .replace('{slug}', route.path.includes('/openapi/pages/') ? ids.slug : ids.slug);
 }
 
@@ -142,6 +148,7 @@ describe('tenant isolation over GraphQL and MCP', () => {
       const args: Record<string, unknown> = { ...(SAMPLE_BODIES[route.name] ?? {}) };
       if (route.path.includes('{slug}')) args.slug = route.path.includes('/openapi/pages/') ? bIds.page : bIds.slug;
       if (route.path.includes('{id}')) args.id = bIds.changelog;
+      if (route.path.includes('{version}')) args.version = 1;
       if (route.query?.q) args.q = 'secret';
       if (route.query?.path) args.path = 'b/secret';
       if (route.upload) args.file = png(1, 1).toString('base64');

@@ -60,7 +60,15 @@ describe('MCP server (POST /mcp)', () => {
     const t = await tenant(app, { role: 'viewer', permissions: ['memory.read', 'memory.write', 'search.read'] });
     const client = await connect(t.key);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    expect(names).toEqual(['memory_get_note', 'memory_list_notes', 'memory_search', 'search']); // memory.write is above the viewer ceiling
+    // memory.write is above the viewer ceiling
+    expect(names).toEqual([
+      'memory_get_note',
+      'memory_list_notes',
+      'memory_note_history',
+      'memory_note_revision',
+      'memory_search',
+      'search',
+    ]);
     await client.close();
   });
 

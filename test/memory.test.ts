@@ -67,12 +67,16 @@ describe('PUT /memory/note (7)', () => {
       'path',
       'tags',
       'updatedAt',
+      'version',
       'workspaceId',
     ]);
+    expect(created.body.version).toBe(1);
+    expect(created.headers.get('etag')).toBe('"v1"');
     await new Promise((r) => setTimeout(r, 10));
     const updated = await put(t, '/runbooks/deploy', { body: 'v2', kind: 'runbook' });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id: created.body.id, createdAt: created.body.createdAt, body: 'v2', kind: 'runbook' });
+    expect(updated.body).toMatchObject({ id: created.body.id, createdAt: created.body.createdAt, body: 'v2', kind: 'runbook', version: 2 });
+    expect(updated.headers.get('etag')).toBe('"v2"');
     expect(new Date(updated.body.updatedAt).getTime()).toBeGreaterThan(new Date(created.body.updatedAt).getTime());
     const events = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w, limit: 2) { action targetId } }', { w: t.workspace.id });
     expect(events.data.auditEvents).toEqual([

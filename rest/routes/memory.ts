@@ -1,5 +1,7 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
+import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
+import { NOTE_REVISIONS_KEPT } from '../../src/services/memoryNotes.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type Route } from '../routeDefinition.js';
 
 const pathQuery: Record<string, ParamDef> = {
@@ -7,6 +9,20 @@ const pathQuery: Record<string, ParamDef> = {
     required: true,
   }),
 };
+
+const noteEtag = {
+  ETag: {
+    description: 'The note\'s version ("v<version>"); send it back in `If-Match` to change only that version.',
+    value: (data: Record<string, unknown>) => `"v${String(data.version)}"`,
+  },
+};
+
+const ifMatch = paramOf(
+  RULES.ifMatch,
+  'Change the note only at this version: an ETag from GET or PUT ("v<version>"), several comma-separated, or `*` (any existing note). ' +
+    'Otherwise 412 `precondition_failed`, `details.etag` naming the current version (null when no note has the path).',
+  { variable: 'ifMatch' },
+);
 
 const PATH_RULES =
   '"/"-separated segments; no empty, "." or ".." segment; no control characters. ' +
@@ -40,9 +56,17 @@ export const MEMORY_ROUTES: Route[] = [
     operation: 'GetMemoryNote',
     tag: 'Memory',
     summary: 'Read a memory note',
-    description: 'The note at `path`; reading it advances `accessedAt`. 404 when no note has that path.',
+    description:
+      'The note at `path`; reading it advances `accessedAt`. 404 when no note has that path. ' +
+      'The `ETag` header names its version; with `If-None-Match` naming it, 304 without a body.',
     permissions: ['memory.read'],
     query: pathQuery,
+    headers: {
+      'if-none-match': paramOf(RULES.ifNoneMatch, 'An ETag you hold: 304 (no body) while the note is still at that version.', {
+        variable: 'ifNoneMatch',
+      }),
+    },
+    responseHeaders: noteEtag,
     status: 200,
   },
   {
@@ -55,8 +79,20 @@ export const MEMORY_ROUTES: Route[] = [
     description:
       'Creates the note when `path` is new, updates it when it exists (`id` and `createdAt` stay). Creating a new path counts against the plan quota ' +
       '(free 200, pro 10,000, enterprise unlimited notes per workspace): over it, 409 `memory_quota_exceeded` with `details: {limit, usage, plan}`. ' +
-      `Updating an existing path is always allowed. Paths: ${PATH_RULES}`,
+      `Updating an existing path is always allowed. Paths: ${PATH_RULES} ` +
+      "Every change raises `version` by one and keeps the replaced state in the note's history (the last 50). " +
+      'Optimistic concurrency: `If-Match` applies the write only to the version it names (never creates); `If-None-Match: *` only creates. ' +
+      'A condition that does not hold is 412 `precondition_failed` with the current ETag in `details.etag`, and nothing changes.',
     permissions: ['memory.write'],
+    headers: {
+      'if-match': ifMatch,
+      'if-none-match': paramOf(
+        RULES.ifNoneMatch,
+        '`*`: create only (412 when a note has the path). ETags: 412 when the note is at one of them.',
+        { variable: 'ifNoneMatch' },
+      ),
+    },
+    responseHeaders: noteEtag,
     body: jsonBody({
       variable: 'input',
       required: ['path', 'body', 'kind', 'links', 'tags'],
@@ -73,7 +109,7 @@ export const MEMORY_ROUTES: Route[] = [
       },
     }),
     status: 200,
-    extraErrors: [409],
+    extraErrors: [409, 412],
   },
   {
     name: 'memory_delete_note',
@@ -83,8 +119,40 @@ export const MEMORY_ROUTES: Route[] = [
     tag: 'Memory',
     summary: 'Delete a memory note',
     description:
-      'Deletes the note at `path` and frees its quota slot. Answers `{ "path": "<normalised path>", "deleted": true }`; 404 when no note has that path.',
+      'Deletes the note at `path` and frees its quota slot. Answers `{ "path": "<normalised path>", "deleted": true }`; 404 when no note has that path. ' +
+      `Its last state stays in the note's history for ${DELETED_HISTORY_DAYS} days. With \`If-Match\`, only the version it names is deleted (else 412).`,
     permissions: ['memory.write'],
+    query: pathQuery,
+    headers: { 'if-match': ifMatch },
+    status: 200,
+    extraErrors: [412],
+  },
+  {
+    name: 'memory_note_history',
+    method: 'GET',
+    path: '/workspaces/{workspace}/memory/note/history',
+    operation: 'MemoryNoteHistory',
+    tag: 'Memory',
+    summary: "List a memory note's history",
+    description:
+      'The states of the note that later writes replaced or a delete removed, newest first (`version`, kind, tags, links, size, who wrote and replaced it, when; ' +
+      `no bodies: read one revision for that). Each note keeps its last ${NOTE_REVISIONS_KEPT}; a deleted note's history stays readable for ${DELETED_HISTORY_DAYS} days. ` +
+      'Empty for a note never changed; 404 when the path has neither a note nor readable history. Revisions never count against the note quota. Cursor-paginated.',
+    permissions: ['memory.read'],
+    query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit) },
+    status: 200,
+    list: true,
+  },
+  {
+    name: 'memory_note_revision',
+    method: 'GET',
+    path: '/workspaces/{workspace}/memory/note/revisions/{version}',
+    operation: 'MemoryNoteRevision',
+    tag: 'Memory',
+    summary: 'Read one revision of a memory note',
+    description: 'A replaced state of the note at `path`, with its body. 404 when the path has no readable revision of that version.',
+    permissions: ['memory.read'],
+    pathParams: { version: paramOf(RULES.version, 'The version the state had (its ETag was "v<version>").') },
     query: pathQuery,
     status: 200,
   },

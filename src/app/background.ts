@@ -5,6 +5,7 @@ import { backgroundEmbedder, DisabledEmbedder, type Embedder } from '../search/e
 import type { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
 import { IdempotencyStore } from '../services/idempotency.js';
+import { purgeNoteHistory } from '../services/noteHistory.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 interface BackgroundOptions {
@@ -45,9 +46,11 @@ export function startBackground(options: BackgroundOptions): Background {
     retryScheduleMs: options.webhookRetryScheduleMs,
   });
   if (options.webhookDispatcher) dispatcher.start();
-  // The rate limiter deletes its own old windows; expired idempotency records go here.
+  // The rate limiter deletes its own old windows; expired idempotency records and the history of
+  // notes deleted long ago go here.
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
+    purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
   }, PURGE_EVERY_MS);
   housekeeping.unref();
   return {

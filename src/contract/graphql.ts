@@ -30,7 +30,10 @@ const COMMON_INT_ARGUMENTS: Record<string, RuleName> = { id: 'entryId', position
 const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   auditEvents: { workspaceId: 'id', limit: 'auditLimit' },
   changelogEntries: { limit: 'pageLimit' },
-  memoryNote: { path: 'notePath' },
+  memoryNote: { path: 'notePath', ifNoneMatch: 'ifNoneMatch' },
+  memoryNoteHistory: { path: 'notePath', limit: 'pageLimit' },
+  memoryNoteRevision: { path: 'notePath', version: 'version' },
+  putMemoryNote: { ifMatch: 'ifMatch', ifNoneMatch: 'ifNoneMatch' },
   memoryNotes: { prefix: 'notePrefix', tag: 'tag', kind: 'noteKindFilter', limit: 'pageLimit' },
   searchMemory: { q: 'query', limit: 'searchLimit' },
   myProposals: { limit: 'pageLimit' },
@@ -42,7 +45,7 @@ const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   webhookDeliveries: { webhookId: 'id', limit: 'deliveryLimit' },
   updateArticle: { ifMatch: 'ifMatch' },
   articleTree: { ifNoneMatch: 'ifNoneMatch' },
-  deleteMemoryNote: { path: 'notePath' },
+  deleteMemoryNote: { path: 'notePath', ifMatch: 'ifMatch' },
   rejectProposal: { reason: 'reason' },
 };
 

@@ -91,6 +91,7 @@ export const RULES = {
   deliveryLimit: int(1, 500, 50),
   position: int(0, 100_000),
   entryId: int(1, 2_147_483_647),
+  version: int(1, 2_147_483_647),
   title: str(200, { minLength: 1 }),
   markdown: str(200_000),
   summary: str(500, { minLength: 1 }),

@@ -39,6 +39,14 @@ export class MemoryNote {
   @Property({ type: ArrayType, columnType: 'text[]' })
   tags: string[] = [];
 
+  @Field(() => Int, { description: 'Raised by one with every change; the ETag is "v<version>". Never reused for a path.' })
+  @Property({ type: 'integer', default: 1 })
+  version: number = 1;
+
+  /** The agent key whose write made this version (null before versions existed); never exposed here. */
+  @Property({ type: 'uuid', nullable: true, hidden: true })
+  writtenByKeyId?: string | null;
+
   @Field(() => Date)
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();

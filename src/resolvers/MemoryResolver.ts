@@ -1,8 +1,16 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import type { RequestContext } from '../context.js';
-import { DeletedMemoryNote, MemoryIndexEntry, MemoryIndexPage, MemorySearchPage } from '../types/memory.js';
+import {
+  DeletedMemoryNote,
+  MemoryIndexEntry,
+  MemoryIndexPage,
+  MemoryNoteHistoryPage,
+  MemoryNoteRevision,
+  MemorySearchPage,
+} from '../types/memory.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import * as memory from '../services/memoryNotes.js';
+import * as history from '../services/noteHistory.js';
 
 @InputType({ description: 'A note to create (new path) or update (existing path).' })
 class PutMemoryNoteInput {
@@ -24,6 +32,16 @@ class MemoryIndexArgs {
 }
 
 @ArgsType()
+class MemoryHistoryArgs {
+  @Field() workspace!: string;
+  @Field() path!: string;
+  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @Field(() => String, { nullable: true }) cursor?: string | null;
+}
+
+const IF_MATCH = 'The ETag the write is based on ("v<version>", several comma-separated, or *): 412 when the note is at another version.';
+
+@ArgsType()
 class MemorySearchArgs {
   @Field() workspace!: string;
   @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
@@ -41,8 +59,29 @@ interface NoteRoot {
 @Resolver(() => MemoryNote)
 export class MemoryResolver {
   @Query(() => MemoryNote, { description: 'A note by path; accessedAt advances.' })
-  memoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('path') path: string) {
-    return memory.getNote(ctx, workspace, path);
+  memoryNote(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('path') path: string,
+    @Arg('ifNoneMatch', () => String, { nullable: true, description: 'An ETag you hold: the not_modified error while it is current.' })
+    ifNoneMatch?: string | null,
+  ) {
+    return memory.getNote(ctx, workspace, path, ifNoneMatch);
+  }
+
+  @Query(() => MemoryNoteHistoryPage, { description: "A note's replaced states, newest first (bodies by memoryNoteRevision)." })
+  memoryNoteHistory(@Ctx() ctx: RequestContext, @Args(() => MemoryHistoryArgs) args: MemoryHistoryArgs) {
+    return history.noteHistory(ctx, args.workspace, args.path, args);
+  }
+
+  @Query(() => MemoryNoteRevision, { description: 'One replaced state of a note, with its body.' })
+  memoryNoteRevision(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('path') path: string,
+    @Arg('version', () => Int) version: number,
+  ) {
+    return history.noteRevision(ctx, workspace, path, version);
   }
 
   @Query(() => MemoryIndexPage, { description: 'The index of notes (no bodies), sorted by path.' })
@@ -60,13 +99,24 @@ export class MemoryResolver {
     @Ctx() ctx: RequestContext,
     @Arg('workspace') workspace: string,
     @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput,
+    @Arg('ifMatch', () => String, { nullable: true, description: `${IF_MATCH} Never creates.` }) ifMatch?: string | null,
+    @Arg('ifNoneMatch', () => String, {
+      nullable: true,
+      description: '`*`: create only (412 when a note has the path); ETags: 412 when the note is at one of them.',
+    })
+    ifNoneMatch?: string | null,
   ) {
-    return memory.putNote(ctx, workspace, input);
+    return memory.putNote(ctx, workspace, input, { ifMatch, ifNoneMatch });
   }
 
   @Mutation(() => DeletedMemoryNote)
-  deleteMemoryNote(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('path') path: string) {
-    return memory.deleteNote(ctx, workspace, path);
+  deleteMemoryNote(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('path') path: string,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string | null,
+  ) {
+    return memory.deleteNote(ctx, workspace, path, ifMatch);
   }
 
   // Roots are typed structurally (not as the entity class): type-graphql then passes the plain

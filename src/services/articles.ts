@@ -5,7 +5,7 @@ import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';
-import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError, NotModifiedError } from '../errors.js';
+import { ConflictError, InvalidRequestError, invalidField, NotFoundError, NotModifiedError, PreconditionFailedError } from '../errors.js';
 import { etagMatches } from '../etag.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
@@ -35,12 +35,6 @@ const ARTICLE_COLUMNS =
   'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
 
 /** 412: the client's `If-Match` does not name the current version. */
-class PreconditionFailedError extends DomainError {
-  constructor(current: string) {
-    super('precondition_failed', `The article has changed: its current ETag is ${current}. Fetch it again and retry.`, { etag: current });
-  }
-}
-
 /** The ETag of an article version. */
 function articleEtag(version: number): string {
   return `"v${version}"`;
@@ -324,7 +318,7 @@ export async function moveArticle(
 function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
   if (!ifMatch) return;
   const current = articleEtag(version);
-  if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError(current);
+  if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError('article', current);
 }
 
 async function findArticleById(em: EntityManager, id: number): Promise<Article> {

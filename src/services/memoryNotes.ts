@@ -3,7 +3,17 @@ import { authorize } from '../auth/authorize.js';
 import { MEMORY_QUOTA, type Plan } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
-import { DomainError, InvalidRequestError, invalidField, isUniqueViolation, NotFoundError, type FieldIssue } from '../errors.js';
+import {
+  DomainError,
+  InvalidRequestError,
+  invalidField,
+  isUniqueViolation,
+  NotFoundError,
+  NotModifiedError,
+  PreconditionFailedError,
+  type FieldIssue,
+} from '../errors.js';
+import { etagMatches, versionEtag, versionsNamed } from '../etag.js';
 import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { pgArray, sql } from '../db/sql.js';
@@ -12,7 +22,7 @@ import type { MemoryIndexEntry, MemorySearchHit } from '../types/memory.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
 
-const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at';
+const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';
 const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
 
 export interface PutNoteInput {
@@ -22,6 +32,15 @@ export interface PutNoteInput {
   links: string[];
   tags: string[];
 }
+
+/** Conditions of a write (HTTP If-Match / If-None-Match), on the note's ETag `"v<version>"`. */
+export interface NoteConditions {
+  ifMatch?: string | null;
+  ifNoneMatch?: string | null;
+}
+
+/** How many replaced revisions each note keeps (the oldest go first). */
+export const NOTE_REVISIONS_KEPT = 50;
 
 /** 409 when creating one more note would exceed the plan's quota. */
 class MemoryQuotaExceededError extends DomainError {
@@ -36,17 +55,32 @@ class MemoryQuotaExceededError extends DomainError {
 
 /**
  * Creates the note at a new path or updates the existing one (a PUT of an existing path is an
- * update, never a second note): one statement, one
- * round trip, with its audit and outbox events. A create on a plan with a quota takes a slot in
- * `memory_usage.used` (incremented only while below the limit) in the same statement, so the
- * quota holds exactly across processes; the plan is read from the organization row under a share
- * lock, so a plan change waits for creates in flight (see `recountMemoryUsage`). Unlimited plans
- * keep no count, so their creates do not queue on one row. If the path was created meanwhile, the
- * insert's unique violation undoes the whole statement and it runs again (then as an update).
+ * update, never a second note): one statement, one round trip, with its audit and outbox events.
+ * An update raises the version and keeps the replaced state as a revision (the oldest beyond
+ * NOTE_REVISIONS_KEPT are dropped), in the same statement. A create continues the path's
+ * versions after its last kept revision, so an ETag never names two states of one path.
+ *
+ * `If-Match` updates only the versions it names (`*`: any existing note) and never creates;
+ * `If-None-Match: *` only creates (tags: updates unless the current version is named). A
+ * condition that does not hold is a 412 with the current ETag, and nothing is written.
+ *
+ * A create on a plan with a quota takes a slot in `memory_usage.used` (incremented only while
+ * below the limit) in the same statement, so the quota holds exactly across processes; the plan is
+ * read from the organization row under a share lock, so a plan change waits for creates in flight
+ * (see `recountMemoryUsage`). Unlimited plans keep no count, so their creates do not queue on one
+ * row. If the path was created meanwhile, the insert's unique violation undoes the whole statement
+ * and it runs again (then as an update).
  */
-export async function putNote(ctx: RequestContext, workspace: string, input: PutNoteInput): Promise<MemoryNote> {
+export async function putNote(
+  ctx: RequestContext,
+  workspace: string,
+  input: PutNoteInput,
+  conditions: NoteConditions = {},
+): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.write']);
   const note = validateNote(input);
+  const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
+  const noneMatch = conditions.ifNoneMatch ? versionsNamed(conditions.ifNoneMatch) : null;
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     try {
@@ -55,31 +89,55 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
         ctx,
         { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
         {
-          with: `upd as (
-              update memory_notes set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[], updated_at = :now
-               where workspace_id = :workspace and path = :path
-              returning ${NOTE_COLUMNS}, 'memory.note.updated' as action),
-            plan as (select ${QUOTA_OF('o.plan')} as quota from organizations o where o.id = :organization and not exists (select 1 from upd) for share),
+          with: `cur as (
+              select id, version, kind, body, links, tags, written_by_key_id, updated_at from memory_notes
+               where workspace_id = :workspace and path = :path for update),
+            upd as (
+              update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
+                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now
+                from cur
+               where n.id = cur.id and :may_update
+                 and (:match::int[] is null or cur.version = any(:match::int[]))
+                 and not coalesce(cur.version = any(:none_match::int[]), false)
+              returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action),
+            kept as (
+              insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
+              select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
+                from cur where exists (select 1 from upd)),
+            trimmed as (
+              delete from memory_note_revisions
+               where workspace_id = :workspace and path = :path and version <= (select version from upd) - ${NOTE_REVISIONS_KEPT + 1}),
+            plan as (
+              select ${QUOTA_OF('o.plan')} as quota from organizations o
+               where o.id = :organization and :may_create and not exists (select 1 from cur) for share),
             slot as (
               insert into memory_usage as u (workspace_id, used) select :workspace, 1 from plan where quota is not null
               on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
               returning used),
             ins as (
-              insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
-              select :workspace, :path, :kind, :body, :links::text[], :tags::text[], :now, :now, :now from plan where quota is null or exists (select 1 from slot)
+              insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at)
+              select :workspace, :path, :kind, :body, :links::text[], :tags::text[],
+                     coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
+                     :key, :now, :now, :now
+                from plan where quota is null or exists (select 1 from slot)
               returning ${NOTE_COLUMNS}, 'memory.note.created' as action)`,
           write: 'select * from upd union all select * from ins',
           actionColumn: 'action',
           name: 'memory_note_put',
         },
         {
+          workspace: scope.workspaceId,
+          path: note.path,
           kind: note.kind,
           body: note.body,
           links: pgArray(note.links),
           tags: pgArray(note.tags),
+          key: scope.agent.keyId,
           now,
-          workspace: scope.workspaceId,
-          path: note.path,
+          match: match === null || match === 'any' ? null : pgArray(match.map(String)),
+          none_match: noneMatch === null || noneMatch === 'any' ? null : pgArray(noneMatch.map(String)),
+          may_update: noneMatch !== 'any',
+          may_create: match === null,
           organization: scope.agent.organizationId,
         },
       );
@@ -88,6 +146,12 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
       // Created by a concurrent request meanwhile: nothing was written; run again (an update now).
       if (!isUniqueViolation(error) || attempt >= 3) throw error;
       continue;
+    }
+    if (match !== null || noneMatch !== null) {
+      // Nothing written: a condition may not hold. `If-None-Match: *` never reaches the update.
+      const current = await currentVersion(ctx, scope.workspaceId, note.path);
+      if (current !== null || match !== null)
+        throw new PreconditionFailedError('memory note', current === null ? null : versionEtag(current));
     }
     // Neither updated nor created: the quota looks full. Count again before saying so (the
     // counter can only drift upwards, by a delete racing a plan change); try once more if that
@@ -101,6 +165,14 @@ export async function putNote(ctx: RequestContext, workspace: string, input: Put
     if (attempt < 3 && (quota === null || used < quota)) continue;
     throw new MemoryQuotaExceededError(quota ?? 0, used, plan);
   }
+}
+
+async function currentVersion(ctx: RequestContext, workspaceId: string, path: string): Promise<number | null> {
+  const [row] = await sql<{ version: number }>(ctx.db, 'select version from memory_notes where workspace_id = ? and path = ?', [
+    workspaceId,
+    path,
+  ]);
+  return row ? row.version : null;
 }
 
 /** SQL for a plan's memory-note quota (null: unlimited), from MEMORY_QUOTA. */
@@ -150,6 +222,7 @@ interface NoteRow {
   body: string;
   links: string[];
   tags: string[];
+  version: number;
   created_at: string;
   updated_at: string;
   accessed_at: string;
@@ -174,6 +247,7 @@ function plainNote(row: NoteRow): MemoryNote {
     body: row.body,
     links: row.links,
     tags: row.tags,
+    version: row.version,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     accessedAt: new Date(row.accessed_at),
@@ -182,9 +256,10 @@ function plainNote(row: NoteRow): MemoryNote {
 
 /**
  * Reads a note by path; `accessedAt` advances (1-second resolution): a plain read, and a second
- * statement only when the stored time is more than a second old.
+ * statement only when the stored time is more than a second old. With `ifNoneMatch` naming the
+ * current version, a 304 instead (the read still counts as an access).
  */
-export async function getNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<MemoryNote> {
+export async function getNote(ctx: RequestContext, workspace: string, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const path = normalizePath(rawPath);
   const [row] = await sql<NoteRow>(
@@ -195,32 +270,60 @@ export async function getNote(ctx: RequestContext, workspace: string, rawPath: s
   );
   if (!row) throw new NotFoundError('Memory note');
   const now = new Date();
-  if (now.getTime() - new Date(row.accessed_at).getTime() < ACCESS_RESOLUTION_MS) return plainNote(row);
-  const [touched] = await sql<NoteRow>(
-    ctx.db,
-    `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
-    [now, row.id],
-    'memory_note_touch',
-  );
-  return plainNote(touched ?? row); // deleted meanwhile: the read still stands
+  let note = row;
+  if (now.getTime() - new Date(row.accessed_at).getTime() >= ACCESS_RESOLUTION_MS) {
+    const [touched] = await sql<NoteRow>(
+      ctx.db,
+      `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
+      [now, row.id],
+      'memory_note_touch',
+    );
+    note = touched ?? row; // deleted meanwhile: the read still stands
+  }
+  if (ifNoneMatch && etagMatches(ifNoneMatch, versionEtag(note.version))) throw new NotModifiedError(versionEtag(note.version));
+  return plainNote(note);
 }
 
-/** Deletes a note by path and frees its quota slot, in one statement with its events. */
-export async function deleteNote(ctx: RequestContext, workspace: string, rawPath: string): Promise<{ path: string; deleted: true }> {
+/**
+ * Deletes a note by path (with `ifMatch`, only a version it names: else 412) and frees its quota
+ * slot, keeping its last state as a revision: one statement with its events.
+ */
+export async function deleteNote(
+  ctx: RequestContext,
+  workspace: string,
+  rawPath: string,
+  ifMatch?: string | null,
+): Promise<{ path: string; deleted: true }> {
   const scope = await authorize(ctx, workspace, ['memory.write']);
   const path = normalizePath(rawPath);
+  const match = ifMatch ? versionsNamed(ifMatch) : null;
   const rows = await auditedWrite(
     ctx.db,
     ctx,
     { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId },
     {
-      with: `deleted as (delete from memory_notes where workspace_id = ? and path = ? returning id),
-        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = ? and exists (select 1 from deleted))`,
+      with: `deleted as (
+          delete from memory_notes where workspace_id = :workspace and path = :path and (:match::int[] is null or version = any(:match::int[]))
+          returning id, version, kind, body, links, tags, written_by_key_id, updated_at),
+        kept as (
+          insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
+          select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted),
+        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted))`,
       write: 'select id from deleted',
     },
-    [scope.workspaceId, path, scope.workspaceId],
+    {
+      workspace: scope.workspaceId,
+      path,
+      match: match === null || match === 'any' ? null : pgArray(match.map(String)),
+      key: scope.agent.keyId,
+      now: new Date(),
+    },
   );
-  if (!rows.length) throw new NotFoundError('Memory note');
+  if (!rows.length) {
+    const current = match === null ? null : await currentVersion(ctx, scope.workspaceId, path);
+    if (current !== null) throw new PreconditionFailedError('memory note', versionEtag(current));
+    throw new NotFoundError('Memory note');
+  }
   return { path, deleted: true };
 }
 

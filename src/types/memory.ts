@@ -32,3 +32,28 @@ export class DeletedMemoryNote {
   @Field() path!: string;
   @Field() deleted!: boolean;
 }
+
+@ObjectType({ description: 'A state of a note that a later write replaced (or a delete removed), without its body.' })
+export class MemoryNoteRevisionEntry {
+  @Field() path!: string;
+  @Field(() => Int, { description: 'The version this state had; its ETag was "v<version>".' }) version!: number;
+  @Field() kind!: string;
+  @Field(() => [String]) tags!: string[];
+  @Field(() => [String]) links!: string[];
+  @Field(() => Int, { description: 'Body size in UTF-8 bytes.' }) size!: number;
+  @Field(() => String, { nullable: true, description: 'The agent key that wrote this state (null: written before versions existed).' })
+  writtenByKeyId!: string | null;
+  @Field(() => Date, { description: 'When this state was written.' }) writtenAt!: Date;
+  @Field(() => String, { nullable: true, description: 'The agent key whose write or delete replaced it.' }) replacedByKeyId!: string | null;
+  @Field(() => Date, { description: 'When it was replaced.' }) replacedAt!: Date;
+  @Field({ description: 'Whether a delete removed this state (the note had no later version until it was created again).' })
+  deleted!: boolean;
+}
+
+@ObjectType({ description: 'A replaced state of a note, with its body.' })
+export class MemoryNoteRevision extends MemoryNoteRevisionEntry {
+  @Field({ description: 'Markdown.' }) body!: string;
+}
+
+@ObjectType()
+export class MemoryNoteHistoryPage extends PageOf(MemoryNoteRevisionEntry) {}
