@@ -6,7 +6,7 @@ import { sql } from '../db/sql.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError, NotModifiedError, PreconditionFailedError } from '../errors.js';
-import { etagMatches } from '../etag.js';
+import { etagMatches, versionEtag } from '../etag.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
@@ -33,12 +33,6 @@ export const ARTICLE_VISIBLE = articleVisible();
 
 const ARTICLE_COLUMNS =
   'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
-
-/** 412: the client's `If-Match` does not name the current version. */
-/** The ETag of an article version. */
-function articleEtag(version: number): string {
-  return `"v${version}"`;
-}
 
 /** A sidebar section with its visible articles, in order: plain objects, shared by every request for one revision. */
 export interface TreeSection {
@@ -317,7 +311,7 @@ export async function moveArticle(
 /** Throws 412 unless `ifMatch` is absent, `*`, or names the version (weak or strong). */
 function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
   if (!ifMatch) return;
-  const current = articleEtag(version);
+  const current = versionEtag(version);
   if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError('article', current);
 }
 

@@ -134,8 +134,8 @@ export async function putNote(
           tags: pgArray(note.tags),
           key: scope.agent.keyId,
           now,
-          match: match === null || match === 'any' ? null : pgArray(match.map(String)),
-          none_match: noneMatch === null || noneMatch === 'any' ? null : pgArray(noneMatch.map(String)),
+          match: versionsParam(match),
+          none_match: versionsParam(noneMatch),
           may_update: noneMatch !== 'any',
           may_create: match === null,
           organization: scope.agent.organizationId,
@@ -165,6 +165,11 @@ export async function putNote(
     if (attempt < 3 && (quota === null || used < quota)) continue;
     throw new MemoryQuotaExceededError(quota ?? 0, used, plan);
   }
+}
+
+/** The versions a condition names, as an int[] literal; null when it names none in particular (absent, or `*`). */
+function versionsParam(named: number[] | 'any' | null): string | null {
+  return named === null || named === 'any' ? null : pgArray(named.map(String));
 }
 
 async function currentVersion(ctx: RequestContext, workspaceId: string, path: string): Promise<number | null> {
@@ -314,7 +319,7 @@ export async function deleteNote(
     {
       workspace: scope.workspaceId,
       path,
-      match: match === null || match === 'any' ? null : pgArray(match.map(String)),
+      match: versionsParam(match),
       key: scope.agent.keyId,
       now: new Date(),
     },
