@@ -1,3 +1,4 @@
+import { createLogger } from './app/logger.js';
 import { startServer } from './server.js';
 
 /** A positive integer from the environment, or the default; anything else stops the start. */
@@ -12,8 +13,16 @@ function intEnv(name: string, fallback: number): number {
   return value;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const logLevel = process.env.LOG_LEVEL || 'info';
+if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
+  console.error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  process.exit(2);
+}
+
 /** Entry point of `npm start`: configuration from the environment (see README). */
 const server = await startServer({
+  logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
   port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
   poolMax: intEnv('DATABASE_POOL_MAX', 20),

@@ -2,10 +2,11 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import { renderClientErrors } from './app/errors.js';
+import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
@@ -86,7 +87,7 @@ async function openDatabase(options: ServerOptions): Promise<Database> {
 
 /** Boots everything: database, migrations, credentials, the app; resolves once it listens. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? pino({ redact: ['req.headers.authorization', '*.authorization', '*.key'] });
+  const logger = options.logger ?? createLogger();
   const database = await openDatabase(options);
   try {
     const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl));

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
+import { failingEmbedder } from './support/embedders.js';
+import { until } from './support/wait.js';
 import { createKey, createMember, createOrg, createWorkspace, tenant } from './support/factories.js';
 
 let app: TestApp;
@@ -13,16 +15,17 @@ const LIST = (ws: string) => `/api/v1/workspaces/${ws}/changelog`;
 describe('401 unauthorized', () => {
   it('gives one identical body for missing, malformed, unknown, bad-checksum, expired and revoked keys', async () => {
     const t = await tenant(app);
+    // A key cannot be created already expired: this one expires a moment after creation.
     const expired = await createKey(app, t.member.id, {
       permissions: ['changelog.read'],
       workspaceId: t.workspace.id,
-      expiresAt: new Date(Date.now() + 1500).toISOString(),
+      expiresAt: new Date(Date.now() + 1000).toISOString(),
     });
     const revoked = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id });
     expect((await app.api('GET', LIST('-'), { key: revoked.key })).status).toBe(200);
     const revoke = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id revokedAt } }', { id: revoked.id });
     expect(revoke.data.revokeAgentKey.revokedAt).toBeTruthy();
-    await new Promise((r) => setTimeout(r, 1600));
+    await until(async () => (await app.api('GET', LIST('-'), { key: expired.key })).status === 401, 'the key to expire');
 
     const flipped = t.key.slice(0, -1) + (t.key.endsWith('A') ? 'B' : 'A');
     const unknown = `svc_pat_${'x'.repeat(43)}`;
@@ -225,8 +228,43 @@ describe('admin operations', () => {
     expect(leak.errors?.[0].extensions.code).toBe('permission_denied');
   });
 
-  it('hides unexpected errors behind a bland internal code', async () => {
-    const res = await app.gql('{ __typename }');
-    expect(res.data.__typename).toBe('Query');
+  it('hides unexpected errors behind a bland internal code on every door', async () => {
+    // A resolver that fails for real: semantic search on an embedder that throws a plain Error.
+    const secret = 'embedder-secret-7f3a';
+    const broken = await startTestApp({ embedder: failingEmbedder(secret) });
+    try {
+      const t = await tenant(broken);
+      const leaks = (text: string) => {
+        expect(text).not.toContain(secret);
+        expect(text).not.toMatch(/\/srv\/|\bat .*\.(ts|js):\d+/);
+      };
+      const rest = await broken.api('GET', `${LIST('-').replace('/changelog', '/search')}?q=keys&semantic=true`, { key: t.key });
+      expect(rest.status).toBe(500);
+      expect(rest.body.error).toEqual({ code: 'internal', status: 500, message: expect.any(String), details: null });
+      leaks(rest.text);
+      const gql = await broken.gql('{ search(workspace: "-", q: "keys", semantic: true) { ranking } }', {}, t.key);
+      expect(gql.data).toBeNull();
+      expect(gql.errors).toHaveLength(1);
+      expect(gql.errors![0].extensions.code).toBe('internal');
+      expect(gql.errors![0].message).toBe(rest.body.error.message);
+      leaks(JSON.stringify(gql));
+      const mcp = await fetch(`${broken.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search', arguments: { q: 'keys', semantic: true } },
+        }),
+      });
+      const mcpText = await mcp.text();
+      expect(JSON.parse(mcpText).result).toMatchObject({ isError: true, structuredContent: { error: { code: 'internal', status: 500 } } });
+      leaks(mcpText);
+      // The same search without the failing step answers: the 500 above is the resolver's failure.
+      expect((await broken.api('GET', `${LIST('-').replace('/changelog', '/search')}?q=keys`, { key: t.key })).status).toBe(200);
+    } finally {
+      await broken.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant, type Tenant } from './support/factories.js';
 import { png, TINY } from './support/images.js';
+import { rawRequest } from './support/raw.js';
 
 let app: TestApp;
 let t: Tenant;
@@ -96,7 +97,32 @@ describe('uploads (20)', () => {
     expect(res.status).toBe(403);
     expect(res.body.error.details).toEqual({ missing: ['upload.image'] });
     expect((await fetch(`${app.url}/uploads/AAAAAAAAAAAAAAAAAAAAAA.png`)).status).toBe(404);
-    expect((await fetch(`${app.url}/uploads/../../etc/passwd`)).status).toBe(404);
+  });
+
+  it('answers raw traversal paths under /uploads/ with a 404 envelope, never a file', async () => {
+    const stored = await upload(png(6, 6));
+    expect(stored.status).toBe(201);
+    // The same raw client reaches a real upload, so the 404s below come from the uploads handler's lookup.
+    const real = await rawRequest(app.url, 'GET', stored.body.url);
+    expect(real.status).toBe(200);
+    expect(real.headers['content-type']).toBe('image/png');
+    const id = stored.body.url.slice('/uploads/'.length);
+    for (const path of [
+      '/uploads/../../etc/passwd',
+      '/uploads/..%2f..%2fetc%2fpasswd',
+      '/uploads/%2e%2e/%2e%2e/etc/passwd',
+      '/uploads/%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+      '/uploads/%252e%252e%252fetc%252fpasswd',
+      '/uploads/..%5c..%5cetc%5cpasswd',
+      `/uploads/${id}/../../../etc/passwd`,
+      `/uploads/..%2f${id}`,
+      `/uploads/${id}%00.txt`,
+    ]) {
+      const res = await rawRequest(app.url, 'GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.body.error, path).toMatchObject({ code: 'not_found', status: 404 });
+      expect(res.text, path).not.toMatch(/root:|\bbin\b/);
+    }
   });
 
   it('accepts a GraphQL multipart request on /graphql too', async () => {

@@ -22,6 +22,7 @@ import { agentKeyIdOf, contextFactory, permissionsOf } from './context.js';
 import { renderErrors } from './errors.js';
 import { createGraphQL } from './graphql.js';
 import { health } from './health.js';
+import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
 import { publicUploads } from './uploads.js';
 
@@ -126,6 +127,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   koa.proxy = false;
   for (const middleware of [
     requestId,
+    requestLog(options.logger),
     securityHeaders,
     renderErrors(options.logger),
     urlLimit,

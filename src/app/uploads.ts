@@ -4,10 +4,14 @@ import { NotFoundError } from '../errors.js';
 import { findPublicUpload } from '../services/uploads.js';
 import type { Middleware } from './middleware.js';
 
-/** `GET /uploads/<id>.<ext>`: public (no key), immutable, served with the image's own type from the database. */
+/**
+ * `GET /uploads/<id>.<ext>`: public (no key), immutable, served with the image's own type from the
+ * database. Every path under `/uploads/` is this handler's: anything but a stored name (`..`,
+ * encoded slashes, extra segments) is the same 404 envelope.
+ */
 export function publicUploads(orm: MikroORM): Middleware {
   return async (ctx, next) => {
-    const match = /^\/uploads\/([^/]+)$/.exec(ctx.path);
+    const match = /^\/uploads\/(.+)$/.exec(ctx.path);
     if (!match || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     const file = await findPublicUpload(freshEm(orm), match[1]);
     if (!file) throw new NotFoundError('Upload');

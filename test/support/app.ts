@@ -4,6 +4,7 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { OpenApiChecker } from './openapiCheck.js';
+import { rawRequest } from './raw.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -21,6 +22,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** A multipart/form-data body. */
   form?: FormData;
+  /** Send the path byte for byte over node:http (`fetch` normalises `..` and `%2e%2e` away). */
+  rawPath?: boolean;
 }
 
 /** A running service on its own database copy, with clients that validate every response. */
@@ -71,6 +74,13 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
       headers['content-type'] ??= 'application/json';
     }
     const url = `${server.url}${path}`;
+    if (options.rawPath) {
+      if (body instanceof FormData) throw new Error('rawPath sends string bodies only');
+      const raw = await rawRequest(server.url, method, path, { headers, body });
+      const rawHeaders = new Headers(Object.entries(raw.headers).map(([k, v]) => [k, [v ?? ''].flat().join(', ')]));
+      checker.check(method, url, raw.status, rawHeaders.get('content-type'), raw.body);
+      return { status: raw.status, headers: rawHeaders, body: raw.body, text: raw.text };
+    }
     const res = await fetch(url, { method, headers, body });
     const text = await res.text();
     const contentType = res.headers.get('content-type');
