@@ -15,10 +15,12 @@ beforeAll(async () => {
   a = await tenant(app, { plan: 'pro', orgWide: true });
   b = await tenant(app, { plan: 'pro' });
   // Organization B's objects: the ids A will aim at.
+  // Every setup write is checked: "B's ids are 404 for A" proves nothing if B's objects do not exist.
   const W = '/api/v1/workspaces/-';
-  await app.api('POST', `${W}/sections`, { key: b.key, body: { label: 'Docs', key: 'docs' } });
-  await app.api('POST', `${W}/articles`, { key: b.key, body: { title: 'Shared', section: 'docs', markdown: 'secret' } });
-  await app.api('PUT', `${W}/openapi`, {
+  const ok = (res: { status: number; text: string }, status: number) => expect(res.status, res.text).toBe(status);
+  ok(await app.api('POST', `${W}/sections`, { key: b.key, body: { label: 'Docs', key: 'docs' } }), 201);
+  ok(await app.api('POST', `${W}/articles`, { key: b.key, body: { title: 'Shared', section: 'docs', markdown: 'secret' } }), 201);
+  const spec = await app.api('PUT', `${W}/openapi`, {
     key: b.key,
     body: {
       spec: {
@@ -28,10 +30,12 @@ beforeAll(async () => {
       },
     },
   });
+  expect(spec.status, spec.text).toBeLessThan(300);
   const entry = await app.api('POST', `${W}/changelog`, {
     key: b.key,
     body: { title: 'B only', markdown: 'x', status: 'draft', tags: [], published_at: null },
   });
+  ok(entry, 201);
   // Written twice, so B's note has a revision (version 1) in its history too.
   for (const body of ['x', 'y'])
     expect(
@@ -39,8 +43,15 @@ beforeAll(async () => {
         .status,
     ).toBe(200);
   bIds = { changelog: entry.body.id, slug: 'shared', page: 'b-op' };
+  // B reaches each of the ids A aims at.
+  ok(await app.api('GET', `${W}/articles/${bIds.slug}`, { key: b.key }), 200);
+  const pages = await app.api('GET', `${W}/openapi/pages`, { key: b.key });
+  expect(JSON.stringify(pages.body)).toContain(`"${bIds.page}"`);
+  ok(await app.api('GET', `${W}/memory/note/revisions/1?path=b/secret`, { key: b.key }), 200);
+  const search = await app.api('GET', `${W}/search?q=secret`, { key: b.key });
+  expect(search.body.map((h: { slug: string }) => h.slug)).toContain(bIds.slug);
   // A has a section "docs" too, so bodies that name a section are valid in A's workspace.
-  await app.api('POST', `/api/v1/workspaces/${a.workspace.id}/sections`, { key: a.key, body: { label: 'Docs', key: 'docs' } });
+  ok(await app.api('POST', `/api/v1/workspaces/${a.workspace.id}/sections`, { key: a.key, body: { label: 'Docs', key: 'docs' } }), 201);
 });
 afterAll(async () => app?.close());
 
@@ -53,7 +64,7 @@ function pathFor(route: (typeof ROUTES)[number], workspace: string, ids: { id: n
 }
 
 async function call(route: (typeof ROUTES)[number], key: string, path: string) {
-  const query = route.query?.path ? '?path=b/secret' : route.query?.q ? '?q=secret' : '';
+  const query = route.query?.path ? '?path=b/secret' : route.query?.q ? '?q=secret' : route.query?.from ? '?from=1' : '';
   const url = `/api/v1${path}${query}`;
   if (route.upload) {
     const form = new FormData();
@@ -105,6 +116,7 @@ describe('tenant isolation sweep', () => {
       expect(r1.body).toEqual(r2.body);
     }
     const search = await app.api('GET', `${W}/search?q=secret`, { key: a.key });
+    expect(search.status).toBe(200);
     expect(search.body).toEqual([]);
   });
 });
@@ -150,6 +162,7 @@ describe('tenant isolation over GraphQL and MCP', () => {
       if (route.path.includes('{id}')) args.id = bIds.changelog;
       if (route.path.includes('{version}')) args.version = 1;
       if (route.query?.q) args.q = 'secret';
+      if (route.query?.from) args.from = 1;
       if (route.query?.path) args.path = 'b/secret';
       if (route.upload) args.file = png(1, 1).toString('base64');
       const foreign = await post({ ...args, workspace: b.workspace.id }, route.name);
