@@ -3,6 +3,10 @@ import { RULES } from '../../src/contract/rules.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Article slug.') };
+const ifMatchHeader: Record<string, ParamDef> = {
+  'if-match': paramOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', { variable: 'ifMatch' }),
+};
+const versionParam = paramOf(RULES.version, 'A version of the article (its ETag at that version was "v<version>").');
 const visibility = {
   type: 'string',
   enum: ['public', 'restricted'],
@@ -97,7 +101,7 @@ export const ARTICLE_ROUTES: Route[] = [
       'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
     permissions: ['article.update'],
     pathParams: slugParam,
-    headers: { 'if-match': paramOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', { variable: 'ifMatch' }) },
+    headers: ifMatchHeader,
     body: jsonBody({
       variable: 'input',
       minProperties: 1,
@@ -134,6 +138,73 @@ export const ARTICLE_ROUTES: Route[] = [
     }),
     responseHeaders: etag,
     status: 200,
+  },
+  {
+    name: 'articles_revisions',
+    method: 'GET',
+    path: '/workspaces/{workspace}/articles/{slug}/revisions',
+    operation: 'ArticleRevisions',
+    tag: 'Articles',
+    summary: "List an article's versions",
+    description:
+      'Every version of the article, newest first: the state it had (title, status, visibility, section, position; no Markdown, only its `size`), ' +
+      'how it came about (`action`, `changed` fields, `summary`), the agent key and member that made it, the approved proposal or restored version. ' +
+      'Every edit, move, status change, approved proposal, restore and OpenAPI sync makes a version. A version written while the content was restricted ' +
+      'is listed only to keys allowed to see restricted content. Cursor-paginated.',
+    permissions: ['article.read'],
+    pathParams: slugParam,
+    query: PAGE_QUERY(RULES.pageLimit),
+    status: 200,
+    list: true,
+  },
+  {
+    name: 'articles_revision',
+    method: 'GET',
+    path: '/workspaces/{workspace}/articles/{slug}/revisions/{version}',
+    operation: 'ArticleRevision',
+    tag: 'Articles',
+    summary: 'Read one version of an article',
+    description:
+      'The article as it was at `version`, with its Markdown (the current version too). 404 when the article has no such version readable by the key.',
+    permissions: ['article.read'],
+    pathParams: { ...slugParam, version: versionParam },
+    status: 200,
+  },
+  {
+    name: 'articles_diff',
+    method: 'GET',
+    path: '/workspaces/{workspace}/articles/{slug}/diff',
+    operation: 'ArticleDiff',
+    tag: 'Articles',
+    summary: 'Compare two versions of an article',
+    description:
+      'What changed from version `from` to version `to` (default: the current one): `changes` lists the other fields whose values differ ' +
+      '(title, status, visibility, section, position) and `diff` is a unified diff of the Markdown with 3 lines of context. 404 when either version is not readable.',
+    permissions: ['article.read'],
+    pathParams: slugParam,
+    query: {
+      from: paramOf(RULES.version, 'The older version.', { required: true }),
+      to: paramOf(RULES.version, 'The newer version; default: the current one.'),
+    },
+    status: 200,
+  },
+  {
+    name: 'articles_restore',
+    method: 'POST',
+    path: '/workspaces/{workspace}/articles/{slug}/revisions/{version}/restore',
+    operation: 'RestoreArticle',
+    tag: 'Articles',
+    summary: 'Restore an earlier version of an article',
+    description:
+      'Brings back the title and Markdown the article had at `version`, as a new version (status, visibility and placement stay as they are); ' +
+      'the new version records the restore. With `If-Match: "v<version>"` it applies only if the article is still at that version (412 otherwise). ' +
+      'Pages generated from the attached OpenAPI spec answer 409 `conflict` until detached, as for edits.',
+    permissions: ['article.update'],
+    pathParams: { ...slugParam, version: versionParam },
+    headers: ifMatchHeader,
+    responseHeaders: etag,
+    status: 200,
+    extraErrors: [409, 412],
   },
   {
     name: 'proposals_list',

@@ -2,7 +2,9 @@ import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerE
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import { Section, type Visibility } from '../entities/Section.js';
+import * as history from '../services/articleHistory.js';
 import * as articles from '../services/articles.js';
+import { ArticleDiff, ArticleRevision, ArticleRevisionPage } from '../types/articleHistory.js';
 import * as sections from '../services/sections.js';
 
 enum ArticleStatusValue {
@@ -135,5 +137,49 @@ export class ArticleResolver {
     @Arg('input', () => PlaceArticleInput) input: PlaceArticleInput,
   ) {
     return articles.placeArticle(ctx, workspace, slug, input);
+  }
+
+  @Query(() => ArticleRevisionPage, { description: "An article's versions, newest first (Markdown by articleRevision)." })
+  articleRevisions(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
+  ) {
+    return history.articleRevisions(ctx, workspace, slug, { limit, cursor });
+  }
+
+  @Query(() => ArticleRevision, { description: 'One version of an article, with its Markdown.' })
+  articleRevision(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('version', () => Int) version: number,
+  ) {
+    return history.articleRevision(ctx, workspace, slug, version);
+  }
+
+  @Query(() => ArticleDiff, { description: 'What changed between two versions: changed fields and a unified diff of the Markdown.' })
+  articleDiff(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('from', () => Int) from: number,
+    @Arg('to', () => Int, { nullable: true, description: 'Default: the current version.' }) to?: number | null,
+  ) {
+    return history.articleDiff(ctx, workspace, slug, from, to);
+  }
+
+  @Mutation(() => Article, { description: 'Brings back the title and Markdown of an earlier version as a new version.' })
+  restoreArticle(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('slug') slug: string,
+    @Arg('version', () => Int) version: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the restore is based on ("v<version>"); 412 when it is stale.' })
+    ifMatch?: string | null,
+  ) {
+    return history.restoreArticle(ctx, workspace, slug, version, ifMatch);
   }
 }

@@ -8,7 +8,7 @@ import { parseSpecDocument, type ParsedSpec, type SpecOperation } from '../opena
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork } from '../search/vectors.js';
 import type { ApiPage, ApiSpecStatus, SyncPlan } from '../types/apiReference.js';
 import { nextFreeSlug, slugify } from '../slug.js';
-import { ARTICLE_VISIBLE, moveArticle } from './articles.js';
+import { ARTICLE_VISIBLE, describeArticleChange, moveArticle } from './articles.js';
 import { recordAudit } from './audit.js';
 import { addSection, insertSection, lockSectionList } from './sections.js';
 import { removeEmbeddings } from '../search/vectors.js';
@@ -217,6 +217,7 @@ export async function detachPage(ctx: RequestContext, workspace: string, slug: s
     );
     if (!row) throw new NotFoundError('Generated page');
     if (row.api_state === 'detached') throw new ConflictError(`"${slug}" is already detached.`, { state: 'detached' });
+    await describeArticleChange(em, scope, { action: 'detached' });
     await sql(em, `update articles set api_state = 'detached', version = version + 1, updated_at = ? where id = ?`, [new Date(), row.id]);
     recordAudit(em, ctx, { action: 'openapi.page_detached', targetType: 'article', targetId: slug, workspaceId: scope.workspaceId });
     return pageBySlug(em, scope, slug);
@@ -276,6 +277,7 @@ async function fetchSpec(url: string, outbound: OutboundPolicy): Promise<string>
 
 /** Computes and applies the difference between the stored pages and the spec's operations, in bulk. */
 async function applySync(em: EntityManager, ctx: RequestContext, scope: Scope, parsed: ParsedSpec): Promise<SyncPlan> {
+  await describeArticleChange(em, scope, { action: 'synced' });
   const now = new Date();
   const existing = await sql<{ id: number; slug: string; key: string; hash: string; state: string }>(
     em,

@@ -146,6 +146,7 @@ export interface CreateArticleInput {
 export async function createArticle(ctx: RequestContext, workspace: string, input: CreateArticleInput): Promise<Article> {
   const scope = await authorize(ctx, workspace, ['article.create']);
   return ctx.em.transactional(async (em) => {
+    await describeArticleChange(em, scope, { action: 'created' });
     const article = await insertArticle(em, scope, input);
     recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     return article;
@@ -206,12 +207,7 @@ export async function updateArticle(
   if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
-    if (article.apiState === 'generated') {
-      throw new ConflictError(
-        `"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`,
-        { state: 'generated' },
-      );
-    }
+    refuseGenerated(article);
     checkIfMatch(ifMatch, article.version);
     const statusChanges = input.status !== undefined && input.status !== article.status;
     if (statusChanges) {
@@ -225,6 +221,7 @@ export async function updateArticle(
         );
       }
     }
+    await describeArticleChange(em, scope, { action: statusChanges ? 'status_changed' : 'updated' });
     const now = new Date();
     const next = {
       title: input.title ?? article.title,
@@ -279,6 +276,7 @@ export async function moveArticle(
     const target = await findVisibleSection(em, scope, input.section);
     if (!target) throw invalidField('section', `no section with key "${input.section}"`);
     const article = await findArticle(em, scope, slug, false);
+    await describeArticleChange(em, scope, { action: 'moved' });
     const sourceId = article.section.id;
     // Lock both sections in id order (no deadlock between opposite moves).
     await sql(em, 'select id from sections where id in (?, ?) order by id for update', [sourceId, target.id]);
@@ -308,14 +306,41 @@ export async function moveArticle(
   });
 }
 
+/** Refuses (409) to change a page generated from the attached OpenAPI spec: every sync rewrites it. */
+export function refuseGenerated(article: Article): void {
+  if (article.apiState !== 'generated') return;
+  throw new ConflictError(
+    `"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`,
+    { state: 'generated' },
+  );
+}
+
+/** How an article write came about, as its revision records it (see describeArticleChange). */
+export interface ArticleChange {
+  action: 'created' | 'updated' | 'status_changed' | 'moved' | 'proposal_approved' | 'restored' | 'synced' | 'detached';
+  proposalId?: number;
+  restoredFrom?: number;
+  summary?: string;
+}
+
+/**
+ * Tells the article history who makes the transaction's next article writes and how: the revision
+ * trigger reads it from a transaction-local setting, so every version written in this transaction
+ * records the caller's key and member, the action and the summary. Call inside the transaction.
+ */
+export async function describeArticleChange(em: EntityManager, scope: Scope, change: ArticleChange): Promise<void> {
+  const value = JSON.stringify({ ...change, keyId: scope.agent.keyId, memberId: scope.agent.memberId });
+  await sql(em, "select set_config('wks.article_change', ?, true)", [value]);
+}
+
 /** Throws 412 unless `ifMatch` is absent, `*`, or names the version (weak or strong). */
-function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
+export function checkIfMatch(ifMatch: string | null | undefined, version: number): void {
   if (!ifMatch) return;
   const current = versionEtag(version);
   if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError('article', current);
 }
 
-async function findArticleById(em: EntityManager, id: number): Promise<Article> {
+export async function findArticleById(em: EntityManager, id: number): Promise<Article> {
   const [row] = await sql<ArticleRow>(
     em,
     `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`,

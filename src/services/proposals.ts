@@ -5,7 +5,7 @@ import { sql } from '../db/sql.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
-import { findArticle, insertArticle } from './articles.js';
+import { describeArticleChange, findArticle, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { findVisibleSection } from './sections.js';
@@ -140,6 +140,7 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
           },
         );
       }
+      await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
       await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [
         proposal.title ?? article.title,
         proposal.markdown ?? article.markdown,
@@ -151,6 +152,7 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
       recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
     } else {
       requirePermissions(scope.permissions, ['article.create'] as Permission[]);
+      await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
       const article = await insertArticle(em, scope, { title: proposal.title!, section: proposal.section!, markdown: proposal.markdown! });
       proposal.articleSlug = article.slug;
       recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });

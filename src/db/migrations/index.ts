@@ -13,6 +13,7 @@ import { Migration20261123040000_title_search } from './Migration20261123040000_
 import { Migration20261124010000_events } from './Migration20261124010000_events.js';
 import { Migration20261124020000_content_revision } from './Migration20261124020000_content_revision.js';
 import { Migration20261124030000_note_versions } from './Migration20261124030000_note_versions.js';
+import { Migration20261124040000_article_revisions } from './Migration20261124040000_article_revisions.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124010000_events', class: Migration20261124010000_events },
   { name: 'Migration20261124020000_content_revision', class: Migration20261124020000_content_revision },
   { name: 'Migration20261124030000_note_versions', class: Migration20261124030000_note_versions },
+  { name: 'Migration20261124040000_article_revisions', class: Migration20261124040000_article_revisions },
 ];
