@@ -50,8 +50,8 @@ export interface RunningServer {
   port: number;
   orm: MikroORM;
   logger: Logger;
-  /** Embeds everything queued so far, of one workspace when given (tests, backfill). */
-  drainEmbeddings(workspaceId?: string): Promise<number>;
+  /** Embeds everything queued so far for one workspace (tests: never another test file's queue on a shared database). */
+  drainEmbeddings(workspaceId: string): Promise<number>;
   /** One fan-out and delivery round of the webhook dispatcher (tests). */
   dispatchWebhooks(): Promise<number>;
   /** Where vectors live: the pgvector column, or the portable float32 column ranked in process. */
