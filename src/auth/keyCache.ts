@@ -8,8 +8,10 @@ import type { KeyRow } from './principal.js';
 /** The PostgreSQL channel on which every change that affects authentication is announced. */
 const AUTH_CHANGED_CHANNEL = 'wks_auth_changed';
 
-/** How the listening connection names itself in pg_stat_activity. */
-export const LISTENER_APPLICATION_NAME = 'wks-auth-listener';
+/** How a process's listening connection names itself in pg_stat_activity (with its pid: one process's listener can be told apart). */
+export function listenerApplicationName(pid = process.pid): string {
+  return `wks-auth-listener ${pid}`;
+}
 
 const local = new EventEmitter();
 
@@ -115,7 +117,7 @@ export class AuthChangeListener {
     this.cache.setEnabled(false);
     const client = new pg.Client({
       ...this.config,
-      application_name: LISTENER_APPLICATION_NAME,
+      application_name: listenerApplicationName(),
       keepAlive: true,
       keepAliveInitialDelayMillis: 5000,
     });

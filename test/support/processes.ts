@@ -9,6 +9,10 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Resolves with the exit code. */
   exited: Promise<number | null>;
+  /** Where the output (stdout and stderr) ends now: pass it to `waitForOutput` to wait only for what comes later. */
+  outputMark(): number;
+  /** Resolves once the output after `from` matches `pattern` (a sentinel the process logs), or rejects after `ms`. */
+  waitForOutput(pattern: RegExp, from: number, ms?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -23,6 +27,10 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
+  let all = ''; // everything the process wrote (test processes are short-lived)
+  const onOutput = (chunk: Buffer) => (all += chunk.toString());
+  child.stdout!.on('data', onOutput);
+  child.stderr!.on('data', onOutput);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 60_000);
     const onData = (chunk: Buffer) => {
@@ -41,6 +49,27 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
     url,
     child,
     exited,
+    outputMark: () => all.length,
+    waitForOutput: (pattern, from, ms = 15_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(all.slice(from))) return;
+          done();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`no output matching ${pattern} within ${ms} ms:\n${all.slice(from).slice(-2000)}`));
+        }, ms);
+        const done = () => {
+          clearTimeout(timer);
+          child.stdout!.off('data', check);
+          child.stderr!.off('data', check);
+        };
+        child.stdout!.on('data', check);
+        child.stderr!.on('data', check);
+        check();
+      }),
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
