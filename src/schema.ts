@@ -12,6 +12,7 @@ import { ProposalResolver } from './resolvers/ProposalResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
 import { UploadResolver } from './resolvers/UploadResolver.js';
 import { WebhookResolver } from './resolvers/WebhookResolver.js';
+import { configureEventObjects } from './webhooks/objects.js';
 
 /** Every resolver of the schema. */
 const RESOLVERS = [
@@ -39,6 +40,7 @@ export async function buildAppSchema(): Promise<GraphQLSchema> {
     emitSchemaFile: false,
   });
   applyInputContract(schema);
+  configureEventObjects(schema);
   return schema;
 }
 

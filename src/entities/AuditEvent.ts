@@ -1,5 +1,6 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
-import { Field, ID, ObjectType } from 'type-graphql';
+import { GraphQLJSON } from 'graphql-scalars';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'One successful mutating call, written in the same transaction as the change.' })
 @Entity({ tableName: 'events' })
@@ -57,6 +58,33 @@ export class AuditEvent {
   /** What a webhook's `data` carries beyond the event's own columns (null: nothing more). */
   @Property({ type: 'json', nullable: true, persist: false, lazy: true, hidden: true })
   payload?: Record<string, unknown> | null;
+
+  @Field(() => GraphQLJSON, {
+    nullable: true,
+    description: 'The resource as REST returns it after the change (a delete: its last state); null for events that carry none.',
+  })
+  get object(): unknown {
+    return this.payload?.object ?? null;
+  }
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'For updates: the fields that changed, with their values before.' })
+  get previous(): unknown {
+    return this.payload?.previous ?? null;
+  }
+
+  @Field({ description: 'Whether text in `object` / `previous` was cut to keep the event within 64 KiB.' })
+  get truncated(): boolean {
+    return this.payload?.truncated === true;
+  }
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'The revision the change made (articles and memory notes: the version it wrote; see articleRevision, memoryNoteRevision).',
+  })
+  get revision(): number | null {
+    const version = (this.payload?.object as { version?: unknown } | undefined)?.version;
+    return this.action.endsWith('.deleted') || typeof version !== 'number' ? null : version;
+  }
 
   /** The writing transaction (xid8): the dispatcher reads events in this order. */
   @Property({ columnType: 'xid8', type: 'text', persist: false, lazy: true, hidden: true })

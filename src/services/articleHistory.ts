@@ -7,7 +7,8 @@ import { invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import type { ArticleDiff, ArticleFieldChange, ArticleRevision, ArticleRevisionEntry } from '../types/articleHistory.js';
-import { checkIfMatch, describeArticleChange, findArticle, findArticleById, refuseGenerated } from './articles.js';
+import { eventObject } from '../webhooks/objects.js';
+import { articleEvent, checkIfMatch, describeArticleChange, findArticle, findArticleById, refuseGenerated } from './articles.js';
 import { recordAudit } from './audit.js';
 
 const ENTRY_COLUMNS = `r.version, r.title, r.status, r.visibility, s.key as section, r.position, r.action, r.changed, r.summary,
@@ -122,6 +123,7 @@ export async function restoreArticle(
     refuseGenerated(article);
     checkIfMatch(ifMatch, article.version);
     const old = await loadRevision(em, scope, article, version);
+    const before = eventObject('Article', article);
     await describeArticleChange(em, scope, {
       action: 'restored',
       restoredFrom: version,
@@ -137,8 +139,9 @@ export async function restoreArticle(
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
     }
-    recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
-    return findArticleById(em, article.id);
+    const restored = await findArticleById(em, article.id);
+    recordAudit(em, ctx, articleEvent('article.updated', scope, restored, before));
+    return restored;
   });
 }
 

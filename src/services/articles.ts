@@ -9,7 +9,9 @@ import { ConflictError, InvalidRequestError, invalidField, NotFoundError, NotMod
 import { etagMatches, versionEtag } from '../etag.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
-import { recordAudit } from './audit.js';
+import type { EventType } from '../webhooks/events.js';
+import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
+import { recordAudit, type AuditInput } from './audit.js';
 import { findVisibleSection, loadSections } from './sections.js';
 
 /**
@@ -148,7 +150,7 @@ export async function createArticle(ctx: RequestContext, workspace: string, inpu
   return ctx.em.transactional(async (em) => {
     await describeArticleChange(em, scope, { action: 'created' });
     const article = await insertArticle(em, scope, input);
-    recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+    recordAudit(em, ctx, articleEvent('article.created', scope, article));
     return article;
   });
 }
@@ -209,6 +211,7 @@ export async function updateArticle(
     const article = await findArticle(em, scope, slug, true);
     refuseGenerated(article);
     checkIfMatch(ifMatch, article.version);
+    const before = eventObject('Article', article);
     const statusChanges = input.status !== undefined && input.status !== article.status;
     if (statusChanges) {
       requirePermissions(scope.permissions, ['article.update', 'article.publish'] as Permission[]);
@@ -239,15 +242,10 @@ export async function updateArticle(
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
     }
-    recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
-    if (statusChanges)
-      recordAudit(em, ctx, {
-        action: 'article.status_changed',
-        targetType: 'article',
-        targetId: article.slug,
-        workspaceId: scope.workspaceId,
-      });
-    return findArticleById(em, article.id);
+    const updated = await findArticleById(em, article.id);
+    recordAudit(em, ctx, articleEvent('article.updated', scope, updated, before));
+    if (statusChanges) recordAudit(em, ctx, articleEvent('article.status_changed', scope, updated, before));
+    return updated;
   });
 }
 
@@ -276,6 +274,7 @@ export async function moveArticle(
     const target = await findVisibleSection(em, scope, input.section);
     if (!target) throw invalidField('section', `no section with key "${input.section}"`);
     const article = await findArticle(em, scope, slug, false);
+    const before = eventObject('Article', article);
     await describeArticleChange(em, scope, { action: 'moved' });
     const sourceId = article.section.id;
     // Lock both sections in id order (no deadlock between opposite moves).
@@ -301,9 +300,26 @@ export async function moveArticle(
       moves.flat(),
     );
     await sql(em, 'update articles set version = version + 1, updated_at = ? where id = ?', [new Date(), article.id]);
-    recordAudit(em, ctx, { action: 'article.moved', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
-    return findArticleById(em, article.id);
+    const moved = await findArticleById(em, article.id);
+    recordAudit(em, ctx, articleEvent('article.moved', scope, moved, before));
+    return moved;
   });
+}
+
+/**
+ * The event of an article change: its `object` is the article as REST returns it after the
+ * change; with `before` (its REST form before), `previous` holds the fields that changed. The
+ * audit event thereby names the revision the change made (`object.version`).
+ */
+export function articleEvent(action: EventType, scope: Scope, article: Article, before?: Record<string, unknown>): AuditInput {
+  const object = eventObject('Article', article);
+  return {
+    action,
+    targetType: 'article',
+    targetId: article.slug,
+    workspaceId: scope.workspaceId,
+    payload: eventPayload(object, before && changedFields(before, object)),
+  };
 }
 
 /** Refuses (409) to change a page generated from the attached OpenAPI spec: every sync rewrites it. */

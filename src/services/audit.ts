@@ -12,6 +12,8 @@ export interface AuditInput {
   targetId: string | number | null;
   workspaceId?: string | null;
   organizationId?: string | null;
+  /** What the webhook's `data` carries besides the event's columns: `object`, `previous`, `truncated` (see eventPayload). */
+  payload?: Record<string, unknown> | null;
 }
 
 /** Rows recorded in a transaction, written by auditWriter just before it commits. */
@@ -46,14 +48,16 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
     input.targetId === null ? null : String(input.targetId),
     ctx.requestId,
     new Date(),
+    input.payload ? JSON.stringify(input.payload) : null,
   ];
 }
 
 const ACTION_AT = 5;
+const PAYLOAD_AT = 10;
 /** The message id (for webhooks) and the writing transaction's id are the database's defaults. */
 const EVENT_COLUMNS =
-  'organization_id, workspace_id, actor, agent_key_id, member_id, action, target_type, target_id, request_id, created_at';
-const EVENT_VALUES = (action = '?') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?`;
+  'organization_id, workspace_id, actor, agent_key_id, member_id, action, target_type, target_id, request_id, created_at, payload';
+const EVENT_VALUES = (action = '?', payload = '?::jsonb') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?, ${payload}`;
 
 /**
  * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
@@ -61,7 +65,7 @@ const EVENT_VALUES = (action = '?') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, $
  * trail's and the webhook outbox's row) for each row it returns; resolves with those rows. `params` fill the `?` of
  * `with`, then of `write` (or their `:name` placeholders). With `actionColumn`, each row's event
  * type is that column of the row (when one statement may update or create) instead of
- * `input.action`; `name` prepares the statement once per connection (see `sql`). Outside a
+ * `input.action`; with `payloadColumn`, that column (jsonb) is the event's payload; `name` prepares the statement once per connection (see `sql`). Outside a
  * transaction that is one round trip and one atomic commit: the events exist exactly when the
  * write does.
  */
@@ -69,16 +73,17 @@ export async function auditedWrite<T = Row>(
   em: SqlTarget,
   ctx: RequestContext,
   input: AuditInput,
-  statement: { with?: string; write: string; actionColumn?: string; name?: string },
+  statement: { with?: string; write: string; actionColumn?: string; payloadColumn?: string; name?: string },
   params: Params,
 ): Promise<T[]> {
   const action = statement.actionColumn ? `written.${statement.actionColumn}` : undefined;
-  const values = eventValues(ctx, input).filter((_, i) => !action || i !== ACTION_AT);
+  const payload = statement.payloadColumn ? `written.${statement.payloadColumn}` : undefined;
+  const values = eventValues(ctx, input).filter((_, i) => !(action && i === ACTION_AT) && !(payload && i === PAYLOAD_AT));
   const write = bindWrite(statement, params);
   const rows = await sql<T>(
     em,
     `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
-     event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action)} from written)
+     event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action, payload)} from written)
      select * from written`,
     [...write.values, ...values],
     statement.name,
@@ -122,5 +127,14 @@ export const auditWriter: EventSubscriber = {
 
 /** The newest audit events of a workspace. */
 export async function listAuditEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {
-  return em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  const events = await em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  if (!events.length) return events;
+  const payloads = await sql<{ id: string; payload: Record<string, unknown> | null }>(
+    em,
+    `select id::text as id, payload from events where id in (${events.map(() => '?').join(', ')})`,
+    events.map((e) => e.id),
+  );
+  const byId = new Map(payloads.map((p) => [p.id, p.payload]));
+  for (const event of events) event.payload = byId.get(String(event.id)) ?? null;
+  return events;
 }

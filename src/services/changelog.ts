@@ -4,6 +4,7 @@ import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../search/vectors.js';
+import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
 import { recordAudit } from './audit.js';
 import { sql } from '../db/sql.js';
 
@@ -104,6 +105,7 @@ export async function createChangelogEntry(
       targetType: 'changelog_entry',
       targetId: entry.id,
       workspaceId: scope.workspaceId,
+      payload: eventPayload(eventObject('ChangelogEntry', entry)),
     });
     return entry;
   });
@@ -122,6 +124,7 @@ export async function updateChangelogEntry(
   const scope = await authorize(ctx, workspace, ['changelog.update']);
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
+    const before = eventObject('ChangelogEntry', entry);
     const statusChanges = input.status !== undefined && input.status !== entry.status;
     const publishedAtChanges =
       input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
@@ -141,11 +144,13 @@ export async function updateChangelogEntry(
       else if (input.publishedAt === undefined) entry.publishedAt = null;
     }
     entry.updatedAt = new Date();
+    const after = eventObject('ChangelogEntry', entry);
     recordAudit(em, ctx, {
       action: statusChanges ? 'changelog.status_changed' : 'changelog.updated',
       targetType: 'changelog_entry',
       targetId: entry.id,
       workspaceId: scope.workspaceId,
+      payload: eventPayload(after, changedFields(before, after)),
     });
     return entry;
   });
@@ -156,9 +161,16 @@ export async function deleteChangelogEntry(ctx: RequestContext, workspace: strin
   const scope = await authorize(ctx, workspace, ['changelog.update']);
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
+    const last = eventObject('ChangelogEntry', entry);
     em.remove(entry);
     await removeEmbeddings(em, 'changelog', [id]);
-    recordAudit(em, ctx, { action: 'changelog.deleted', targetType: 'changelog_entry', targetId: id, workspaceId: scope.workspaceId });
+    recordAudit(em, ctx, {
+      action: 'changelog.deleted',
+      targetType: 'changelog_entry',
+      targetId: id,
+      workspaceId: scope.workspaceId,
+      payload: eventPayload(last),
+    });
     return { id, deleted: true as const };
   });
 }

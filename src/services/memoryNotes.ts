@@ -23,6 +23,19 @@ import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
 
 const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';
+/**
+ * SQL: the note of row `t` as REST returns it, for the `object` of its events (see
+ * wks_event_payload); NOTE_PREVIOUS: what an update changed (`cur`: the row before, `n`: after).
+ */
+const noteJson = (t: string) =>
+  `jsonb_build_object('id', ${t}.id, 'workspaceId', ${t}.workspace_id, 'path', ${t}.path, 'kind', ${t}.kind, 'body', ${t}.body,
+     'links', to_jsonb(${t}.links), 'tags', to_jsonb(${t}.tags), 'version', ${t}.version, 'createdAt', wks_iso(${t}.created_at),
+     'updatedAt', wks_iso(${t}.updated_at), 'accessedAt', wks_iso(${t}.accessed_at))`;
+const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', wks_iso(cur.updated_at))
+     || case when cur.kind is distinct from n.kind then jsonb_build_object('kind', cur.kind) else '{}' end
+     || case when cur.body is distinct from n.body then jsonb_build_object('body', cur.body) else '{}' end
+     || case when cur.links is distinct from n.links then jsonb_build_object('links', to_jsonb(cur.links)) else '{}' end
+     || case when cur.tags is distinct from n.tags then jsonb_build_object('tags', to_jsonb(cur.tags)) else '{}' end`;
 const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
 
 export interface PutNoteInput {
@@ -99,7 +112,8 @@ export async function putNote(
                where n.id = cur.id and :may_update
                  and (:match::int[] is null or cur.version = any(:match::int[]))
                  and not coalesce(cur.version = any(:none_match::int[]), false)
-              returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action),
+              returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action,
+                        wks_event_payload(${noteJson('n')}, ${NOTE_PREVIOUS}) as payload),
             kept as (
               insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
               select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
@@ -120,9 +134,10 @@ export async function putNote(
                      coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
                      :key, :now, :now, :now
                 from plan where quota is null or exists (select 1 from slot)
-              returning ${NOTE_COLUMNS}, 'memory.note.created' as action)`,
+              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload)`,
           write: 'select * from upd union all select * from ins',
           actionColumn: 'action',
+          payloadColumn: 'payload',
           name: 'memory_note_put',
         },
         {
@@ -309,12 +324,13 @@ export async function deleteNote(
     {
       with: `deleted as (
           delete from memory_notes where workspace_id = :workspace and path = :path and (:match::int[] is null or version = any(:match::int[]))
-          returning id, version, kind, body, links, tags, written_by_key_id, updated_at),
+          returning ${NOTE_COLUMNS}, written_by_key_id),
         kept as (
           insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
           select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted),
         freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted))`,
-      write: 'select id from deleted',
+      write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
+      payloadColumn: 'payload',
     },
     {
       workspace: scope.workspaceId,

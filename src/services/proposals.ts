@@ -5,9 +5,11 @@ import { sql } from '../db/sql.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
-import { describeArticleChange, findArticle, insertArticle } from './articles.js';
+import type { EventType } from '../webhooks/events.js';
+import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
+import { articleEvent, describeArticleChange, findArticle, findArticleById, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, type AuditInput } from './audit.js';
 import { findVisibleSection } from './sections.js';
 
 const COLUMNS =
@@ -71,8 +73,9 @@ export async function createProposal(ctx: RequestContext, workspace: string, inp
         new Date(),
       ],
     );
-    recordAudit(em, ctx, { action: 'proposal.created', targetType: 'proposal', targetId: row.id, workspaceId: scope.workspaceId });
-    return em.map(Proposal, row);
+    const proposal = em.map(Proposal, row);
+    recordAudit(em, ctx, proposalEvent('proposal.created', scope, proposal));
+    return proposal;
   });
 }
 
@@ -127,10 +130,12 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
   const scope = await authorize(ctx, workspace, ['proposal.read']);
   return ctx.em.transactional(async (em) => {
     const proposal = await lockOpen(em, scope, id);
+    const open = eventObject('Proposal', proposal);
     const now = new Date();
     if (proposal.kind === 'edit') {
       requirePermissions(scope.permissions, ['article.update'] as Permission[]);
       const article = await findArticle(em, scope, proposal.articleSlug!, true);
+      const before = eventObject('Article', article);
       if (article.version !== proposal.baseVersion) {
         throw new ConflictError(
           `Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or propose the edit again on the current text.`,
@@ -149,21 +154,22 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
       ]);
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
-      recordAudit(em, ctx, { action: 'article.updated', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+      recordAudit(em, ctx, articleEvent('article.updated', scope, await findArticleById(em, article.id), before));
     } else {
       requirePermissions(scope.permissions, ['article.create'] as Permission[]);
       await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
       const article = await insertArticle(em, scope, { title: proposal.title!, section: proposal.section!, markdown: proposal.markdown! });
       proposal.articleSlug = article.slug;
-      recordAudit(em, ctx, { action: 'article.created', targetType: 'article', targetId: article.slug, workspaceId: scope.workspaceId });
+      recordAudit(em, ctx, articleEvent('article.created', scope, article));
     }
-    const [row] = await sql(
+    const [row] = await sql<ProposalRow>(
       em,
       `update proposals set status = 'approved', article_slug = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
       [proposal.articleSlug, scope.agent.memberId, now, id],
     );
-    recordAudit(em, ctx, { action: 'proposal.approved', targetType: 'proposal', targetId: id, workspaceId: scope.workspaceId });
-    return em.map(Proposal, row);
+    const approved = em.map(Proposal, row);
+    recordAudit(em, ctx, proposalEvent('proposal.approved', scope, approved, open));
+    return approved;
   });
 }
 
@@ -171,15 +177,28 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
 export async function rejectProposal(ctx: RequestContext, workspace: string, id: number, reason: string): Promise<Proposal> {
   const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update']);
   return ctx.em.transactional(async (em) => {
-    await lockOpen(em, scope, id);
-    const [row] = await sql(
+    const open = eventObject('Proposal', await lockOpen(em, scope, id));
+    const [row] = await sql<ProposalRow>(
       em,
       `update proposals set status = 'rejected', reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
       [reason, scope.agent.memberId, new Date(), id],
     );
-    recordAudit(em, ctx, { action: 'proposal.rejected', targetType: 'proposal', targetId: id, workspaceId: scope.workspaceId });
-    return em.map(Proposal, row);
+    const rejected = em.map(Proposal, row);
+    recordAudit(em, ctx, proposalEvent('proposal.rejected', scope, rejected, open));
+    return rejected;
   });
+}
+
+/** The event of a proposal change, carrying the proposal as REST returns it (and, for reviews, what the review changed). */
+function proposalEvent(action: EventType, scope: Scope, proposal: Proposal, before?: Record<string, unknown>): AuditInput {
+  const object = eventObject('Proposal', proposal);
+  return {
+    action,
+    targetType: 'proposal',
+    targetId: proposal.id,
+    workspaceId: scope.workspaceId,
+    payload: eventPayload(object, before && changedFields(before, object)),
+  };
 }
 
 async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Promise<Proposal> {
