@@ -144,6 +144,8 @@ export async function updateChangelogEntry(
       else if (input.publishedAt === undefined) entry.publishedAt = null;
     }
     entry.updatedAt = new Date();
+    // Written now, so the entity's own update hooks have run before the event takes its state.
+    await em.flush();
     const after = eventObject('ChangelogEntry', entry);
     recordAudit(em, ctx, {
       action: statusChanges ? 'changelog.status_changed' : 'changelog.updated',
