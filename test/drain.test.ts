@@ -48,6 +48,9 @@ describe('SIGTERM', () => {
       png(64, 64),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
+    // The request is in flight once the service has parsed its headers and handed it to the app
+    // (it answers "100 Continue"); SIGTERM lands then, and the rest of the body is sent only after
+    // the service has logged that it is shutting down.
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
         `${url}/api/v1/workspaces/-/uploads`,
@@ -57,6 +60,7 @@ describe('SIGTERM', () => {
             authorization: `Bearer ${key}`,
             'content-type': `multipart/form-data; boundary=${boundary}`,
             'content-length': body.length,
+            expect: '100-continue',
           },
         },
         (res) => {
@@ -66,11 +70,13 @@ describe('SIGTERM', () => {
         },
       );
       req.on('error', reject);
-      req.write(body.subarray(0, 100));
-      setTimeout(() => {
+      req.on('continue', () => {
+        req.write(body.subarray(0, 100));
+        const mark = service.outputMark();
         child.kill('SIGTERM');
-        setTimeout(() => req.end(body.subarray(100)), 700);
-      }, 300);
+        service.waitForOutput(/shutting down/, mark).then(() => req.end(body.subarray(100)), reject);
+      });
+      req.flushHeaders();
     });
     const res = await answer;
     expect(res.status, res.body).toBe(201);

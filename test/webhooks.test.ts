@@ -66,22 +66,24 @@ describe('webhook deliveries', () => {
       expect(req.headers['webhook-id']).toMatch(/^msg_/);
       expect(() => new Webhook(hook.secret).verify(`${req.body} `, req.headers as Record<string, string>)).toThrow();
       console.log(`webhook delivery latency: ${req.at - Date.parse(payload.timestamp)} ms after the change`);
-      // The event filter holds: a memory write is not a changelog event.
+      // The event filter holds: a memory write is not a changelog event. A changelog entry written
+      // after it is the sentinel: events fan out in commit order, so once it arrives the memory
+      // event has been passed over.
       await app.api('PUT', `${W}/memory/note`, { key: t.key, body: { path: 'a', body: 'b', kind: 'note', links: [], tags: [] } });
-      await new Promise((r) => setTimeout(r, 700));
-      expect(receiver.received).toHaveLength(1);
-      const deliveries = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'delivered');
-      expect(deliveries).toEqual([
-        {
-          eventId: req.headers['webhook-id'],
-          eventType: 'changelog.created',
-          status: 'delivered',
-          attempts: 1,
-          lastStatusCode: 204,
-          lastError: null,
-          attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }],
-        },
-      ]);
+      await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
+      const got = await receiver.waitFor(2);
+      expect(got.map((r) => JSON.parse(r.body).type)).toEqual(['changelog.created', 'changelog.created']);
+      const deliveries = await deliveriesWhen(hook.id, (l) => l.length === 2 && l.every((d) => d.status === 'delivered'));
+      expect(deliveries.map((d) => d.eventType)).toEqual(['changelog.created', 'changelog.created']);
+      expect(deliveries.find((d) => d.eventId === req.headers['webhook-id'])).toEqual({
+        eventId: req.headers['webhook-id'],
+        eventType: 'changelog.created',
+        status: 'delivered',
+        attempts: 1,
+        lastStatusCode: 204,
+        lastError: null,
+        attemptLog: [{ statusCode: 204, durationMs: expect.any(Number), error: null }],
+      });
     } finally {
       await receiver.close();
     }
@@ -111,10 +113,14 @@ describe('webhook deliveries', () => {
       const hook = await subscribe(app, t, receiver.url);
       await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
       await receiver.waitFor(3);
-      await new Promise((r) => setTimeout(r, 800));
-      expect(receiver.received).toHaveLength(3);
       const [delivery] = await deliveriesWhen(hook.id, (l) => l[0]?.status === 'failed');
       expect(delivery).toMatchObject({ status: 'failed', attempts: 3, lastError: expect.stringMatching(/gave up/) });
+      expect(delivery.attemptLog).toHaveLength(3);
+      // Sentinel: the next request the receiver gets is a new event's, not a fourth attempt.
+      await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
+      const got = await receiver.waitFor(4);
+      expect(new Set(got.slice(0, 3).map((r) => r.headers['webhook-id'])).size).toBe(1);
+      expect(got[3].headers['webhook-id']).not.toBe(got[0].headers['webhook-id']);
     } finally {
       await receiver.close();
     }
@@ -130,9 +136,18 @@ describe('webhook deliveries', () => {
       await deliveriesWhen(hook.id, (l) => l[0]?.status === 'failed');
       const list = await app.gql('query($o: ID!) { webhooks(organizationId: $o) { id enabled disabledReason secret } }', { o: t.org.id });
       expect(list.data.webhooks).toEqual([{ id: hook.id, enabled: false, disabledReason: expect.stringMatching(/410/), secret: null }]);
-      await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
-      await new Promise((r) => setTimeout(r, 700));
-      expect(receiver.received).toHaveLength(1);
+      // Sentinel: a second subscription of the organization receives the next event; the disabled one gets nothing of it.
+      const witness = await startReceiver();
+      try {
+        await subscribe(app, t, witness.url);
+        await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
+        const [seen] = await witness.waitFor(1);
+        expect(JSON.parse(seen.body).type).toBe('changelog.created');
+        expect(receiver.received).toHaveLength(1);
+        expect(await deliveriesWhen(hook.id, () => true)).toHaveLength(1);
+      } finally {
+        await witness.close();
+      }
     } finally {
       await receiver.close();
     }
@@ -143,7 +158,7 @@ describe('webhook deliveries', () => {
     try {
       const t = await tenant(app, { plan: 'free' });
       const reader = await createKey(app, t.member.id, { permissions: ['changelog.read'], workspaceId: t.workspace.id });
-      await subscribe(app, t, receiver.url);
+      const hook = await subscribe(app, t, receiver.url);
       expect((await app.api('POST', `${W}/changelog`, { key: reader.key, body: entry })).status).toBe(403);
       // Fails inside its transaction: the quota check throws after the note row work began.
       for (let i = 0; i < 200; i += 50) {
@@ -163,9 +178,18 @@ describe('webhook deliveries', () => {
         body: { path: 'over', body: 'b', kind: 'note', links: [], tags: [] },
       });
       expect(over.status).toBe(409);
-      await new Promise((r) => setTimeout(r, 700));
-      expect(receiver.received).toHaveLength(200);
-      expect(receiver.received.every((r) => JSON.parse(r.body).type === 'memory.note.created')).toBe(true);
+      // Sentinel: an entry written after the refused write arrives next, with nothing before it.
+      expect((await app.api('POST', `${W}/changelog`, { key: t.key, body: entry })).status).toBe(201);
+      // Deliveries go out 20 at a time, so arrival order is loose; the subscription's delivery rows are
+      // made in commit order, so once the sentinel's exists a row for the refused write would too.
+      const got = await receiver.waitFor(201, 30_000);
+      const types = (list: string[]) => list.reduce<Record<string, number>>((n, type) => ({ ...n, [type]: (n[type] ?? 0) + 1 }), {});
+      const expected = { 'memory.note.created': 200, 'changelog.created': 1 };
+      expect(types(got.map((r) => JSON.parse(r.body).type))).toEqual(expected);
+      const rows = (await app.gql('query($id: ID!) { webhookDeliveries(webhookId: $id, limit: 500) { eventType } }', { id: hook.id })).data
+        .webhookDeliveries as { eventType: string }[];
+      expect(types(rows.map((d) => d.eventType))).toEqual(expected);
+      expect(got).toHaveLength(201);
     } finally {
       await receiver.close();
     }
