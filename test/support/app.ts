@@ -26,9 +26,8 @@ export interface RequestOptions {
   rawPath?: boolean;
 }
 
-/** A running service on its own database copy, with clients that validate every response. */
-export interface TestApp {
-  server: RunningServer;
+/** Clients of a running service (in this process or spawned) that validate every response. */
+export interface ServiceClient {
   url: string;
   adminToken: string;
   /** A REST call; the response is checked against the served OpenAPI document. */
@@ -39,6 +38,11 @@ export interface TestApp {
     variables?: Record<string, unknown>,
     bearer?: string | null,
   ): Promise<{ status: number; data: T; errors?: { message: string; extensions: { code: string; details?: any } }[] }>;
+}
+
+/** A running service on its own database copy, with clients that validate every response. */
+export interface TestApp extends ServiceClient {
+  server: RunningServer;
   close(): Promise<void>;
 }
 
@@ -62,10 +66,16 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     embeddingWorker: false,
     ...overrides,
   });
+  return { ...(await serviceClient(server.url, adminToken)), server, close: () => server.close() };
+}
+
+/** Clients for the service at `url` (e.g. one spawned with `spawnService`), checked against the document it serves. */
+export async function serviceClient(url: string, adminToken: string): Promise<ServiceClient> {
+  const server = { url };
   const openapi = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
   const checker = new OpenApiChecker(openapi);
 
-  const api: TestApp['api'] = async (method, path, options = {}) => {
+  const api: ServiceClient['api'] = async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key) headers.authorization = `Bearer ${options.key}`;
     let body: string | FormData | undefined = options.form ?? options.rawBody;
@@ -89,7 +99,7 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 
-  const gql: TestApp['gql'] = async (query, variables = {}, bearer = adminToken) => {
+  const gql: ServiceClient['gql'] = async (query, variables = {}, bearer = adminToken) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (bearer) headers.authorization = `Bearer ${bearer}`;
     const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
@@ -97,5 +107,5 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     return { status: res.status, data: json.data, errors: json.errors };
   };
 
-  return { server, url: server.url, adminToken, api, gql, close: () => server.close() };
+  return { url, adminToken, api, gql };
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { TestApp } from './app.js';
+import type { ServiceClient } from './app.js';
 
 const uniq = () => randomBytes(4).toString('hex');
 
-async function admin<T>(app: TestApp, query: string, variables: Record<string, unknown>): Promise<T> {
+async function admin<T>(app: ServiceClient, query: string, variables: Record<string, unknown>): Promise<T> {
   const res = await app.gql(query, variables);
   if (res.errors?.length) throw new Error(`admin GraphQL failed: ${JSON.stringify(res.errors)}`);
   return Object.values(res.data as Record<string, T>)[0];
@@ -21,20 +21,20 @@ export interface MemberRow {
   role: string;
 }
 
-export function createOrg(app: TestApp, input: { plan?: string; requireTwoFactor?: boolean } = {}): Promise<Org> {
+export function createOrg(app: ServiceClient, input: { plan?: string; requireTwoFactor?: boolean } = {}): Promise<Org> {
   return admin(app, 'mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id plan requireTwoFactor } }', {
     input: { name: `Org ${uniq()}`, plan: input.plan ?? 'free', requireTwoFactor: input.requireTwoFactor ?? false },
   });
 }
 
-export function createWorkspace(app: TestApp, organizationId: string): Promise<Ws> {
+export function createWorkspace(app: ServiceClient, organizationId: string): Promise<Ws> {
   return admin(app, 'mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id organizationId } }', {
     input: { organizationId, name: `Workspace ${uniq()}` },
   });
 }
 
 export function createMember(
-  app: TestApp,
+  app: ServiceClient,
   organizationId: string,
   input: { role?: string; twoFactorEnabled?: boolean } = {},
 ): Promise<MemberRow> {
@@ -49,7 +49,7 @@ export function createMember(
 }
 
 export async function createKey(
-  app: TestApp,
+  app: ServiceClient,
   memberId: string,
   input: { permissions: string[]; workspaceId?: string | null; expiresAt?: string; name?: string },
 ): Promise<{ key: string; id: string }> {
@@ -100,7 +100,7 @@ export interface Tenant {
 
 /** A fresh organization with one workspace, one member and one workspace-bound key. */
 export async function tenant(
-  app: TestApp,
+  app: ServiceClient,
   options: { plan?: string; role?: string; permissions?: string[]; orgWide?: boolean } = {},
 ): Promise<Tenant> {
   const org = await createOrg(app, { plan: options.plan });
