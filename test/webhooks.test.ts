@@ -7,8 +7,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../src/server.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { createKey, tenant, type Tenant } from './support/factories.js';
+import { createKey, createWorkspace, tenant, type Tenant } from './support/factories.js';
 import { startReceiver } from './support/receiver.js';
+import { until } from './support/wait.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -225,7 +226,77 @@ describe('webhook deliveries', () => {
   });
 });
 
+describe('subscription scope and state', () => {
+  it("sends a workspace-scoped subscription only its workspace's events", async () => {
+    const receiver = await startReceiver();
+    try {
+      const t = await tenant(app);
+      const other = await createWorkspace(app, t.org.id);
+      const otherKey = await createKey(app, t.member.id, { permissions: ['changelog.update'], workspaceId: other.id });
+      const hook = await subscribe(app, t, receiver.url, { workspaceId: t.workspace.id });
+      expect((await app.api('POST', `${W}/changelog`, { key: otherKey.key, body: { ...entry, title: 'Other' } })).status).toBe(201);
+      // Sentinel: the scoped workspace's own entry, written after the other one (fan-out is in commit order).
+      expect((await app.api('POST', `${W}/changelog`, { key: t.key, body: { ...entry, title: 'Mine' } })).status).toBe(201);
+      const [first] = await receiver.waitFor(1);
+      expect(JSON.parse(first.body).data).toMatchObject({ workspaceId: t.workspace.id });
+      const rows = await deliveriesWhen(hook.id, (l) => l.length > 0 && l.every((d) => d.status === 'delivered'));
+      expect(rows).toHaveLength(1);
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends nothing more for a delivery whose subscription was disabled or deleted before its retry', async () => {
+    // The first attempt fails with Retry-After: 2, so the retry is due two seconds later.
+    const receiver = await startReceiver(() => ({ status: 500, headers: { 'retry-after': '2' } }));
+    try {
+      const t = await tenant(app);
+      const disabled = await subscribe(app, t, receiver.url, { events: ['changelog.*'] });
+      const deleted = await subscribe(app, t, receiver.url, { events: ['changelog.*'] });
+      await app.api('POST', `${W}/changelog`, { key: t.key, body: entry });
+      await receiver.waitFor(2);
+      for (const hook of [disabled, deleted]) await deliveriesWhen(hook.id, (l) => l[0]?.attempts === 1);
+      const off = await app.gql('mutation($id: ID!) { updateWebhook(id: $id, input: { enabled: false }) { enabled } }', {
+        id: disabled.id,
+      });
+      expect(off.data.updateWebhook.enabled).toBe(false);
+      expect((await app.gql('mutation($id: ID!) { deleteWebhook(id: $id) { id } }', { id: deleted.id })).errors).toBeUndefined();
+      // Settled as failed instead of retried: from then on nothing can be sent for either.
+      const [settled] = await deliveriesWhen(disabled.id, (l) => l[0]?.status === 'failed');
+      expect(settled).toMatchObject({ status: 'failed', attempts: 1, lastError: 'subscription disabled' });
+      const db = app.server.orm.em.fork().getConnection();
+      const gone = await until(
+        async () =>
+          (
+            await db.execute(`select status, last_error from webhook_deliveries where webhook_id = ? and status <> 'pending'`, [deleted.id])
+          )[0],
+        'the deleted subscription delivery to settle',
+      );
+      expect(gone).toEqual({ status: 'failed', last_error: 'subscription deleted' });
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('SSRF-safe targets', () => {
+  it('re-checks the target when a subscription is updated', async () => {
+    const strict = await strictApp();
+    const t = await tenant(strict);
+    const hook = await subscribe(strict, t, 'http://203.0.113.7/hook');
+    for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest', 'http://10.0.0.1/hook']) {
+      const res = await strict.gql('mutation($id: ID!, $u: String!) { updateWebhook(id: $id, input: { url: $u }) { url } }', {
+        id: hook.id,
+        u: url,
+      });
+      expect(res.errors?.[0].extensions, url).toMatchObject({ code: 'invalid_request', details: [{ field: 'url' }] });
+    }
+    const list = await strict.gql('query($o: ID!) { webhooks(organizationId: $o) { url } }', { o: t.org.id });
+    expect(list.data.webhooks).toEqual([{ url: 'http://203.0.113.7/hook' }]);
+  });
+
   it.each([
     'http://127.0.0.1:9/hook',
     'http://[::1]:9/hook',
