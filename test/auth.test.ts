@@ -217,6 +217,26 @@ describe('admin operations', () => {
     expect(foreignWs.errors?.[0].extensions.code).toBe('not_found');
   });
 
+  it('refuses a key that would be born expired, and revokes once: unknown ids are not found, a second revoke keeps the first time', async () => {
+    const t = await tenant(app);
+    for (const expiresAt of [new Date(Date.now() - 60_000).toISOString(), new Date().toISOString()]) {
+      const res = await app.gql(
+        'mutation($m: ID!, $w: ID!, $e: DateTime) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.read"], workspaceId: $w, expiresAt: $e }) { key } }',
+        { m: t.member.id, w: t.workspace.id, e: expiresAt },
+      );
+      expect(res.errors?.[0].extensions, expiresAt).toMatchObject({ code: 'invalid_request', details: [{ field: 'expiresAt' }] });
+    }
+    const revoke = (id: string) => app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id revokedAt } }', { id });
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid'])
+      expect((await revoke(id)).errors?.[0].extensions.code, id).toBe('not_found');
+    const first = (await revoke(t.keyId)).data.revokeAgentKey.revokedAt;
+    expect(first).toBeTruthy();
+    const second = await revoke(t.keyId);
+    expect(second.errors).toBeUndefined();
+    expect(second.data.revokeAgentKey.revokedAt).toBe(first);
+    expect((await app.api('GET', LIST('-'), { key: t.key })).status).toBe(401);
+  });
+
   it('shows the key once, in the svc_pat_ format, and records an audit event', async () => {
     const t = await tenant(app);
     expect(t.key).toMatch(/^svc_pat_[A-Za-z0-9_-]{49}$/);

@@ -177,3 +177,27 @@ describe.skipIf(!multiProcess)('rate-limit window cleanup (PostgreSQL)', () => {
     }
   }, 60_000);
 });
+
+describe('rate-limit window rollover', () => {
+  it('refuses past the limit until the next window begins, which starts a fresh count', async () => {
+    const quick = await startTestApp({ rateLimit: { max: 3, windowSeconds: 2 } });
+    try {
+      const t = await tenant(quick);
+      const get = () => quick.api('GET', '/api/v1/workspaces/-/changelog', { key: t.key });
+      // Windows are aligned to the clock: begin in the first half of one, so four requests share it.
+      await until(() => Date.now() % 2000 < 500, 'the start of a two-second window', 5_000, 5);
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await get());
+      expect(statuses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+      expect(Number(statuses[3].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(statuses[3].headers.get('retry-after'))).toBeLessThanOrEqual(2);
+      const fresh = await until(async () => {
+        const res = await get();
+        return res.status === 200 ? res : null;
+      }, 'the next window');
+      expect(fresh.headers.get('ratelimit')).toMatch(/^"default";r=2;t=[12]$/);
+    } finally {
+      await quick.close();
+    }
+  });
+});
