@@ -80,4 +80,55 @@ describe('Idempotency-Key', () => {
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ id: created.body.id, deleted: true });
   });
+
+  describe('record lifetimes (records aged in the database, only this test key rows)', () => {
+    /** Sets this key's record for `idem` to a state and age, as a request that died or an old one would leave it. */
+    const age = (keyId: string, idem: string, state: 'in_progress' | 'done', interval: string) =>
+      app.server.orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `update idempotency_keys set state = ?, created_at = clock_timestamp() - ?::interval where agent_key_id = ? and idempotency_key = ? returning id`,
+          [state, interval, keyId, idem],
+        );
+    const post = (t: { key: string }, idem: string) =>
+      app.api('POST', `${W}/changelog`, { key: t.key, headers: { 'idempotency-key': idem }, body: entry('Aged') });
+    const count = async (t: { key: string }) => (await app.api('GET', `${W}/changelog?drafts=true`, { key: t.key })).body.length;
+
+    it('answers a retry of a request still in progress with 409 and Retry-After, and takes over a claim older than 2 minutes', async () => {
+      const t = await tenant(app);
+      expect((await post(t, 'slow')).status).toBe(201);
+      expect(await age(t.keyId, 'slow', 'in_progress', '110 seconds')).toHaveLength(1);
+      const busy = await post(t, 'slow');
+      expect(busy.status).toBe(409);
+      expect(busy.body.error).toMatchObject({ code: 'conflict', details: { idempotencyKey: 'slow' } });
+      expect(busy.headers.get('retry-after')).toBe('1');
+      expect(await count(t)).toBe(1);
+      // Past 2 minutes the claim is taken as dead with its process: the retry runs.
+      await age(t.keyId, 'slow', 'in_progress', '121 seconds');
+      const taken = await post(t, 'slow');
+      expect(taken.status).toBe(201);
+      expect(taken.headers.get('idempotent-replayed')).toBeNull();
+      expect(await count(t)).toBe(2);
+      const replay = await post(t, 'slow');
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body).toEqual(taken.body);
+    });
+
+    it('replays for 24 hours, then runs the request again', async () => {
+      const t = await tenant(app);
+      const first = await post(t, 'daily');
+      expect(first.status).toBe(201);
+      await age(t.keyId, 'daily', 'done', '23 hours 59 minutes');
+      const within = await post(t, 'daily');
+      expect(within.headers.get('idempotent-replayed')).toBe('true');
+      expect(within.body).toEqual(first.body);
+      await age(t.keyId, 'daily', 'done', '24 hours 1 minute');
+      const after = await post(t, 'daily');
+      expect(after.status).toBe(201);
+      expect(after.headers.get('idempotent-replayed')).toBeNull();
+      expect(after.body.id).not.toBe(first.body.id);
+      expect(await count(t)).toBe(2);
+    });
+  });
 });
