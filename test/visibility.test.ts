@@ -171,6 +171,67 @@ describe('visibility sweep over a viewer key', () => {
   });
 });
 
+describe('restricted sections refuse viewer writes like unknown articles', () => {
+  it('answers a viewer write aimed at the public article of a restricted section exactly like one at an unknown slug, changing nothing', async () => {
+    const before = (await app.api('GET', `${W}/articles/${restricted.inSection}`, { key: owner.key })).body;
+    const writes: [string, string, unknown][] = [
+      ['PATCH', '/articles/{slug}', { markdown: 'overwritten' }],
+      ['POST', '/articles/{slug}/placement', { section: 'docs' }],
+      ['POST', '/proposals', { article: '{slug}', markdown: 'edit', summary: 's' }],
+    ];
+    for (const [method, path, body] of writes) {
+      const aimed = (slug: string) =>
+        app.api(method, `${W}${path.replace('{slug}', slug)}`, {
+          key: viewerKey,
+          body: JSON.parse(JSON.stringify(body).replace('{slug}', slug)),
+        });
+      const hidden = await aimed(restricted.inSection);
+      const unknown = await aimed('no-such-article');
+      expect(hidden.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
+      expect(hidden.status, `${method} ${path}`).toBeLessThan(500);
+      expect(hidden.body, `${method} ${path}`).toEqual(unknown.body);
+    }
+    expect((await app.api('GET', `${W}/articles/${restricted.inSection}`, { key: owner.key })).body).toEqual(before);
+  });
+});
+
+describe('semantic search applies the visibility of full text', () => {
+  it('never ranks restricted articles for a viewer, nor archived articles or draft changelog entries for anyone', async () => {
+    const t = await tenant(app, { plan: 'pro' });
+    const post = async (path: string, body: unknown) => {
+      const res = await app.api('POST', `${W}${path}`, { key: t.key, body });
+      expect(res.status, `${path} ${res.text}`).toBeLessThan(300);
+      return res.body;
+    };
+    const text = 'If you forgot your login secret, request a reset link from the sign-in page.';
+    await post('/sections', { label: 'Docs', key: 'docs' });
+    await post('/sections', { label: 'Staff', key: 'staff', visibility: 'restricted' });
+    await post('/articles', { title: 'Recovering account credentials', section: 'docs', markdown: text });
+    await post('/articles', { title: 'Recovering staff credentials', section: 'staff', markdown: text });
+    await post('/articles', { title: 'Recovering admin credentials', section: 'docs', markdown: text, visibility: 'restricted' });
+    await post('/articles', { title: 'Recovering legacy credentials', section: 'docs', markdown: text });
+    expect(
+      (await app.api('PATCH', `${W}/articles/recovering-legacy-credentials`, { key: t.key, body: { status: 'ARCHIVED' } })).status,
+    ).toBe(200);
+    await post('/changelog', { title: 'Password reset links', markdown: text, status: 'published', tags: [], published_at: null });
+    await post('/changelog', { title: 'Password reset drafts', markdown: text, status: 'draft', tags: [], published_at: null });
+    await app.server.drainEmbeddings(t.workspace.id);
+    const viewer = await createMember(app, t.org.id, { role: 'viewer' });
+    const viewerOfT = (await createKey(app, viewer.id, { permissions: ALL_PERMISSIONS, workspaceId: t.workspace.id })).key;
+    const ask = async (key: string) => {
+      const res = await app.api('GET', `${W}/search?q=${encodeURIComponent('how do I change my password')}&semantic=true&limit=50`, {
+        key,
+      });
+      expect(res.headers.get('x-search-ranking'), res.headers.get('x-search-fallback') ?? '').toBe('semantic');
+      return res.body.map((h: { type: string; slug: string | null; title: string }) => h.slug ?? h.title).sort();
+    };
+    expect(await ask(t.key)).toEqual(
+      ['Password reset links', 'recovering-account-credentials', 'recovering-admin-credentials', 'recovering-staff-credentials'].sort(),
+    );
+    expect(await ask(viewerOfT)).toEqual(['Password reset links', 'recovering-account-credentials'].sort());
+  }, 60_000);
+});
+
 /** Values that reach the resolver: the bound workspace, a restricted slug, the marker word as a query. */
 function argValue(name: string, type: GraphQLInputType): unknown {
   const inner = getNullableType(type);
