@@ -131,4 +131,56 @@ describe('proposals (16, 17)', () => {
     const foreign = await tenant(app);
     expect((await approve(foreign.key, other.id)).errors?.[0].extensions.code).toBe('not_found');
   });
+
+  it('lists every proposal of the workspace only for reviewers (article.update)', async () => {
+    const t = await setup();
+    const perms = ['proposal.create', 'proposal.read', 'article.read'];
+    const a = await createKey(app, t.member.id, { permissions: perms, workspaceId: t.workspace.id });
+    const b = await createKey(app, t.member.id, { permissions: perms, workspaceId: t.workspace.id });
+    const pa = (await propose(a.key, { article: 'install', markdown: 'a', summary: 'from a' })).body;
+    const pb = (await propose(b.key, { article: 'install', markdown: 'b', summary: 'from b' })).body;
+    const all = (key: string) => app.gql('{ proposals(workspace: "-") { items { id } } }', {}, key);
+    const denied = await all(a.key);
+    expect(denied.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: ['article.update'] } });
+    expect(denied.data).toBeNull();
+    const reviewer = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
+    expect((await all(reviewer.key)).data.proposals.items.map((p: { id: number }) => p.id)).toEqual([pb.id, pa.id]);
+  });
+
+  it('approving a new draft needs article.create: without it nothing is created and the proposal stays open', async () => {
+    const t = await setup();
+    const draft = (await propose(t.key, { section: 'docs', title: 'FAQ', markdown: 'Q & A', summary: 'new page' })).body;
+    const editor = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
+    const denied = await approve(editor.key, draft.id);
+    expect(denied.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: ['article.create'] } });
+    expect((await app.api('GET', `${W}/articles/faq`, { key: t.key })).status).toBe(404);
+    const listed = await app.gql('{ proposals(workspace: "-") { items { id status } } }', {}, t.key);
+    expect(listed.data.proposals.items).toEqual([{ id: draft.id, status: 'open' }]);
+    expect((await approve(t.key, draft.id)).data.approveProposal.status).toBe('approved');
+  });
+
+  it('rejects with a reason of 1 to 1,000 characters, and only for reviewers', async () => {
+    const t = await setup();
+    const open = (await propose(t.key, { article: 'install', markdown: 'nope', summary: 'meh' })).body;
+    const reject = (reason: string, key = t.key) =>
+      app.gql(
+        'mutation($id: Int!, $r: String!) { rejectProposal(workspace: "-", id: $id, reason: $r) { status reason } }',
+        { id: open.id, r: reason },
+        key,
+      );
+    for (const reason of ['', 'x'.repeat(1001)]) {
+      const res = await reject(reason);
+      expect(res.errors?.[0].extensions, `${reason.length} characters`).toMatchObject({
+        code: 'invalid_request',
+        details: [{ field: 'reason' }],
+      });
+    }
+    const proposer = await createKey(app, t.member.id, { permissions: ['proposal.create', 'proposal.read'], workspaceId: t.workspace.id });
+    expect((await reject('no', proposer.key)).errors?.[0].extensions).toMatchObject({
+      code: 'permission_denied',
+      details: { missing: ['article.update'] },
+    });
+    const longest = 'y'.repeat(1000);
+    expect((await reject(longest)).data.rejectProposal).toEqual({ status: 'rejected', reason: longest });
+  });
 });
