@@ -8,7 +8,7 @@ import { createKey, tenant, type Tenant } from './support/factories.js';
 let app: TestApp;
 let specServer: Server;
 let specUrl: string;
-const served: { body: string; hits: string[] } = { body: '{}', hits: [] };
+const served: { body: string; status: number; hits: string[] } = { body: '{}', status: 200, hits: [] };
 
 beforeAll(async () => {
   app = await startTestApp({ outboundAllowLoopback: true, embeddingWorker: false });
@@ -18,12 +18,17 @@ beforeAll(async () => {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(served.body);
+    const hop = /^\/hop\/(\d+)$/.exec(req.url ?? '');
+    if (hop && Number(hop[1]) > 0) return void res.writeHead(302, { location: `/hop/${Number(hop[1]) - 1}` }).end();
+    if (req.url === '/hang') return; // never answers
+    if (req.url === '/huge') return void res.writeHead(200, { 'content-type': 'application/json' }).end(' '.repeat(5 * 1024 * 1024 + 1));
+    res.writeHead(served.status, { 'content-type': 'application/json' }).end(served.body);
   });
   await new Promise<void>((r) => specServer.listen(0, '127.0.0.1', r));
   specUrl = `http://127.0.0.1:${(specServer.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  specServer?.closeAllConnections();
   specServer?.close();
   await app?.close();
 });
@@ -242,6 +247,64 @@ describe('by URL, SSRF-safe', () => {
     } finally {
       await strict.close();
     }
+  });
+});
+
+describe('fetch limits and failed syncs', () => {
+  it('follows up to 5 redirects, and refuses 6, a body over 5 MiB and a URL that does not answer within 10 s', async () => {
+    const t = await tenant(app);
+    served.body = JSON.stringify(spec30([{ id: 'a', path: '/a', tag: 'T' }]));
+    const five = await attach(t, { url: `${specUrl}/hop/5` });
+    expect(five.status, JSON.stringify(five.body)).toBe(200);
+    const refusals: [string, RegExp][] = [
+      ['/hop/6', /too many redirects/],
+      ['/huge', /larger than 5242880 bytes/],
+      ['/hang', /within 10000 ms/],
+    ];
+    for (const [path, reason] of refusals) {
+      const res = await attach(t, { url: `${specUrl}${path}` });
+      expect(res.status, path).toBe(400);
+      expect(res.body.error.details[0].field, path).toBe('url');
+      expect(res.body.error.message, path).toMatch(reason);
+    }
+    // Refused attaches change nothing: the five-hop spec is still the attached one.
+    const status = await app.api('GET', `${W}/openapi`, { key: t.key });
+    expect(status.body).toMatchObject({ url: `${specUrl}/hop/5`, operationCount: 1 });
+  }, 30_000);
+
+  it('records a failed sync (an error answer, then an invalid document) with its reason, and changes no page', async () => {
+    const t = await tenant(app);
+    served.body = JSON.stringify(
+      spec30([
+        { id: 'a', path: '/a', tag: 'T' },
+        { id: 'b', path: '/b', tag: 'T' },
+      ]),
+    );
+    expect((await attach(t, { url: `${specUrl}/openapi.json` })).status).toBe(200);
+    const snapshot = async () =>
+      Promise.all(
+        (await pages(t)).map(async (p: any) => {
+          const article = (await app.api('GET', `${W}/articles/${p.slug}`, { key: t.key })).body;
+          return `${p.operationKey} ${article.version} ${article.markdown}`;
+        }),
+      );
+    const before = await snapshot();
+    expect(before).toHaveLength(2);
+    served.body = '{"openapi": "3.0.3", "paths": "not an object"}';
+    const invalid = await app.api('POST', `${W}/openapi/sync`, { key: t.key });
+    expect(invalid.status).toBe(400);
+    let status = (await app.api('GET', `${W}/openapi`, { key: t.key })).body;
+    expect(status).toMatchObject({ lastSyncResult: 'failed', lastSyncError: expect.any(String), operationCount: 2 });
+    expect(status.lastSyncAt).toBeTruthy();
+    expect(await snapshot()).toEqual(before);
+    // A spec served with an error status fails the same way (the sync re-fetches the stored URL).
+    served.body = JSON.stringify(spec30([{ id: 'c', path: '/c', tag: 'T' }]));
+    served.status = 500;
+    const erroring = await app.api('POST', `${W}/openapi/sync`, { key: t.key }).finally(() => (served.status = 200));
+    expect(erroring.status).toBe(400);
+    status = (await app.api('GET', `${W}/openapi`, { key: t.key })).body;
+    expect(status).toMatchObject({ lastSyncResult: 'failed', lastSyncError: expect.stringMatching(/HTTP 500/) });
+    expect(await snapshot()).toEqual(before);
   });
 });
 
