@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
-import { DisabledEmbedder } from '../src/search/embedder.js';
+import { DisabledEmbedder, embedderFromEnv } from '../src/search/embedder.js';
 import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { startEmbeddingsEndpoint } from './support/embedders.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 
 let app: TestApp;
@@ -212,6 +213,66 @@ describe('semantic search', () => {
       expect(res.body.map((h: any) => h.slug)).toEqual(['password-reset']);
     } finally {
       await off.close();
+    }
+  });
+});
+
+describe('embedding worker with an HTTP embedder', () => {
+  it('keeps an item that failed to embed under its lease, retries it once the lease expired, and falls back while the endpoint is down', async () => {
+    const endpoint = await startEmbeddingsEndpoint();
+    const remote = await startTestApp({ embedder: embedderFromEnv({ EMBEDDINGS_URL: endpoint.url, EMBEDDINGS_API_KEY: 'emb-test-key' }) });
+    try {
+      const t = await tenant(remote);
+      expect((await remote.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } })).status).toBe(201);
+      const body = { title: 'Password reset', section: 'docs', markdown: 'Request a reset link.' };
+      expect((await remote.api('POST', `${W}/articles`, { key: t.key, body })).status).toBe(201);
+      const db = remote.server.orm.em.fork().getConnection();
+      const queue = () =>
+        db.execute('select attempts, claimed_until > clock_timestamp() as leased from embedding_queue where workspace_id = ?', [
+          t.workspace.id,
+        ]);
+      const ask = (q: string) => remote.api('GET', `${W}/search?q=${q}&semantic=true`, { key: t.key });
+      endpoint.state.healthy = false;
+      await expect(remote.server.drainEmbeddings(t.workspace.id)).rejects.toThrow(/answered 503/);
+      expect(await queue()).toEqual([{ attempts: 1, leased: true }]);
+      expect((await ask('password')).headers.get('x-search-fallback')).toBe('embeddings_pending');
+      endpoint.state.healthy = true;
+      // Under its lease nobody takes the item again (a worker that died holding it only delays it) ...
+      expect(await remote.server.drainEmbeddings(t.workspace.id)).toBe(0);
+      expect(await queue()).toEqual([{ attempts: 1, leased: true }]);
+      // ... and once the lease has run out (aged here, only this workspace's row), the next pass retries it.
+      await db.execute(`update embedding_queue set claimed_until = clock_timestamp() - interval '1 second' where workspace_id = ?`, [
+        t.workspace.id,
+      ]);
+      expect(await remote.server.drainEmbeddings(t.workspace.id)).toBe(1);
+      expect(await queue()).toEqual([]);
+      const found = await ask('password');
+      expect(found.headers.get('x-search-ranking')).toBe('semantic');
+      expect(found.body.map((h: { slug: string }) => h.slug)).toEqual(['password-reset']);
+      expect(new Set(endpoint.state.authorizations)).toEqual(new Set(['Bearer emb-test-key']));
+      // With nothing pending, an endpoint that fails a (new) query is "unavailable", never a 500.
+      endpoint.state.healthy = false;
+      const down = await ask('reset');
+      expect(down.status).toBe(200);
+      expect(down.headers.get('x-search-fallback')).toBe('embedder_unavailable');
+      expect(down.body.map((h: { slug: string }) => h.slug)).toEqual(['password-reset']);
+    } finally {
+      await remote.close();
+      await endpoint.close();
+    }
+  });
+
+  it('treats an endpoint that cannot be reached as unavailable', async () => {
+    const endpoint = await startEmbeddingsEndpoint();
+    await endpoint.close(); // its port now refuses connections
+    const remote = await startTestApp({ embedder: embedderFromEnv({ EMBEDDINGS_URL: endpoint.url }) });
+    try {
+      const t = await tenant(remote);
+      const res = await remote.api('GET', `${W}/search?q=anything&semantic=true`, { key: t.key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-search-fallback')).toBe('embedder_unavailable');
+    } finally {
+      await remote.close();
     }
   });
 });
