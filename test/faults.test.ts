@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
+import { until } from './support/wait.js';
 
 // A private PostgreSQL that this test starts, stops and restarts itself (initdb into a temporary
 // directory, its own port). Skipped, saying so, where no PostgreSQL server binaries exist (except on CI).
@@ -105,9 +106,10 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
       }
     };
     const writers = [writer(), writer(), writer()];
-    await new Promise((r) => setTimeout(r, 1000));
+    // Conditions, not durations: writes land before the stop, writers meet the outage, and more land after the restart.
+    await until(() => acknowledged.length >= 20, 'writes acknowledged before the stop', 30_000);
     pgStop();
-    await new Promise((r) => setTimeout(r, 2000));
+    await until(() => (statuses.get(503) ?? 0) >= 3, 'writes refused with 503 while the database is down', 30_000);
     const down = await fetch(`${server.url}/readyz`);
     expect(down.status).toBe(503);
     const restartedAt = Date.now();
@@ -121,7 +123,8 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    const before = acknowledged.length;
+    await until(() => acknowledged.length >= before + 20, 'writes acknowledged after the restart', 30_000);
     stop = true;
     await Promise.all(writers);
     expect(recoveredAfter).toBeGreaterThanOrEqual(0);
