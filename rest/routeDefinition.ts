@@ -97,6 +97,11 @@ export interface Route {
   keepAnswers?: boolean;
   /** Response headers derived from the result (e.g. ETag). */
   responseHeaders?: Record<string, ResponseHeaderDef>;
+  /**
+   * Fields of the answer left out when null: fields added to an endpoint for clients that use
+   * them, so that every other answer stays exactly what it was.
+   */
+  omitWhenNull?: string[];
   /** HTTP status on success. */
   status: number;
   /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */

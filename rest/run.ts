@@ -108,6 +108,7 @@ async function execute(
   const result = await compiled.run(contextValue, variables);
   if (result.errors?.length) throw result.errors[0];
   const data = (result.data as Record<string, unknown>)[op.rootField] as Record<string, unknown>;
+  for (const field of route.omitWhenNull ?? []) if (data?.[field] === null) delete data[field];
   const headers: Record<string, string> = {};
   for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
     const value = header.value ? header.value(data) : (contextValue.responseHeaders?.[name] ?? null);

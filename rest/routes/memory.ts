@@ -1,3 +1,4 @@
+import { NEAR_LIMIT, NEAR_MIN_TRIGRAMS, NEAR_THRESHOLD } from '../../src/services/nearDuplicates.js';
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
@@ -82,7 +83,10 @@ export const MEMORY_ROUTES: Route[] = [
       `Updating an existing path is always allowed. Paths: ${PATH_RULES} ` +
       "Every change raises `version` by one and keeps the replaced state in the note's history (the last 50). " +
       'Optimistic concurrency: `If-Match` applies the write only to the version it names (never creates); `If-None-Match: *` only creates. ' +
-      'A condition that does not hold is 412 `precondition_failed` with the current ETag in `details.etag`, and nothing changes.',
+      'A condition that does not hold is 412 `precondition_failed` with the current ETag in `details.etag`, and nothing changes. ' +
+      `When the write creates a new path whose body is very close to existing notes (trigram similarity ≥ ${NEAR_THRESHOLD}, bodies of at least ` +
+      `${NEAR_MIN_TRIGRAMS} distinct trigrams), the answer adds \`similar: [{path, score}]\` (closest first, at most ${NEAR_LIMIT}) so the agent can merge ` +
+      'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise.',
     permissions: ['memory.write'],
     headers: {
       'if-match': ifMatch,
@@ -93,6 +97,7 @@ export const MEMORY_ROUTES: Route[] = [
       ),
     },
     responseHeaders: noteEtag,
+    omitWhenNull: ['similar'],
     body: jsonBody({
       variable: 'input',
       required: ['path', 'body', 'kind', 'links', 'tags'],

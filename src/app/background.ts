@@ -6,6 +6,7 @@ import type { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
 import { IdempotencyStore } from '../services/idempotency.js';
 import { purgeNoteHistory } from '../services/noteHistory.js';
+import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 interface BackgroundOptions {
@@ -47,21 +48,37 @@ export function startBackground(options: BackgroundOptions): Background {
   });
   if (options.webhookDispatcher) dispatcher.start();
   // The rate limiter deletes its own old windows; expired idempotency records and the history of
-  // notes deleted long ago go here.
+  // notes deleted long ago go here, and notes written before near-duplicate detection get their
+  // band keys (a few thousand per pass, the first pass soon after start).
+  const backfill = () =>
+    backfillNearKeysFor(freshEm(orm), NEAR_BACKFILL_BATCHES).catch((error) =>
+      logger.warn({ err: error }, 'near-duplicate key backfill failed'),
+    );
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();
+  const firstBackfill = setTimeout(() => void backfill(), 5_000);
+  firstBackfill.unref();
   return {
     worker,
     dispatcher,
     idempotency,
     async stop() {
       clearInterval(housekeeping);
+      clearTimeout(firstBackfill);
       await worker.stop();
       await dispatcher.stop();
       if (modelThread !== embedder) await modelThread.close?.();
     },
   };
+}
+
+/** Batches of near-duplicate keys one housekeeping pass computes (500 notes each). */
+const NEAR_BACKFILL_BATCHES = 10;
+
+async function backfillNearKeysFor(db: Parameters<typeof backfillNearKeys>[0], batches: number): Promise<void> {
+  for (let i = 0; i < batches; i++) if ((await backfillNearKeys(db)) === 0) return;
 }

@@ -1,10 +1,16 @@
 import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
 /** Full-text document: path segments and tags weigh more than the body (A > B > C). */
 const MEMORY_SEARCH_EXPRESSION =
   "(((setweight(to_tsvector('english'::regconfig, translate(path, '/._-'::text, '    '::text)), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, wks_array_text(tags)), 'B'::\"char\")) || setweight(to_tsvector('english'::regconfig, body), 'C'::\"char\")))";
+
+@ObjectType({ description: 'A note whose body is very close to the one just written.' })
+export class SimilarNote {
+  @Field() path!: string;
+  @Field(() => Float, { description: 'Trigram similarity of the two bodies, 0–1 (3 decimals).' }) score!: number;
+}
 
 @ObjectType({ description: 'A shared workspace memory note: Markdown addressed by a file-like path.' })
 @Entity({ tableName: 'memory_notes' })
@@ -58,6 +64,17 @@ export class MemoryNote {
   @Field(() => Date)
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   accessedAt: Date = new Date();
+
+  /**
+   * Only on the answer to a PUT that created the note, and only when notes of the workspace have
+   * a very similar body (see NEAR_THRESHOLD): the agent may merge instead of keeping both.
+   */
+  @Field(() => [SimilarNote], {
+    nullable: true,
+    description:
+      'On a PUT that created the note: existing notes whose body is at least 0.6 trigram-similar (pg_trgm similarity), closest first, at most 5; absent otherwise.',
+  })
+  similar?: SimilarNote[];
 
   /** Maintained by the database; never loaded. */
   @Property({ columnType: 'tsvector', generated: `${MEMORY_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })

@@ -18,6 +18,7 @@ import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { pgArray, sql } from '../db/sql.js';
 import { auditedWrite } from './audit.js';
+import { nearKeys, nearKeysParam, similarNotes, trigrams } from './nearDuplicates.js';
 import type { MemoryIndexEntry, MemorySearchHit } from '../types/memory.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
@@ -94,6 +95,8 @@ export async function putNote(
   const note = validateNote(input);
   const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
   const noneMatch = conditions.ifNoneMatch ? versionsNamed(conditions.ifNoneMatch) : null;
+  const grams = trigrams(note.body);
+  const keys = nearKeys(scope.workspaceId, grams);
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     try {
@@ -107,7 +110,7 @@ export async function putNote(
                where workspace_id = :workspace and path = :path for update),
             upd as (
               update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
-                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now
+                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[]
                 from cur
                where n.id = cur.id and :may_update
                  and (:match::int[] is null or cur.version = any(:match::int[]))
@@ -129,10 +132,10 @@ export async function putNote(
               on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
               returning used),
             ins as (
-              insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at)
+              insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at, near_keys)
               select :workspace, :path, :kind, :body, :links::text[], :tags::text[],
                      coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
-                     :key, :now, :now, :now
+                     :key, :now, :now, :now, :near_keys::int[]
                 from plan where quota is null or exists (select 1 from slot)
               returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload)`,
           write: 'select * from upd union all select * from ins',
@@ -154,8 +157,13 @@ export async function putNote(
           may_update: noneMatch !== 'any',
           may_create: match === null,
           organization: scope.agent.organizationId,
+          near_keys: nearKeysParam(keys),
         },
       );
+      if (written?.action === 'memory.note.created') {
+        const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, grams, keys);
+        return similar.length ? { ...plainNote(written), similar } : plainNote(written);
+      }
       if (written) return plainNote(written);
     } catch (error) {
       // Created by a concurrent request meanwhile: nothing was written; run again (an update now).
@@ -246,6 +254,7 @@ interface NoteRow {
   created_at: string;
   updated_at: string;
   accessed_at: string;
+  action?: string;
 }
 
 /** An index entry row (ENTRY_COLUMNS). */

@@ -15,6 +15,7 @@ import { Migration20261124020000_content_revision } from './Migration20261124020
 import { Migration20261124030000_note_versions } from './Migration20261124030000_note_versions.js';
 import { Migration20261124040000_article_revisions } from './Migration20261124040000_article_revisions.js';
 import { Migration20261124050000_event_payloads } from './Migration20261124050000_event_payloads.js';
+import { Migration20261124060000_note_near_keys } from './Migration20261124060000_note_near_keys.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124030000_note_versions', class: Migration20261124030000_note_versions },
   { name: 'Migration20261124040000_article_revisions', class: Migration20261124040000_article_revisions },
   { name: 'Migration20261124050000_event_payloads', class: Migration20261124050000_event_payloads },
+  { name: 'Migration20261124060000_note_near_keys', class: Migration20261124060000_note_near_keys },
 ];
