@@ -4,6 +4,12 @@ import type { Plan, Role } from './auth/permissions.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
 
+/** MEMORY_HISTORY_KEPT and MEMORY_NEAR_DUPLICATES (README). */
+export interface MemorySettings {
+  historyKept: number;
+  nearDuplicates: boolean;
+}
+
 /** An authenticated agent key, with what authorization needs already loaded. */
 export interface AgentPrincipal {
   kind: 'agent';
@@ -40,6 +46,8 @@ export interface RequestContext {
   search: { embedder: Embedder; index: VectorIndex };
   /** Outbound HTTP policy (OUTBOUND_ALLOW_LOOPBACK, for tests and local development only). */
   outbound: { allowLoopback: boolean };
+  /** Memory notes: revisions kept per note (0: no history) and whether creates look for near-duplicates. */
+  memory: MemorySettings;
   /**
    * Response headers a service sets for the answer (e.g. the sidebar tree's ETag): REST sends
    * them with the route's answer, GraphQL over HTTP with a one-field operation's.

@@ -31,6 +31,8 @@ const server = await startServer({
   keyHashSecret: process.env.KEY_HASH_SECRET || undefined,
   outboundAllowLoopback: process.env.OUTBOUND_ALLOW_LOOPBACK === 'true',
   webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
+  memoryHistoryKept: process.env.MEMORY_HISTORY_KEPT === '0' ? 0 : intEnv('MEMORY_HISTORY_KEPT', 50),
+  memoryNearDuplicates: process.env.MEMORY_NEAR_DUPLICATES !== 'off',
   corsOrigins: (process.env.CORS_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())

@@ -11,6 +11,7 @@ import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
 import { loadCredentials } from './services/settings.js';
+import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
 export { VERSION } from './app/createApp.js';
 
@@ -40,6 +41,10 @@ export interface ServerOptions {
   corsOrigins?: string[];
   /** OUTBOUND_ALLOW_LOOPBACK: let spec fetches and webhooks reach loopback addresses (tests, local development). */
   outboundAllowLoopback?: boolean;
+  /** Revisions kept per memory note (default 50; 0 keeps no history). */
+  memoryHistoryKept?: number;
+  /** Whether a PUT that creates a note reports near-duplicates (default on). */
+  memoryNearDuplicates?: boolean;
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
@@ -108,6 +113,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       webhookDispatcher: options.webhookDispatcher !== false,
       webhookRetryScheduleMs: options.webhookRetryScheduleMs,
       outboundAllowLoopback: options.outboundAllowLoopback ?? false,
+      memory: { historyKept: options.memoryHistoryKept ?? NOTE_REVISIONS_KEPT, nearDuplicates: options.memoryNearDuplicates ?? true },
       corsOrigins: options.corsOrigins ?? [],
       sandbox: options.sandbox ?? process.env.NODE_ENV !== 'production',
     });

@@ -119,3 +119,29 @@ describe('near-duplicate warning on memory writes', () => {
     expect((await put(t, 'old/three', BASE)).body.similar.map((s: any) => s.path)).toEqual(['old/one', 'old/two']);
   });
 });
+
+describe('with MEMORY_HISTORY_KEPT=0 and MEMORY_NEAR_DUPLICATES=off', () => {
+  it('keeps no revisions and reports no near-duplicates; notes written meanwhile get no keys until the check is on', async () => {
+    const lean = await startTestApp({ memoryHistoryKept: 0, memoryNearDuplicates: false });
+    try {
+      const t = await tenant(lean);
+      const write = (path: string, body: string) =>
+        lean.api('PUT', NOTE, { key: t.key, body: { path, body, kind: 'note', links: [], tags: [] } });
+      expect((await write('a', BASE)).status).toBe(200);
+      expect((await write('a', `${BASE} Again.`)).body.version).toBe(2);
+      expect((await write('b', BASE)).body).not.toHaveProperty('similar');
+      const history = await lean.api('GET', `${NOTE}/history?path=a`, { key: t.key });
+      expect(history.status).toBe(200);
+      expect(history.body).toEqual([]);
+      expect((await lean.api('DELETE', `${NOTE}?path=b`, { key: t.key })).status).toBe(200);
+      expect((await lean.api('GET', `${NOTE}/history?path=b`, { key: t.key })).status).toBe(404);
+      const conn = lean.server.orm.em.fork().getConnection();
+      const [{ n }] = await conn.execute('select count(*)::int as n from memory_notes where workspace_id = ? and near_keys is null', [
+        t.workspace.id,
+      ]);
+      expect(n).toBe(1);
+    } finally {
+      await lean.close();
+    }
+  });
+});

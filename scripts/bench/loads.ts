@@ -48,10 +48,14 @@ export function noteUpdates(url: string, headers: Record<string, string>, small 
   };
 }
 
-/** PUT requests to `url` creating a new path each. */
+/** PUT requests to `url` creating a new path each, with bodies of 1–4 KB. */
 export function noteCreates(url: string, headers: Record<string, string>): AutocannonLoad {
   let n = 0;
-  const body = () => JSON.stringify({ path: `bench/${process.pid}/${n++}`, body: 'new', kind: 'note', links: [], tags: [] });
+  // Paths new to every load; bodies of 1–4 KB drawn from 64, so most creates have near-duplicates to find and score.
+  const prefix = `bench/${randomBytes(4).toString('hex')}`;
+  const bodies = Array.from({ length: 64 }, (_, i) => noteBody(i));
+  const body = () =>
+    JSON.stringify({ path: `${prefix}/${n}`, body: `${bodies[n % 64]}\ncreated ${n++}`, kind: 'note', links: [], tags: [] });
   return {
     options: {
       url,

@@ -132,7 +132,21 @@ export const SCENARIOS: Scenario[] = [
         server: 'plain-koa',
         drive: autocannon((b) => noteUpdates(`${b.base}/note`, {}, true)),
       },
+      {
+        id: 'update-lean',
+        label: 'update, note history and near-duplicate check off',
+        connections: 50,
+        server: 'service-lean',
+        drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)),
+      },
       { id: 'create', label: 'create', connections: 50, drive: autocannon((b) => noteCreates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'create-lean',
+        label: 'create, note history and near-duplicate check off',
+        connections: 50,
+        server: 'service-lean',
+        drive: autocannon((b) => noteCreates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)),
+      },
       {
         id: 'pgbench',
         label: 'update statement, database alone (pgbench)',

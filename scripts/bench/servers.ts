@@ -5,22 +5,26 @@ import type { Server } from './types.js';
 
 /** Starts the service as `npm start` would, on DATABASE_URL or a fresh embedded data directory. */
 export async function startService(): Promise<ServiceProcess> {
-  const { databaseUrl, profileDir, adminToken } = OPTIONS;
+  const { databaseUrl, profileDir } = OPTIONS;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const service = await spawnService(
-    {
-      OUTBOUND_ALLOW_LOOPBACK: 'false',
-      // As in production: the webhook dispatcher runs (it reads every event the writes produce).
-      WEBHOOK_DISPATCHER: 'on',
-      ADMIN_TOKEN: adminToken,
-      RATE_LIMIT_MAX: '100000000',
-      EMBEDDINGS: 'local',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: `./bench-results/data-${Date.now()}` }),
-    },
+    { ...serviceEnv(), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: `./bench-results/data-${Date.now()}` }) },
     profile,
   );
   log(`service at ${service.url}`);
   return service;
+}
+
+/** The service's environment in the bench, as in production but without a rate limit. */
+function serviceEnv(): Record<string, string> {
+  return {
+    OUTBOUND_ALLOW_LOOPBACK: 'false',
+    // As in production: the webhook dispatcher runs (it reads every event the writes produce).
+    WEBHOOK_DISPATCHER: 'on',
+    ADMIN_TOKEN: OPTIONS.adminToken,
+    RATE_LIMIT_MAX: '100000000',
+    EMBEDDINGS: 'local',
+  };
 }
 
 /** How each plain baseline is started. */
@@ -44,9 +48,16 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
   const stop = async () => void (await Promise.all(started.map((p) => p.stop())));
   try {
     for (const server of servers) {
-      if (server !== 'plain-http' && server !== 'plain-koa') continue;
-      const { entry, env } = BASELINES[server];
-      const child = await spawnService({ DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, ...env }, [], entry);
+      if (server !== 'plain-http' && server !== 'plain-koa' && server !== 'service-lean') continue;
+      const child =
+        server === 'service-lean'
+          ? // A second service on the same database with note history and the near-duplicate check off: what they cost.
+            await spawnService({ ...serviceEnv(), DATABASE_URL: databaseUrl, MEMORY_HISTORY_KEPT: '0', MEMORY_NEAR_DUPLICATES: 'off' })
+          : await spawnService(
+              { DATABASE_URL: databaseUrl, WORKSPACE_ID: workspaceId, ...BASELINES[server].env },
+              [],
+              BASELINES[server].entry,
+            );
       started.push(child);
       urls.set(server, child.url);
       if (child.child.pid) pids.set(server, child.child.pid);

@@ -11,6 +11,7 @@ export interface ContextDeps {
   serverSecret: string;
   search: RequestContext['search'];
   outbound: RequestContext['outbound'];
+  memory: RequestContext['memory'];
 }
 
 /** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
@@ -21,7 +22,7 @@ export type ContextFactory = (ctx: Context, requireCredential: boolean) => Promi
  * EntityManager forked only when the request first uses one, and one shared statement
  * EntityManager for single `sql()` statements (it never holds entities or a transaction).
  */
-export function contextFactory({ orm, serverSecret, search, outbound }: ContextDeps): ContextFactory {
+export function contextFactory({ orm, serverSecret, search, outbound, memory }: ContextDeps): ContextFactory {
   const statementEm = freshEm(orm);
   return (ctx, requireCredential) => {
     const principal = principalOf(ctx) ?? { kind: 'anonymous' };
@@ -38,6 +39,7 @@ export function contextFactory({ orm, serverSecret, search, outbound }: ContextD
       serverSecret,
       search,
       outbound,
+      memory,
       responseHeaders: {},
     });
   };

@@ -9,7 +9,7 @@ import { authorize } from '../auth/authorize.js';
 import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
-import type { RequestContext } from '../context.js';
+import type { MemorySettings, RequestContext } from '../context.js';
 import { freshEm, pgClientConfig } from '../db/orm.js';
 import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
@@ -41,6 +41,7 @@ export interface AppOptions {
   webhookDispatcher: boolean;
   webhookRetryScheduleMs?: number[];
   outboundAllowLoopback: boolean;
+  memory: MemorySettings;
   corsOrigins: string[];
   sandbox: boolean;
 }
@@ -102,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     serverSecret: options.credentials.serverSecret,
     search: { embedder: domain.embedder, index: domain.vectorIndex },
     outbound: { allowLoopback: options.outboundAllowLoopback },
+    memory: options.memory,
   });
   const backend = {
     schema: domain.schema,

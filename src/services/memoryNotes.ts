@@ -53,7 +53,7 @@ export interface NoteConditions {
   ifNoneMatch?: string | null;
 }
 
-/** How many replaced revisions each note keeps (the oldest go first). */
+/** How many replaced revisions each note keeps by default (MEMORY_HISTORY_KEPT; the oldest go first). */
 export const NOTE_REVISIONS_KEPT = 50;
 
 /** 409 when creating one more note would exceed the plan's quota. */
@@ -95,8 +95,9 @@ export async function putNote(
   const note = validateNote(input);
   const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
   const noneMatch = conditions.ifNoneMatch ? versionsNamed(conditions.ifNoneMatch) : null;
-  const grams = trigrams(note.body);
-  const keys = nearKeys(scope.workspaceId, grams);
+  // Without the check, no keys: the housekeeping pass gives the note its keys once the check is on.
+  const grams = ctx.memory.nearDuplicates ? trigrams(note.body) : null;
+  const keys = grams && nearKeys(scope.workspaceId, grams);
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     try {
@@ -120,10 +121,10 @@ export async function putNote(
             kept as (
               insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
               select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
-                from cur where exists (select 1 from upd)),
+                from cur where exists (select 1 from upd) and :keep::int > 0),
             trimmed as (
               delete from memory_note_revisions
-               where workspace_id = :workspace and path = :path and version <= (select version from upd) - ${NOTE_REVISIONS_KEPT + 1}),
+               where workspace_id = :workspace and path = :path and version <= (select version from upd) - :keep::int - 1),
             plan as (
               select ${QUOTA_OF('o.plan')} as quota from organizations o
                where o.id = :organization and :may_create and not exists (select 1 from cur) for share),
@@ -157,10 +158,11 @@ export async function putNote(
           may_update: noneMatch !== 'any',
           may_create: match === null,
           organization: scope.agent.organizationId,
-          near_keys: nearKeysParam(keys),
+          near_keys: keys && nearKeysParam(keys),
+          keep: ctx.memory.historyKept,
         },
       );
-      if (written?.action === 'memory.note.created') {
+      if (written?.action === 'memory.note.created' && keys) {
         const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, grams, keys);
         return similar.length ? { ...plainNote(written), similar } : plainNote(written);
       }
@@ -336,7 +338,7 @@ export async function deleteNote(
           returning ${NOTE_COLUMNS}, written_by_key_id),
         kept as (
           insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
-          select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted),
+          select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted where :keep::int > 0),
         freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted))`,
       write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
       payloadColumn: 'payload',
@@ -347,6 +349,7 @@ export async function deleteNote(
       match: versionsParam(match),
       key: scope.agent.keyId,
       now: new Date(),
+      keep: ctx.memory.historyKept,
     },
   );
   if (!rows.length) {

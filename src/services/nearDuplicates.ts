@@ -3,39 +3,53 @@ import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 /**
  * Near-duplicate memory notes, so an agent can merge instead of writing a second copy.
  *
- * Closeness is the trigram similarity PostgreSQL's pg_trgm defines: the Jaccard index of the two
- * bodies' sets of character trigrams (lower-cased words of letters and digits, each padded with
- * two spaces before and one after). Comparing a new body with every note of a workspace costs
- * seconds (pg_trgm: 6 s for 10,000 bodies of 2 KB), so candidates come from MinHash banding:
- * each note stores NEAR_BANDS band keys (`memory_notes.near_keys`, a GIN-indexed int[]), each a
- * hash of the workspace and two MinHash values of its trigrams. Two bodies of similarity s share
- * a band with probability 1 − (1 − s²)^10: 0.99 at s = 0.6, 0.9999 at s = 0.8. Candidates (at most
- * NEAR_CANDIDATES) are then scored exactly, and those at or above NEAR_THRESHOLD are reported.
+ * Closeness is trigram similarity as PostgreSQL's pg_trgm defines it: the Jaccard index of the
+ * two bodies' sets of character trigrams (lower-cased words of letters and digits, each padded
+ * with two spaces before and one after); trigrams are compared as 32-bit hashes. Comparing a new
+ * body with every note of a workspace costs seconds (pg_trgm: 6 s for 10,000 bodies of 2 KB), so
+ * candidates come from MinHash banding: each note stores NEAR_BANDS band keys
+ * (`memory_notes.near_keys`, a GIN-indexed int[]), each a hash of the workspace and NEAR_ROWS
+ * MinHash values. Two bodies of similarity s share a band with probability 1 − (1 − s⁴)^16:
+ * 0.89 at s = 0.6, 0.988 at 0.7, 0.9992 at 0.8. Of at most NEAR_CANDIDATES notes sharing a band,
+ * the NEAR_SCORED sharing the most bands are scored exactly; those at or above NEAR_THRESHOLD are
+ * reported. The cost of a create is thereby bounded whatever the workspace holds.
  */
 export const NEAR_THRESHOLD = 0.6;
 /** Bodies with fewer distinct trigrams (about one short sentence) are not compared: closeness means little there. */
 export const NEAR_MIN_TRIGRAMS = 30;
 export const NEAR_LIMIT = 5;
-const NEAR_BANDS = 10;
-const NEAR_CANDIDATES = 50;
-const HASHES = NEAR_BANDS * 2;
+const NEAR_BANDS = 16;
+const NEAR_ROWS = 4;
+const NEAR_CANDIDATES = 200;
+const NEAR_SCORED = 10;
+const HASHES = NEAR_BANDS * NEAR_ROWS;
 
 /** Seeds of the MinHash functions h(x) = a·x + b mod 2³², fixed so keys stay comparable across processes and restarts. */
 const SEEDS = Array.from({ length: HASHES }, (_, i) => [fnv(`a${i}`) | 1, fnv(`b${i}`)] as const);
 
-/** The distinct trigrams of a text, as pg_trgm makes them. */
-export function trigrams(text: string): Set<string> {
-  const out = new Set<string>();
+/** The distinct trigrams of a text, as pg_trgm makes them, each as a 32-bit hash. */
+export function trigrams(text: string): Set<number> {
+  const out = new Set<number>();
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    const padded = `  ${word} `;
-    const chars = Array.from(padded);
-    for (let i = 0; i + 3 <= chars.length; i++) out.add(chars[i] + chars[i + 1] + chars[i + 2]);
+    let a = 32;
+    let b = 32;
+    for (const char of word) {
+      const c = char.codePointAt(0)!;
+      out.add(trigramHash(a, b, c));
+      a = b;
+      b = c;
+    }
+    out.add(trigramHash(a, b, 32));
   }
   return out;
 }
 
+function trigramHash(a: number, b: number, c: number): number {
+  return (Math.imul(Math.imul(a, 0x9e3779b1) ^ b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35)) >>> 0;
+}
+
 /** The Jaccard index of two trigram sets (pg_trgm's similarity()). */
-export function similarity(a: Set<string>, b: Set<string>): number {
+export function similarity(a: Set<number>, b: Set<number>): number {
   if (!a.size && !b.size) return 0;
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   let shared = 0;
@@ -44,18 +58,18 @@ export function similarity(a: Set<string>, b: Set<string>): number {
 }
 
 /** The band keys of a body in a workspace (none when it is too short to compare). */
-export function nearKeys(workspaceId: string, grams: Set<string>): number[] {
+export function nearKeys(workspaceId: string, grams: Set<number>): number[] {
   if (grams.size < NEAR_MIN_TRIGRAMS) return [];
   const mins = new Array<number>(HASHES).fill(0xffffffff);
-  for (const gram of grams) {
-    const x = fnv(gram);
+  for (const x of grams) {
     for (let i = 0; i < HASHES; i++) {
       const h = (Math.imul(SEEDS[i][0], x) + SEEDS[i][1]) >>> 0;
       if (h < mins[i]) mins[i] = h;
     }
   }
   const keys: number[] = [];
-  for (let band = 0; band < NEAR_BANDS; band++) keys.push(fnv(`${workspaceId}/${band}/${mins[2 * band]}/${mins[2 * band + 1]}`) | 0);
+  for (let band = 0; band < NEAR_BANDS; band++)
+    keys.push(fnv(`${workspaceId}/${band}/${mins.slice(band * NEAR_ROWS, (band + 1) * NEAR_ROWS).join('/')}`) | 0);
   return keys;
 }
 
@@ -69,17 +83,30 @@ export async function similarNotes(
   db: SqlTarget,
   workspaceId: string,
   path: string,
-  grams: Set<string>,
+  grams: Set<number>,
   keys: number[],
 ): Promise<{ path: string; score: number }[]> {
   if (!keys.length) return [];
-  const candidates = await sql<{ path: string; body: string }>(
+  const candidates = await sql<{ path: string; near_keys: number[] }>(
     db,
-    `select path, body from memory_notes where workspace_id = ? and near_keys && ?::int[] and path <> ? limit ${NEAR_CANDIDATES}`,
+    `select path, near_keys from memory_notes where workspace_id = ? and near_keys && ?::int[] and path <> ? limit ${NEAR_CANDIDATES}`,
     [workspaceId, nearKeysParam(keys), path],
     'memory_near_candidates',
   );
-  return candidates
+  if (!candidates.length) return [];
+  const wanted = new Set(keys);
+  const shared = (c: { near_keys: number[] }) => c.near_keys.filter((k) => wanted.has(k)).length;
+  const best = candidates
+    .map((c) => ({ path: c.path, shared: shared(c) }))
+    .sort((a, b) => b.shared - a.shared)
+    .slice(0, NEAR_SCORED);
+  const bodies = await sql<{ path: string; body: string }>(
+    db,
+    'select path, body from memory_notes where workspace_id = ? and path = any(?::text[])',
+    [workspaceId, pgArray(best.map((c) => c.path))],
+    'memory_near_bodies',
+  );
+  return bodies
     .map((c) => ({ path: c.path, score: Math.round(similarity(grams, trigrams(c.body)) * 1000) / 1000 }))
     .filter((c) => c.score >= NEAR_THRESHOLD)
     .sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : 1))
