@@ -149,6 +149,7 @@ describe('input fuzzing from the contract', () => {
       .replace('{workspace}', bad.path ?? '-')
       .replace('{id}', '1')
       .replace('{version}', '1')
+      .replace('{group}', '1')
       .replace('{slug}', 'shared');
     const query = [validQuery(route), bad.query].filter(Boolean).join('&');
     const url = `/api/v1${path}${query ? `?${query}` : ''}`;

@@ -60,6 +60,7 @@ function pathFor(route: (typeof ROUTES)[number], workspace: string, ids: { id: n
     .replace('{workspace}', workspace)
     .replace('{id}', String(ids.id))
     .replace('{version}', '1')
+    .replace('{group}', '1')
     .replace('{slug}', route.path.includes('/openapi/pages/') ? ids.slug : ids.slug);
 }
 
@@ -161,6 +162,7 @@ describe('tenant isolation over GraphQL and MCP', () => {
       if (route.path.includes('{slug}')) args.slug = route.path.includes('/openapi/pages/') ? bIds.page : bIds.slug;
       if (route.path.includes('{id}')) args.id = bIds.changelog;
       if (route.path.includes('{version}')) args.version = 1;
+      if (route.path.includes('{group}')) args.group = 1;
       if (route.query?.q) args.q = 'secret';
       if (route.query?.from) args.from = 1;
       if (route.query?.path) args.path = 'b/secret';

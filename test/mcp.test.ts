@@ -44,6 +44,8 @@ const ENDPOINTS: [string, string, string][] = [
   ['memory_search', 'GET', '/workspaces/{workspace}/memory/search'],
   ['search', 'GET', '/workspaces/{workspace}/search'],
   ['content_gaps_report', 'POST', '/workspaces/{workspace}/content-gaps'],
+  ['content_gaps_list', 'GET', '/workspaces/{workspace}/content-gaps'],
+  ['content_gaps_propose', 'POST', '/workspaces/{workspace}/content-gaps/{group}/proposal'],
   ['articles_tree', 'GET', '/workspaces/{workspace}/articles'],
   ['articles_create', 'POST', '/workspaces/{workspace}/articles'],
   ['articles_get', 'GET', '/workspaces/{workspace}/articles/{slug}'],

@@ -77,7 +77,7 @@ describe('visibility sweep over a viewer key', () => {
   it('every REST endpoint: no restricted title, slug or key in any answer; restricted slugs answer like unknown ones', async () => {
     for (const route of ROUTES) {
       for (const slug of [restricted.inSection, restricted.article, restricted.page]) {
-        const path = route.path.replace('{workspace}', '-').replace('{id}', '1').replace('{slug}', slug);
+        const path = route.path.replace('{workspace}', '-').replace('{id}', '1').replace('{group}', '1').replace('{slug}', slug);
         const query = route.query?.q ? '?q=zebra' : route.query?.path ? '?path=zebra' : '';
         const body =
           route.name === 'articles_place'
@@ -161,6 +161,7 @@ describe('visibility sweep over a viewer key', () => {
         const args: Record<string, unknown> = { ...(SAMPLE_BODIES[route.name] ?? {}) };
         if (route.path.includes('{slug}')) args.slug = slug;
         if (route.path.includes('{id}')) args.id = 1;
+        if (route.path.includes('{group}')) args.group = 1;
         if (route.query?.q) args.q = 'zebra';
         if (route.query?.path) args.path = 'zebra';
         if (route.upload) args.file = png(1, 1).toString('base64');

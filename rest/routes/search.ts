@@ -2,7 +2,7 @@ import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
 
-/** Workspace search (10) and content-gap reports (21). */
+/** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [
   {
     name: 'search',
@@ -58,5 +58,47 @@ export const SEARCH_ROUTES: Route[] = [
       },
     }),
     status: 202,
+  },
+  {
+    name: 'content_gaps_list',
+    method: 'GET',
+    path: '/workspaces/{workspace}/content-gaps',
+    operation: 'ListContentGaps',
+    tag: 'Content gaps',
+    summary: 'List the open content-gap groups',
+    description:
+      'Unanswered questions (reports and zero-result searches) grouped by similar meaning, most asked first: `label`, counts, first and last seen, ' +
+      'up to 3 `sampleQuestions` (newest first; e-mail addresses, secrets and phone numbers replaced), the `nearestArticle` (only one the key may see) and ' +
+      '`state`: `open`, or `proposed` while a proposal made from the group (`proposalId`) waits for review. Resolved groups are not listed. Cursor-paginated.',
+    permissions: ['article.create'],
+    query: PAGE_QUERY(RULES.pageLimit),
+    status: 200,
+    list: true,
+  },
+  {
+    name: 'content_gaps_propose',
+    method: 'POST',
+    path: '/workspaces/{workspace}/content-gaps/{group}/proposal',
+    operation: 'ProposeFromContentGap',
+    tag: 'Content gaps',
+    summary: 'Propose a new draft that answers a content-gap group',
+    description:
+      'Stores an `open` new-draft proposal (as POST /proposals does) linked to the group, which becomes `proposed`; approving the proposal creates the ' +
+      'draft and resolves the group, rejecting it leaves the group open. Needs `article.create` and `proposal.create`. 409 when the group is resolved or ' +
+      'already has a proposal waiting for review; 404 for a group of another workspace.',
+    permissions: ['article.create', 'proposal.create'],
+    pathParams: { group: paramOf(RULES.entryId, 'Id of an open content-gap group (from GET /content-gaps).') },
+    body: jsonBody({
+      variable: 'input',
+      required: ['title', 'section', 'markdown', 'summary'],
+      properties: {
+        title: schemaOf(RULES.title),
+        section: schemaOf(RULES.sectionKey, { description: 'Key of the section of the new draft.' }),
+        markdown: schemaOf(RULES.markdown),
+        summary: schemaOf(RULES.summary, { description: 'What the draft answers, for the reviewer.' }),
+      },
+    }),
+    status: 201,
+    extraErrors: [409],
   },
 ];

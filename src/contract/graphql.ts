@@ -51,6 +51,8 @@ const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   articleTree: { ifNoneMatch: 'ifNoneMatch' },
   deleteMemoryNote: { path: 'notePath', ifMatch: 'ifMatch' },
   rejectProposal: { reason: 'reason' },
+  contentGaps: { limit: 'pageLimit' },
+  proposeFromContentGap: { group: 'entryId' },
 };
 
 /** The fields of input types. */
@@ -72,6 +74,7 @@ const INPUT_FIELDS: Record<string, Record<string, RuleName>> = {
   PutMemoryNoteInput: { path: 'notePath', body: 'noteBody', kind: 'noteKind', links: 'noteLinks', tags: 'noteTags' },
   CreateProposalInput: { article: 'articleRef', section: 'sectionKey', title: 'title', markdown: 'markdown', summary: 'summary' },
   ContentGapInput: { question: 'question', slug: 'reportSlug' },
+  GapProposalInput: { title: 'title', section: 'sectionKey', markdown: 'markdown', summary: 'summary' },
   CreateWebhookInput: { organizationId: 'id', workspaceId: 'id', url: 'url', events: 'events' },
   UpdateWebhookInput: { url: 'url', events: 'events' },
 };

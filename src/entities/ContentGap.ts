@@ -81,4 +81,12 @@ export class ContentGapGroup {
   @Field(() => Date, { nullable: true })
   @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })
   resolvedAt: Date | null = null;
+
+  /** Filled in by the listing service (not a column). */
+  @Field({ description: 'open → proposed (a proposal made from the group waits for review) → resolved' })
+  state: 'open' | 'proposed' | 'resolved' = 'open';
+
+  /** Filled in by the listing service (not a column). */
+  @Field(() => Int, { nullable: true, description: 'The latest proposal made from the group (see proposals).' })
+  proposalId: number | null = null;
 }

@@ -69,4 +69,8 @@ export class Proposal {
   @Field(() => Date)
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();
+
+  @Field(() => Int, { nullable: true, description: 'The content-gap group this new draft answers; approving the proposal resolves it.' })
+  @Property({ type: 'integer', nullable: true })
+  gapGroupId: number | null = null;
 }

@@ -3,6 +3,8 @@ import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { SearchPage } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
+import { Proposal } from '../entities/Proposal.js';
+import { ContentGapPage } from '../types/contentGaps.js';
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
@@ -23,6 +25,14 @@ class ContentGapInput {
   @Field(() => String, { nullable: true, description: 'The question as asked; only the first 256 characters are kept.' }) question?:
     string | null;
   @Field(() => String, { nullable: true, description: 'Slug of the article that came closest.' }) slug?: string | null;
+}
+
+@InputType()
+class GapProposalInput {
+  @Field() title!: string;
+  @Field({ description: 'Key of the section of the new draft.' }) section!: string;
+  @Field() markdown!: string;
+  @Field({ description: 'What the draft answers, for the reviewer.' }) summary!: string;
 }
 
 @ObjectType()
@@ -46,6 +56,28 @@ export class SearchResolver {
     @Arg('input', () => ContentGapInput) input: ContentGapInput,
   ) {
     return gaps.reportContentGap(ctx, workspace, input);
+  }
+
+  @Query(() => ContentGapPage, { description: "The workspace's open content-gap groups, most asked first (needs article.create)." })
+  contentGaps(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
+  ) {
+    return gaps.listOpenGaps(ctx, workspace, { limit, cursor });
+  }
+
+  @Mutation(() => Proposal, {
+    description: 'Turns an open content-gap group into a new-draft proposal linked to it; approving the proposal resolves the group.',
+  })
+  proposeFromContentGap(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspace') workspace: string,
+    @Arg('group', () => Int) group: number,
+    @Arg('input', () => GapProposalInput) input: GapProposalInput,
+  ) {
+    return gaps.proposeFromGap(ctx, workspace, group, input);
   }
 
   @Query(() => [ContentGapReport], { description: 'Content-gap reports of a workspace, newest first (admin token).' })

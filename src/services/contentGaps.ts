@@ -1,14 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, canSeeRestricted } from '../auth/authorize.js';
+import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql } from '../db/sql.js';
 import { cosine } from '../search/embedder.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
-import { NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { Proposal } from '../entities/Proposal.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import type { ContentGap } from '../types/contentGaps.js';
+import { insertProposal } from './proposals.js';
 import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
-import { ARTICLE_VISIBLE } from './articles.js';
+import { ARTICLE_VISIBLE, articleVisible } from './articles.js';
 
 const QUESTION_KEEP = 256;
 const REDACTION_NAMES = [
@@ -82,13 +86,20 @@ export async function listReports(em: EntityManager, workspaceId: string, limit 
 
 /** Groups of similar unanswered questions, most frequent first (dashboards). */
 export async function listGroups(em: EntityManager, workspaceId: string, includeResolved: boolean): Promise<ContentGapGroup[]> {
-  const rows = await sql(
+  const rows = await sql<{ proposal_id: number | null; proposal_status: string | null }>(
     em,
-    `select * from content_gap_groups where workspace_id = ? and (?::boolean or resolved_at is null)
-      order by (report_count + search_count) desc, last_seen desc limit 500`,
+    `select g.*, p.id as proposal_id, p.status as proposal_status from content_gap_groups g
+       left join lateral (select id, status from proposals where gap_group_id = g.id order by id desc limit 1) p on true
+      where g.workspace_id = ? and (?::boolean or g.resolved_at is null)
+      order by (g.report_count + g.search_count) desc, g.last_seen desc limit 500`,
     [workspaceId, includeResolved],
   );
-  return rows.map((r) => em.map(ContentGapGroup, r));
+  return rows.map((r) => {
+    const group = em.map(ContentGapGroup, r);
+    group.proposalId = r.proposal_id;
+    group.state = group.resolvedAt ? 'resolved' : r.proposal_status === 'open' ? 'proposed' : 'open';
+    return group;
+  });
 }
 
 /** Marks a group resolved; later similar questions start a new group. */
@@ -103,6 +114,124 @@ export async function resolveGroup(ctx: RequestContext, id: number): Promise<Con
     recordAudit(em, ctx, { action: 'content_gap.resolved', targetType: 'content_gap_group', targetId: id, workspaceId: row.workspace_id });
     return em.map(ContentGapGroup, row);
   });
+}
+
+/** Sample questions a listed group carries (newest first). */
+const SAMPLES = 3;
+
+/**
+ * The open content-gap groups of the caller's workspace, most asked first (cursor-paginated):
+ * label, counts, first and last seen, sample questions (scrubbed of e-mail addresses, secrets and
+ * phone numbers), the nearest article (only one the key may see), and whether a proposal made
+ * from the group is waiting for review (`proposed`).
+ */
+export async function listOpenGaps(
+  ctx: RequestContext,
+  workspace: string,
+  args: { limit?: number | null; cursor?: string | null },
+): Promise<Page<ContentGap>> {
+  const scope = await authorize(ctx, workspace, ['article.create']);
+  const size = pageSize(args.limit);
+  const after = args.cursor ? decodeCursor<[number, number]>(args.cursor, ['number', 'number']) : null;
+  const rows = await sql<GapRow>(
+    ctx.db,
+    `select g.id, g.label, g.report_count, g.search_count, g.report_count + g.search_count as asked, g.first_seen, g.last_seen,
+            (select a.slug from articles a join sections s on s.id = a.section_id
+              where a.workspace_id = g.workspace_id and a.slug = g.nearest_article_slug and ${articleVisible(':see_restricted')}) as nearest,
+            (select p.id from proposals p where p.gap_group_id = g.id and p.status = 'open' order by p.id desc limit 1) as proposal_id,
+            array(select q.question from (
+                    select r.question, r.created_at, r.id from content_gap_reports r where r.group_id = g.id and r.question is not null
+                    union all
+                    select l.query, l.created_at, l.id from search_log l where l.group_id = g.id) q
+                  order by q.created_at desc, q.id desc limit ${SAMPLES}) as samples
+       from content_gap_groups g
+      where g.workspace_id = :workspace and g.resolved_at is null
+        and (:after_asked::int is null or (g.report_count + g.search_count, g.id) < (:after_asked::int, :after_id::int))
+      order by asked desc, g.id desc limit :limit`,
+    {
+      workspace: scope.workspaceId,
+      see_restricted: canSeeRestricted(scope),
+      after_asked: after?.[0] ?? null,
+      after_id: after?.[1] ?? null,
+      limit: size + 1,
+    },
+  );
+  return toPage(rows.map(toGap), size, (g) => [g.questionCount, g.id]);
+}
+
+/**
+ * Turns an open group into a new-draft proposal linked to it (needs `article.create` and
+ * `proposal.create`); approving the proposal resolves the group. 404 for a group of another
+ * workspace, 409 when the group is resolved or already has a proposal waiting for review.
+ */
+export async function proposeFromGap(
+  ctx: RequestContext,
+  workspace: string,
+  groupId: number,
+  input: { title: string; section: string; markdown: string; summary: string },
+): Promise<Proposal> {
+  const scope = await authorize(ctx, workspace, ['article.create', 'proposal.create']);
+  return ctx.em.transactional(async (em) => {
+    const [group] = await sql<{ resolved_at: string | null }>(
+      em,
+      'select resolved_at from content_gap_groups where id = ? and workspace_id = ? for update',
+      [groupId, scope.workspaceId],
+    );
+    if (!group) throw new NotFoundError('Content-gap group');
+    if (group.resolved_at) throw new ConflictError(`Content-gap group ${groupId} is already resolved.`, { state: 'resolved' });
+    const [waiting] = await sql<{ id: number }>(em, "select id from proposals where gap_group_id = ? and status = 'open'", [groupId]);
+    if (waiting)
+      throw new ConflictError(`Content-gap group ${groupId} already has proposal ${waiting.id} waiting for review.`, {
+        state: 'proposed',
+        proposalId: waiting.id,
+      });
+    return insertProposal(em, ctx, scope, { ...input, article: null }, groupId);
+  });
+}
+
+/** Resolves the group an approved proposal answered (inside the approval's transaction). */
+export async function resolveGapOf(em: EntityManager, ctx: RequestContext, scope: Scope, groupId: number, now: Date): Promise<void> {
+  const [row] = await sql(
+    em,
+    'update content_gap_groups set resolved_at = ? where id = ? and workspace_id = ? and resolved_at is null returning id',
+    [now, groupId, scope.workspaceId],
+  );
+  if (row)
+    recordAudit(em, ctx, {
+      action: 'content_gap.resolved',
+      targetType: 'content_gap_group',
+      targetId: groupId,
+      workspaceId: scope.workspaceId,
+    });
+}
+
+interface GapRow {
+  id: number;
+  label: string;
+  report_count: number;
+  search_count: number;
+  asked: number;
+  first_seen: string;
+  last_seen: string;
+  nearest: string | null;
+  proposal_id: number | null;
+  samples: string[];
+}
+
+function toGap(r: GapRow): ContentGap {
+  return {
+    id: r.id,
+    label: scrub(r.label).text,
+    questionCount: Number(r.asked),
+    reportCount: Number(r.report_count),
+    searchCount: Number(r.search_count),
+    firstSeen: new Date(r.first_seen),
+    lastSeen: new Date(r.last_seen),
+    sampleQuestions: r.samples.map((q) => scrub(q).text),
+    nearestArticle: r.nearest,
+    state: r.proposal_id === null ? 'open' : 'proposed',
+    proposalId: r.proposal_id,
+  };
 }
 
 /** Questions this similar (cosine) to a group's centroid join it. */

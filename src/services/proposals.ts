@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, requirePermissions, type Scope } from '../auth/authorize.js';
 import type { Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
@@ -10,10 +11,11 @@ import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js
 import { articleEvent, describeArticleChange, findArticle, findArticleById, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit, type AuditInput } from './audit.js';
+import { resolveGapOf } from './contentGaps.js';
 import { findVisibleSection } from './sections.js';
 
 const COLUMNS =
-  'id, workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, reviewed_by, reviewed_at, reason, created_at';
+  'id, workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, reviewed_by, reviewed_at, reason, created_at, gap_group_id';
 
 /** A row of proposals (COLUMNS), mapped to the entity. */
 type ProposalRow = { id: number } & Record<string, unknown>;
@@ -32,7 +34,18 @@ export interface CreateProposalInput {
  */
 export async function createProposal(ctx: RequestContext, workspace: string, input: CreateProposalInput): Promise<Proposal> {
   const scope = await authorize(ctx, workspace, ['proposal.create']);
-  return ctx.em.transactional(async (em) => {
+  return ctx.em.transactional((em) => insertProposal(em, ctx, scope, input, null));
+}
+
+/** The insert behind createProposal and proposals made from a content-gap group; call inside a transaction. */
+export async function insertProposal(
+  em: EntityManager,
+  ctx: RequestContext,
+  scope: Scope,
+  input: CreateProposalInput,
+  gapGroupId: number | null,
+): Promise<Proposal> {
+  {
     let values: { kind: 'edit' | 'new'; articleSlug: string | null; baseVersion: number | null; section: string | null };
     if (input.article) {
       if (input.section) throw invalidField('section', 'only a new draft names a section; an edit keeps the article where it is');
@@ -57,8 +70,8 @@ export async function createProposal(ctx: RequestContext, workspace: string, inp
     }
     const [row] = await sql<ProposalRow>(
       em,
-      `insert into proposals (workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, created_at)
-       values (?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?) returning ${COLUMNS}`,
+      `insert into proposals (workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, created_at, gap_group_id)
+       values (?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning ${COLUMNS}`,
       [
         scope.workspaceId,
         values.kind,
@@ -71,12 +84,13 @@ export async function createProposal(ctx: RequestContext, workspace: string, inp
         scope.agent.keyId,
         scope.agent.memberId,
         new Date(),
+        gapGroupId,
       ],
     );
     const proposal = em.map(Proposal, row);
     recordAudit(em, ctx, proposalEvent('proposal.created', scope, proposal));
     return proposal;
-  });
+  }
 }
 
 export interface ListProposalArgs {
@@ -169,6 +183,7 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
     );
     const approved = em.map(Proposal, row);
     recordAudit(em, ctx, proposalEvent('proposal.approved', scope, approved, open));
+    if (approved.gapGroupId !== null) await resolveGapOf(em, ctx, scope, approved.gapGroupId, now);
     return approved;
   });
 }

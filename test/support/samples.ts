@@ -9,6 +9,7 @@ export const SAMPLE_BODIES: Record<string, Record<string, unknown>> = {
   proposals_create: { article: 'shared', markdown: 'M3', summary: 'S' },
   sections_create: { label: 'L' },
   content_gaps_report: { question: 'Q?' },
+  content_gaps_propose: { title: 'T', section: 'docs', markdown: 'M', summary: 'S' },
   openapi_attach: { spec: { openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: {} } },
   openapi_place_page: { position: 0 },
   openapi_create_section: { label: 'L', tag: 'fuzz' },

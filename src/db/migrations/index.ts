@@ -16,6 +16,7 @@ import { Migration20261124030000_note_versions } from './Migration20261124030000
 import { Migration20261124040000_article_revisions } from './Migration20261124040000_article_revisions.js';
 import { Migration20261124050000_event_payloads } from './Migration20261124050000_event_payloads.js';
 import { Migration20261124060000_note_near_keys } from './Migration20261124060000_note_near_keys.js';
+import { Migration20261124070000_gap_proposals } from './Migration20261124070000_gap_proposals.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124040000_article_revisions', class: Migration20261124040000_article_revisions },
   { name: 'Migration20261124050000_event_payloads', class: Migration20261124050000_event_payloads },
   { name: 'Migration20261124060000_note_near_keys', class: Migration20261124060000_note_near_keys },
+  { name: 'Migration20261124070000_gap_proposals', class: Migration20261124070000_gap_proposals },
 ];

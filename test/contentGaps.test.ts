@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.js';
+import { createKey, tenant, type Tenant } from './support/factories.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ embeddingWorker: false });
+});
+afterAll(async () => app?.close());
+
+const W = '/api/v1/workspaces/-';
+const GROUPS = 'query($w: ID!) { contentGapGroups(workspaceId: $w, includeResolved: true) { id label state proposalId resolvedAt } }';
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200): Promise<any> {
+  const r = await res;
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  return r.body;
+}
+const report = (t: Tenant, question: string) => ok(app.api('POST', `${W}/content-gaps`, { key: t.key, body: { question } }), 202);
+const gaps = (key: string, query = '') => app.api('GET', `${W}/content-gaps${query}`, { key });
+const propose = (key: string, group: number | string, body: Record<string, unknown>) =>
+  app.api('POST', `${W}/content-gaps/${group}/proposal`, { key, body });
+const draft = {
+  title: 'Resetting your password',
+  section: 'docs',
+  markdown: 'Use the reset link.',
+  summary: 'Answers the password questions',
+};
+
+/** A workspace with one article and two groups of questions (password, refunds), embedded and grouped. */
+async function gapWorkspace(): Promise<Tenant> {
+  const t = await tenant(app);
+  await ok(app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } }), 201);
+  await ok(
+    app.api('POST', `${W}/articles`, {
+      key: t.key,
+      body: {
+        title: 'Recovering account credentials',
+        section: 'docs',
+        markdown: 'If you forgot your login secret, request a reset link.',
+      },
+    }),
+    201,
+  );
+  await report(t, 'How do I reset my password? Mail me at jane@example.com');
+  await report(t, 'How can I reset my password');
+  await ok(app.api('GET', `${W}/search?q=${encodeURIComponent('reset my password please now')}`, { key: t.key }));
+  await report(t, 'What is the refund policy for annual plans?');
+  await app.server.drainEmbeddings(t.workspace.id);
+  return t;
+}
+
+describe('content gaps over REST, and from gap to draft', () => {
+  it('lists the open groups, most asked first, with scrubbed samples and the nearest article', async () => {
+    const t = await gapWorkspace();
+    const list = await ok(gaps(t.key));
+    expect(list.map((g: any) => g.questionCount)).toEqual([3, 1]);
+    const [password, refund] = list;
+    expect(password).toMatchObject({
+      reportCount: 2,
+      searchCount: 1,
+      nearestArticle: 'recovering-account-credentials',
+      state: 'open',
+      proposalId: null,
+    });
+    expect(password.sampleQuestions).toHaveLength(3);
+    expect(password.sampleQuestions[0]).toBe('reset my password please now');
+    expect(JSON.stringify(password)).not.toContain('jane@example.com');
+    expect(password.sampleQuestions.some((q: string) => /reset my password\? Mail me at/.test(q))).toBe(true);
+    expect(refund).toMatchObject({ questionCount: 1, label: 'What is the refund policy for annual plans?' });
+    expect(new Date(password.firstSeen).getTime()).toBeLessThanOrEqual(new Date(password.lastSeen).getTime());
+    // Paginated: one per page, the cursor in Link.
+    const first = await gaps(t.key, '?limit=1');
+    expect(first.body.map((g: any) => g.id)).toEqual([password.id]);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+    const url = new URL(next!, 'http://x');
+    const second = await ok(app.api('GET', `${url.pathname}${url.search}`, { key: t.key }));
+    expect(second.map((g: any) => g.id)).toEqual([refund.id]);
+    expect((await gaps(t.key, '?cursor=bogus')).status).toBe(400);
+  });
+
+  it('turns a group into a new-draft proposal; approving it creates the draft and resolves the group', async () => {
+    const t = await gapWorkspace();
+    const [password] = await ok(gaps(t.key));
+    const proposal = await ok(propose(t.key, password.id, draft), 201);
+    expect(proposal).toMatchObject({ kind: 'new', status: 'open', section: 'docs', title: draft.title, summary: draft.summary });
+    const listed = (await ok(gaps(t.key))).find((g: any) => g.id === password.id);
+    expect(listed).toMatchObject({ state: 'proposed', proposalId: proposal.id });
+    // A second proposal for the same group waits its turn.
+    const again = await propose(t.key, password.id, draft);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'conflict', details: { state: 'proposed', proposalId: proposal.id } });
+    const approved = await app.gql(
+      'mutation($id: Int!) { approveProposal(workspace: "-", id: $id) { status articleSlug } }',
+      { id: proposal.id },
+      t.key,
+    );
+    expect(approved.errors).toBeUndefined();
+    expect(approved.data.approveProposal).toMatchObject({ status: 'approved', articleSlug: 'resetting-your-password' });
+    expect((await ok(app.api('GET', `${W}/articles/resetting-your-password`, { key: t.key }))).status).toBe('DRAFT');
+    expect((await ok(gaps(t.key))).map((g: any) => g.id)).not.toContain(password.id);
+    const groups = (await app.gql(GROUPS, { w: t.workspace.id })).data.contentGapGroups;
+    expect(groups.find((g: any) => g.id === password.id)).toMatchObject({ state: 'resolved', proposalId: proposal.id });
+    expect(groups.find((g: any) => g.id === password.id).resolvedAt).toBeTruthy();
+    // A resolved group takes no more proposals.
+    const late = await propose(t.key, password.id, draft);
+    expect(late.status).toBe(409);
+    expect(late.body.error.details).toEqual({ state: 'resolved' });
+  });
+
+  it('a rejected proposal leaves the group open for another', async () => {
+    const t = await gapWorkspace();
+    const [, refund] = await ok(gaps(t.key));
+    const first = await ok(propose(t.key, refund.id, { ...draft, title: 'Refunds' }), 201);
+    const rejected = await app.gql(
+      'mutation($id: Int!) { rejectProposal(workspace: "-", id: $id, reason: "too thin") { status } }',
+      { id: first.id },
+      t.key,
+    );
+    expect(rejected.errors).toBeUndefined();
+    expect((await ok(gaps(t.key))).find((g: any) => g.id === refund.id)).toMatchObject({ state: 'open', proposalId: null });
+    expect((await propose(t.key, refund.id, { ...draft, title: 'Refunds, properly' })).status).toBe(201);
+  });
+
+  it('refuses bad input (400), missing permissions (403), and groups of another workspace or none (404)', async () => {
+    const t = await gapWorkspace();
+    const [password] = await ok(gaps(t.key));
+    for (const [body, field] of [
+      [{ ...draft, section: undefined }, 'section'],
+      [{ ...draft, title: '' }, 'title'],
+      [{ ...draft, summary: 'x'.repeat(5000) }, 'summary'],
+      [{ ...draft, extra: 1 }, 'extra'],
+    ] as const) {
+      const res = await propose(t.key, password.id, body);
+      expect(res.status, field).toBe(400);
+      expect(JSON.stringify(res.body.error), field).toContain(field);
+    }
+    const unknownSection = await propose(t.key, password.id, { ...draft, section: 'nope' });
+    expect(unknownSection.status).toBe(400);
+    expect((await propose(t.key, 'x', draft)).status).toBe(400);
+    expect((await ok(gaps(t.key))).find((g: any) => g.id === password.id).state).toBe('open');
+    const reader = await createKey(app, t.member.id, { permissions: ['article.read', 'proposal.create'], workspaceId: t.workspace.id });
+    const listDenied = await gaps(reader.key);
+    expect(listDenied.status).toBe(403);
+    expect(listDenied.body.error.details).toEqual({ missing: ['article.create'] });
+    const creator = await createKey(app, t.member.id, { permissions: ['article.create'], workspaceId: t.workspace.id });
+    const proposeDenied = await propose(creator.key, password.id, draft);
+    expect(proposeDenied.status).toBe(403);
+    expect(proposeDenied.body.error.details).toEqual({ missing: ['proposal.create'] });
+    const other = await tenant(app);
+    expect(await ok(gaps(other.key))).toEqual([]);
+    const foreign = await propose(other.key, password.id, draft);
+    expect(foreign.status).toBe(404);
+    expect((await propose(t.key, 2_000_000_000, draft)).status).toBe(404);
+    expect((await ok(gaps(t.key))).find((g: any) => g.id === password.id).state).toBe('open');
+  });
+});
