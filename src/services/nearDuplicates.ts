@@ -10,7 +10,7 @@ import { pgArray, sql, type SqlTarget } from '../db/sql.js';
  * candidates come from MinHash banding: each note stores NEAR_BANDS band keys
  * (`memory_notes.near_keys`, a GIN-indexed int[]), each a hash of the workspace and NEAR_ROWS
  * MinHash values. Two bodies of similarity s share a band with probability 1 − (1 − s⁴)^16:
- * 0.89 at s = 0.6, 0.988 at 0.7, 0.9992 at 0.8. Of at most NEAR_CANDIDATES notes sharing a band,
+ * 0.89 at s = 0.6, 0.988 at 0.7, 0.9992 at 0.8. Of at most NEAR_CANDIDATES (50) notes sharing a band,
  * the NEAR_SCORED sharing the most bands are scored exactly; those at or above NEAR_THRESHOLD are
  * reported. The cost of a create is thereby bounded whatever the workspace holds.
  */
@@ -20,7 +20,7 @@ export const NEAR_MIN_TRIGRAMS = 30;
 export const NEAR_LIMIT = 5;
 const NEAR_BANDS = 16;
 const NEAR_ROWS = 4;
-const NEAR_CANDIDATES = 200;
+const NEAR_CANDIDATES = 50;
 const NEAR_SCORED = 10;
 const HASHES = NEAR_BANDS * NEAR_ROWS;
 
