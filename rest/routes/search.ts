@@ -15,23 +15,29 @@ export const SEARCH_ROUTES: Route[] = [
       'Ranked hits over articles (title weighs above body; archived articles are left out; restricted ones only for keys of editor, admin or owner members) ' +
       'and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, `title`, a `snippet` (the stored text escaped as HTML, ' +
       'with matches in `<mark>…</mark>` and no other markup), ' +
-      '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` hits are ranked by embedding similarity, falling back to ' +
-      'full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor; `X-Search-Ranking` says ' +
-      'which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
+      '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` (or `mode=semantic`) hits are ranked by embedding ' +
+      'similarity, falling back to full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor. ' +
+      '`mode=hybrid` fuses the full-text and embedding rankings by reciprocal rank (score: Σ 1/(60 + rank)), falling back to full text when embeddings ' +
+      'cannot be used. `X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     permissions: ['search.read'],
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
       semantic: { schema: { type: 'boolean', default: false }, description: 'Rank by embedding similarity (falls back to full text).' },
+      mode: {
+        schema: { type: 'string', enum: ['fulltext', 'semantic', 'hybrid'] },
+        description:
+          'fulltext (default), semantic (as semantic=true), or hybrid. With semantic=true, only mode=semantic is allowed (else 400).',
+      },
       ...PAGE_QUERY(RULES.searchLimit),
     },
     responseHeaders: {
       'X-Search-Ranking': {
-        description: '`fulltext` or `semantic`: the ranking used for this page.',
+        description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
         value: (data) => String(data.ranking),
       },
       'X-Search-Fallback': {
         description:
-          'Present when `semantic=true` fell back to full text: `embedder_unavailable`, `embeddings_pending` or `below_similarity_floor`.',
+          'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) `below_similarity_floor`.',
         value: (data) => (data.fallbackReason as string | null) ?? null,
       },
     },

@@ -1,7 +1,7 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { SearchPage } from '../types/search.js';
+import { SearchPage, type SearchMode } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { Proposal } from '../entities/Proposal.js';
 import { ContentGapPage } from '../types/contentGaps.js';
@@ -10,12 +10,24 @@ import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
 import * as searchService from '../services/search.js';
 
+enum SearchModeValue {
+  fulltext = 'fulltext',
+  semantic = 'semantic',
+  hybrid = 'hybrid',
+}
+registerEnumType(SearchModeValue, { name: 'SearchMode', description: 'How search ranks: full text, embeddings, or both fused.' });
+
 @ArgsType()
 class SearchArgs {
   @Field() workspace!: string;
   @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
   @Field(() => Boolean, { nullable: true, description: 'Rank by embedding similarity (falls back to full text).' }) semantic?:
     boolean | null;
+  @Field(() => SearchModeValue, {
+    nullable: true,
+    description: 'fulltext (default), semantic (as semantic: true), or hybrid: both rankings fused by reciprocal rank.',
+  })
+  mode?: SearchMode | null;
   @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }

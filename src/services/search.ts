@@ -7,7 +7,7 @@ import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
-import type { FallbackReason, Ranking, SearchHit, SearchPage } from '../types/search.js';
+import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
 /** Below this cosine similarity a semantic hit is noise. */
@@ -23,22 +23,25 @@ const SEARCHED: ItemType[] = ['article', 'changelog'];
 export async function search(
   ctx: RequestContext,
   workspace: string,
-  args: { q: string; semantic?: boolean | null; limit?: number | null; cursor?: string | null },
+  args: { q: string; semantic?: boolean | null; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
 ): Promise<SearchPage> {
   const started = performance.now();
   const scope = await authorize(ctx, workspace, ['search.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
+  if (args.semantic && args.mode && args.mode !== 'semantic')
+    throw invalidField('semantic', `semantic=true asks for mode=semantic, but mode=${args.mode} was sent; send one of them`);
+  const mode: SearchMode = args.mode ?? (args.semantic ? 'semantic' : 'fulltext');
   const size = pageSize(args.limit, RULES.searchLimit);
   const [offset, cursorRanking] = args.cursor ? decodeCursor<[number, string]>(args.cursor, ['number', 'string']) : [0, null];
   if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
 
   let result: SearchPage | null = null;
   let fallbackReason: FallbackReason | null = null;
-  if (args.semantic && cursorRanking !== 'fulltext') {
-    const semantic = await semanticSearch(ctx, scope, q, size, offset);
-    if ('reason' in semantic) fallbackReason = semantic.reason;
-    else result = { ...semantic, ranking: 'semantic', fallbackReason: null };
+  if (mode !== 'fulltext' && cursorRanking !== 'fulltext') {
+    const ranked = mode === 'hybrid' ? await hybridSearch(ctx, scope, q, size, offset) : await semanticSearch(ctx, scope, q, size, offset);
+    if ('reason' in ranked) fallbackReason = ranked.reason;
+    else result = { ...ranked, ranking: mode, fallbackReason: null };
   }
   result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset)), ranking: 'fulltext', fallbackReason };
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
@@ -60,6 +63,11 @@ export async function search(
  * shortcut at plan time. Ranking runs on narrow rows; snippets are made for the page only.
  */
 async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number) {
+  return page(scope, await fullTextRows(ctx, scope, q, size, offset, true), size, offset, 'fulltext');
+}
+
+/** The full-text ranking's rows from `offset`: `size` of them and one more, with snippets when asked. */
+async function fullTextRows(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, snippets: boolean) {
   const query = `websearch_to_tsquery('english', :q)`;
   const matches = (where: (table: 'a' | 'c') => string) => `
        select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
@@ -79,7 +87,8 @@ async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size
        (${matches((t) => `(select count(*) from title_hits) < :needed and ${t}.search @@ ${query}`)} limit :page_and_one offset :offset)),
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
      select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score,
-            case when h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', query)} end as snippet
+            case when :snippets::boolean and h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', query)} end as snippet,
+            h.item_id
        from numbered h
        left join articles a on h.type = 'article' and a.id = h.item_id
        left join changelog_entries c on h.type = 'changelog' and c.id = h.item_id
@@ -92,9 +101,10 @@ async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size
       offset,
       page_and_one: size + 1,
       size,
+      snippets,
     },
   );
-  return page(scope, rows, size, offset, 'fulltext');
+  return rows;
 }
 
 async function semanticSearch(
@@ -104,27 +114,57 @@ async function semanticSearch(
   size: number,
   offset: number,
 ): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
+  const neighbours = await semanticNeighbours(ctx, scope, q, offset + size + 50);
+  if ('reason' in neighbours) return neighbours;
+  if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
+  const rows = await visibleHits(ctx, scope, q, neighbours, offset, size, true);
+  const visible = rows[0]?.visible ?? 0;
+  if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
+  const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].similarity }));
+  return page(scope, hits, size, offset, 'semantic', visible > offset + size);
+}
+
+/**
+ * The nearest items by embedding above the similarity floor (at most `k`, some possibly hidden
+ * from this key), or why there are none to rank by: the embedder is unavailable, or items still
+ * wait for their embeddings.
+ */
+async function semanticNeighbours(
+  ctx: RequestContext,
+  scope: Scope,
+  q: string,
+  k: number,
+): Promise<Neighbour[] | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
   // The query is embedded (the slowest step) while the database is asked, at the same time,
   // whether items still wait for embeddings and what the workspace's vectors are.
   const vector = queryVector(embedder, scope.workspaceId, q);
   vector.catch(() => undefined);
-  // Over-fetch: some neighbours may be hidden from this key or archived.
-  const nearest = index.nearest(ctx.db, scope.workspaceId, SEARCHED, vector, embedder.model, offset + size + 50);
+  const nearest = index.nearest(ctx.db, scope.workspaceId, SEARCHED, vector, embedder.model, k);
   nearest.catch(() => undefined);
   if (await index.pending(ctx.db, scope.workspaceId, SEARCHED)) return { reason: 'embeddings_pending' };
-  let found: Neighbour[];
   try {
-    found = await nearest;
+    return (await nearest).filter((n) => n.similarity >= SIMILARITY_FLOOR);
   } catch (error) {
     if (error instanceof EmbedderUnavailableError) return { reason: 'embedder_unavailable' };
     throw error;
   }
-  const neighbours = found.filter((n) => n.similarity >= SIMILARITY_FLOOR);
-  if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
-  // In one statement: which neighbours this key may see (in similarity order), how many, and
-  // snippets for the page alone.
-  const rows = await sql<HitRow & { ord: string; visible: number }>(
+}
+
+/**
+ * In one statement: which of `items` (in their order) this key may see, how many, and from
+ * `offset` the next `size` with titles, slugs and (when asked) snippets.
+ */
+async function visibleHits(
+  ctx: RequestContext,
+  scope: Scope,
+  q: string,
+  items: { itemType: ItemType; itemId: number }[],
+  offset: number,
+  size: number,
+  snippets: boolean,
+) {
+  return sql<HitRow & { ord: string; visible: number }>(
     ctx.db,
     `with n as (select * from unnest(?::text[], ?::int[]) with ordinality as n(type, id, ord)),
      visible as (
@@ -137,24 +177,64 @@ async function semanticSearch(
         where c.workspace_id = ? and c.status = 'published'),
      page as (select * from visible order by ord offset ? limit ?)
      select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
-            ${headlineSql('p.markdown', "websearch_to_tsquery('english', ?)")} as snippet,
+            case when ?::boolean then ${headlineSql('p.markdown', "websearch_to_tsquery('english', ?)")} end as snippet,
             (select count(*) from visible)::int as visible
        from page p order by p.ord`,
     [
-      pgArray(neighbours.map((n) => n.itemType)),
-      pgArray(neighbours.map((n) => n.itemId)),
+      pgArray(items.map((n) => n.itemType)),
+      pgArray(items.map((n) => n.itemId)),
       scope.workspaceId,
       canSeeRestricted(scope),
       scope.workspaceId,
       offset,
       size,
+      snippets,
       q,
     ],
   );
-  const visible = rows[0]?.visible ?? 0;
-  if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
-  const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].similarity }));
-  return page(scope, hits, size, offset, 'semantic', visible > offset + size);
+}
+
+/** Reciprocal rank fusion's constant: an item at rank r of a ranking adds 1 / (RRF_K + r). */
+const RRF_K = 60;
+/** How far down each ranking hybrid search looks beyond the page it answers. */
+const HYBRID_DEPTH = 50;
+
+/**
+ * Hybrid ranking: reciprocal rank fusion of the full-text and the embedding rankings (each item
+ * scores the sum of 1 / (60 + its rank) in the rankings that have it; ties keep full-text order).
+ * Falls back to full text only when embeddings cannot be used at all (embedder unavailable, items
+ * pending); a query nothing is semantically close to fuses full text alone.
+ */
+async function hybridSearch(
+  ctx: RequestContext,
+  scope: Scope,
+  q: string,
+  size: number,
+  offset: number,
+): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
+  const depth = offset + size + HYBRID_DEPTH;
+  const [fullText, neighbours] = await Promise.all([
+    fullTextRows(ctx, scope, q, depth, 0, false),
+    semanticNeighbours(ctx, scope, q, depth),
+  ]);
+  if ('reason' in neighbours) return neighbours;
+  const semantic = neighbours.length ? await visibleHits(ctx, scope, q, neighbours, 0, depth, false) : [];
+  const fused = new Map<string, { itemType: ItemType; itemId: number; score: number; first: number }>();
+  const add = (rows: { type: ItemType; item_id: number }[], offsetOrder: number) =>
+    rows.forEach((row, rank) => {
+      const key = `${row.type}:${row.item_id}`;
+      const entry = fused.get(key) ?? { itemType: row.type, itemId: Number(row.item_id), score: 0, first: offsetOrder + rank };
+      entry.score += 1 / (RRF_K + rank + 1);
+      fused.set(key, entry);
+    });
+  add(fullText.slice(0, depth), 0);
+  add(semantic, depth);
+  const ranked = [...fused.values()].sort((a, b) => b.score - a.score || a.first - b.first);
+  const pageItems = ranked.slice(offset, offset + size);
+  if (!pageItems.length) return { items: [], nextCursor: null };
+  const rows = await visibleHits(ctx, scope, q, pageItems, 0, size, true);
+  const hits = rows.map((r) => ({ ...r, score: pageItems[Number(r.ord) - 1].score }));
+  return page(scope, hits, size, offset, 'hybrid', ranked.length > offset + size);
 }
 
 /**
@@ -183,6 +263,7 @@ async function queryVector(embedder: Embedder, workspaceId: string, q: string): 
 /** A hit as the search statements give it. */
 interface HitRow {
   type: 'article' | 'changelog';
+  item_id: number;
   slug: string | null;
   id: number | null;
   title: string;

@@ -1,7 +1,8 @@
 import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
 
-export type Ranking = 'fulltext' | 'semantic';
+export type Ranking = 'fulltext' | 'semantic' | 'hybrid';
+export type SearchMode = Ranking;
 export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
 
 @ObjectType({ description: 'A search hit: an article or a published changelog entry.' })
@@ -11,16 +12,20 @@ export class SearchHit {
   @Field(() => Int, { nullable: true, description: 'Changelog entry id (changelog entries).' }) id!: number | null;
   @Field() title!: string;
   @Field({ description: 'The stored text escaped as HTML, matching words in <mark>…</mark> (no other markup).' }) snippet!: string;
-  @Field(() => Float, { description: 'Full text: ts_rank (title weighs above body); semantic: cosine similarity.' }) score!: number;
+  @Field(() => Float, {
+    description: 'Full text: ts_rank (title weighs above body); semantic: cosine similarity; hybrid: the reciprocal-rank-fusion score.',
+  })
+  score!: number;
   @Field({ description: 'Same-origin URL of the item in this API.' }) url!: string;
 }
 
 @ObjectType()
 export class SearchPage extends PageOf(SearchHit) {
-  @Field(() => String, { description: 'fulltext | semantic: the ranking actually used.' }) ranking!: Ranking;
+  @Field(() => String, { description: 'fulltext | semantic | hybrid: the ranking actually used.' }) ranking!: Ranking;
   @Field(() => String, {
     nullable: true,
-    description: 'Why semantic=true fell back to full text: embedder_unavailable | embeddings_pending | below_similarity_floor.',
+    description:
+      'Why a semantic or hybrid search fell back to full text: embedder_unavailable | embeddings_pending | below_similarity_floor (semantic only).',
   })
   fallbackReason!: FallbackReason | null;
 }
