@@ -70,9 +70,8 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
 }
 
 /** Clients for the service at `url` (e.g. one spawned with `spawnService`), checked against the document it serves. */
-export async function serviceClient(url: string, adminToken: string): Promise<ServiceClient> {
-  const server = { url };
-  const openapi = await (await fetch(`${server.url}/api/v1/openapi.json`)).json();
+export async function serviceClient(baseUrl: string, adminToken: string): Promise<ServiceClient> {
+  const openapi = await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json();
   const checker = new OpenApiChecker(openapi);
 
   const api: ServiceClient['api'] = async (method, path, options = {}) => {
@@ -83,10 +82,10 @@ export async function serviceClient(url: string, adminToken: string): Promise<Se
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const url = `${server.url}${path}`;
+    const url = `${baseUrl}${path}`;
     if (options.rawPath) {
       if (body instanceof FormData) throw new Error('rawPath sends string bodies only');
-      const raw = await rawRequest(server.url, method, path, { headers, body });
+      const raw = await rawRequest(baseUrl, method, path, { headers, body });
       const rawHeaders = new Headers(Object.entries(raw.headers).map(([k, v]) => [k, [v ?? ''].flat().join(', ')]));
       checker.check(method, url, raw.status, rawHeaders.get('content-type'), raw.body);
       return { status: raw.status, headers: rawHeaders, body: raw.body, text: raw.text };
@@ -102,10 +101,10 @@ export async function serviceClient(url: string, adminToken: string): Promise<Se
   const gql: ServiceClient['gql'] = async (query, variables = {}, bearer = adminToken) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (bearer) headers.authorization = `Bearer ${bearer}`;
-    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
     const json = (await res.json()) as { data: any; errors?: any[] };
     return { status: res.status, data: json.data, errors: json.errors };
   };
 
-  return { url, adminToken, api, gql };
+  return { url: baseUrl, adminToken, api, gql };
 }
