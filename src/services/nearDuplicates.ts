@@ -24,9 +24,6 @@ const NEAR_CANDIDATES = 50;
 const NEAR_SCORED = 10;
 const HASHES = NEAR_BANDS * NEAR_ROWS;
 
-/** Seeds of the MinHash functions h(x) = a·x + b mod 2³², fixed so keys stay comparable across processes and restarts. */
-const SEEDS = Array.from({ length: HASHES }, (_, i) => [fnv(`a${i}`) | 1, fnv(`b${i}`)] as const);
-
 /** The distinct trigrams of a text, as pg_trgm makes them, each as a 32-bit hash. */
 export function trigrams(text: string): Set<number> {
   const out = new Set<number>();
@@ -57,15 +54,27 @@ export function similarity(a: Set<number>, b: Set<number>): number {
   return shared / (a.size + b.size - shared);
 }
 
-/** The band keys of a body in a workspace (none when it is too short to compare). */
+/**
+ * The band keys of a body in a workspace (none when it is too short to compare). The HASHES
+ * MinHash values come from one-permutation hashing: each trigram's hash picks a bin by its low
+ * bits and competes for that bin's minimum with its other bits (one hash per trigram instead of
+ * one per trigram and function); an empty bin borrows the next filled one's value, shifted by the
+ * distance, so equal sets still agree bin by bin.
+ */
 export function nearKeys(workspaceId: string, grams: Set<number>): number[] {
   if (grams.size < NEAR_MIN_TRIGRAMS) return [];
-  const mins = new Array<number>(HASHES).fill(0xffffffff);
-  for (const x of grams) {
-    for (let i = 0; i < HASHES; i++) {
-      const h = (Math.imul(SEEDS[i][0], x) + SEEDS[i][1]) >>> 0;
-      if (h < mins[i]) mins[i] = h;
-    }
+  const mins = new Array<number>(HASHES).fill(-1);
+  for (const gram of grams) {
+    const h = Math.imul(gram ^ (gram >>> 15), 0x2c1b3c6d) >>> 0;
+    const bin = h % HASHES;
+    const value = Math.floor(h / HASHES);
+    if (mins[bin] === -1 || value < mins[bin]) mins[bin] = value;
+  }
+  for (let i = 0; i < HASHES; i++) {
+    if (mins[i] !== -1) continue;
+    let j = 1;
+    while (mins[(i + j) % HASHES] === -1) j++;
+    mins[i] = mins[(i + j) % HASHES] + j * 0x4000000;
   }
   const keys: number[] = [];
   for (let band = 0; band < NEAR_BANDS; band++)
