@@ -35,6 +35,15 @@ export const SEARCH_ROUTES: Route[] = [
         description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
         value: (data) => String(data.ranking),
       },
+      'X-Search-Suggestions': {
+        description:
+          'Present when nothing was found and the workspace uses close words: up to 3 queries to retry, each percent-encoded, separated by ", " ' +
+          '(the query with words no article or entry uses replaced by close words from the titles the key may see; each finds something).',
+        value: (data) => {
+          const suggestions = data.suggestions as string[] | undefined;
+          return suggestions?.length ? suggestions.map(encodeURIComponent).join(', ') : null;
+        },
+      },
       'X-Search-Fallback': {
         description:
           'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) `below_similarity_floor`.',

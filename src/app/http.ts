@@ -54,7 +54,7 @@ export function cors(allowedOrigins: string[]): Middleware {
       if (!publicDoc)
         ctx.set(
           'Access-Control-Expose-Headers',
-          'Link, ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id, X-Search-Ranking, X-Search-Fallback, Idempotent-Replayed',
+          'Link, ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id, X-Search-Ranking, X-Search-Fallback, X-Search-Suggestions, Idempotent-Replayed',
         );
       if (ctx.method === 'OPTIONS') {
         ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE');

@@ -7,6 +7,7 @@ import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
+import { suggestQueries } from '../search/suggestions.js';
 import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
@@ -44,6 +45,10 @@ export async function search(
     else result = { ...ranked, ranking: mode, fallbackReason: null };
   }
   result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset)), ranking: 'fulltext', fallbackReason };
+  result.suggestions =
+    !result.items.length && offset === 0
+      ? await suggestQueries(ctx.db, scope, q, async (c) => (await fullTextRows(ctx, scope, c, 1, 0, false)).length > 0)
+      : [];
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
   return result;
 }

@@ -28,4 +28,9 @@ export class SearchPage extends PageOf(SearchHit) {
       'Why a semantic or hybrid search fell back to full text: embedder_unavailable | embeddings_pending | below_similarity_floor (semantic only).',
   })
   fallbackReason!: FallbackReason | null;
+  @Field(() => [String], {
+    description:
+      'When nothing was found: the query with words the workspace does not use replaced by close ones it does (each finds something; at most 3).',
+  })
+  suggestions?: string[];
 }

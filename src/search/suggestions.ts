@@ -1,0 +1,128 @@
+import { canSeeRestricted, type Scope } from '../auth/authorize.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { similarity, trigrams } from '../services/nearDuplicates.js';
+
+/**
+ * "Did you mean": for a full-text query with no hits, the same query with each word the
+ * workspace does not use replaced by the closest word it does, kept only if it finds something.
+ *
+ * The vocabulary is the words of the titles of the articles (not archived) and published
+ * changelog entries the caller may see — restricted titles only for keys that may see restricted
+ * content, so a suggestion never reveals them. It is built once per content revision and
+ * visibility (one query over titles, not bodies, so it stays cheap at 10,000 articles) and kept in
+ * the process. A word full text finds on its own (in a body, say) is kept as it is. Closeness: trigram similarity of the two words (pg_trgm's), at least
+ * WORD_SIMILARITY, then fewer edits, then the more frequent word.
+ */
+const WORD_SIMILARITY = 0.3;
+export const MAX_SUGGESTIONS = 3;
+const VOCABULARIES_KEPT = 16;
+
+interface Vocabulary {
+  words: Map<string, number>;
+  grams: Map<string, Set<number>>;
+}
+const vocabularies = new Map<string, Vocabulary>();
+
+/** The query's words, lower-cased, without web-search operators (or, a leading -, quotes). */
+function queryWords(q: string): string[] {
+  return (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w !== 'or');
+}
+
+async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
+  const seeAll = canSeeRestricted(scope);
+  const [{ revision }] = await sql<{ revision: string }>(db, 'select content_revision::text as revision from workspaces where id = ?', [
+    scope.workspaceId,
+  ]);
+  const key = `${scope.workspaceId} ${revision} ${seeAll ? 'all' : 'public'}`;
+  const kept = vocabularies.get(key);
+  if (kept) return kept;
+  const rows = await sql<{ title: string }>(
+    db,
+    `select a.title from articles a join sections s on s.id = a.section_id
+      where a.workspace_id = ? and a.status <> 'ARCHIVED' and (?::boolean or (a.visibility = 'public' and s.visibility = 'public'))
+     union all
+     select title from changelog_entries where workspace_id = ? and status = 'published'`,
+    [scope.workspaceId, seeAll, scope.workspaceId],
+  );
+  const words = new Map<string, number>();
+  for (const { title } of rows) for (const word of queryWords(title)) if (word.length > 1) words.set(word, (words.get(word) ?? 0) + 1);
+  const grams = new Map([...words.keys()].map((w) => [w, trigrams(w)]));
+  const built = { words, grams };
+  vocabularies.set(key, built);
+  if (vocabularies.size > VOCABULARIES_KEPT) vocabularies.delete(vocabularies.keys().next().value!);
+  return built;
+}
+
+/** The words full text finds on their own in something the caller may see (stop words count as found). */
+async function usedWords(db: SqlTarget, scope: Scope, words: string[]): Promise<Set<string>> {
+  const rows = await sql<{ w: string; used: boolean }>(
+    db,
+    `select w, numnode(plainto_tsquery('english', w)) = 0
+            or exists (select 1 from articles a join sections s on s.id = a.section_id
+                        where a.workspace_id = ? and a.search @@ plainto_tsquery('english', w) and a.status <> 'ARCHIVED'
+                          and (?::boolean or (a.visibility = 'public' and s.visibility = 'public')))
+            or exists (select 1 from changelog_entries c
+                        where c.workspace_id = ? and c.status = 'published' and c.search @@ plainto_tsquery('english', w)) as used
+       from unnest(?::text[]) as w`,
+    [scope.workspaceId, canSeeRestricted(scope), scope.workspaceId, pgArray(words)],
+  );
+  return new Set(rows.filter((r) => r.used).map((r) => r.w));
+}
+
+/** Queries like `q` with unknown words replaced by close known ones (at most MAX_SUGGESTIONS; `hits` decides which find something). */
+export async function suggestQueries(
+  db: SqlTarget,
+  scope: Scope,
+  q: string,
+  hits: (candidate: string) => Promise<boolean>,
+): Promise<string[]> {
+  const words = queryWords(q);
+  if (!words.length || words.length > 8) return [];
+  const [vocab, used] = await Promise.all([vocabulary(db, scope), usedWords(db, scope, words)]);
+  const options = words.map((word) => (vocab.words.has(word) || used.has(word) ? [word] : closest(vocab, word)));
+  if (options.every((o, i) => o.length === 1 && o[0] === words[i])) return [];
+  if (options.some((o) => !o.length)) return [];
+  // Combinations in order of preference: each word's best first, then its next ones.
+  const candidates: string[] = [];
+  const seen = new Set<string>();
+  for (let choice = 0; choice < MAX_SUGGESTIONS; choice++) {
+    for (let i = 0; i < options.length && candidates.length < MAX_SUGGESTIONS * 2; i++) {
+      const pick = options.map((o, j) => (j === i ? (o[choice] ?? o[0]) : o[0])).join(' ');
+      if (!seen.has(pick)) {
+        seen.add(pick);
+        candidates.push(pick);
+      }
+    }
+  }
+  const found: string[] = [];
+  for (const candidate of candidates) {
+    if (found.length >= MAX_SUGGESTIONS) break;
+    if (await hits(candidate)) found.push(candidate);
+  }
+  return found;
+}
+
+/** The known words closest to `word`, best first (at most MAX_SUGGESTIONS). */
+function closest(vocab: Vocabulary, word: string): string[] {
+  const grams = trigrams(word);
+  const scored: { word: string; similarity: number; edits: number; count: number }[] = [];
+  for (const [known, knownGrams] of vocab.grams) {
+    const s = similarity(grams, knownGrams);
+    if (s >= WORD_SIMILARITY) scored.push({ word: known, similarity: s, edits: editDistance(word, known), count: vocab.words.get(known)! });
+  }
+  return scored
+    .sort((a, b) => b.similarity - a.similarity || a.edits - b.edits || b.count - a.count || (a.word < b.word ? -1 : 1))
+    .slice(0, MAX_SUGGESTIONS)
+    .map((s) => s.word);
+}
+
+/** Levenshtein distance (two rows). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length];
+}
