@@ -41,6 +41,7 @@ const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   search: { q: 'query', limit: 'searchLimit' },
   contentGapReports: { workspaceId: 'id' },
   contentGapGroups: { workspaceId: 'id' },
+  searchAnalytics: { workspaceId: 'id', days: 'analyticsDays' },
   webhooks: { organizationId: 'id' },
   webhookDeliveries: { webhookId: 'id', limit: 'deliveryLimit' },
   updateArticle: { ifMatch: 'ifMatch' },

@@ -89,6 +89,7 @@ export const RULES = {
   searchLimit: int(1, 50, 20),
   auditLimit: int(1, 1000, 100),
   deliveryLimit: int(1, 500, 50),
+  analyticsDays: int(1, 90, 7),
   position: int(0, 100_000),
   entryId: int(1, 2_147_483_647),
   version: int(1, 2_147_483_647),

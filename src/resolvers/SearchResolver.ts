@@ -8,6 +8,8 @@ import { ContentGapPage } from '../types/contentGaps.js';
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
+import * as analytics from '../services/searchAnalytics.js';
+import { SearchDay } from '../types/searchAnalytics.js';
 import * as searchService from '../services/search.js';
 
 enum SearchModeValue {
@@ -90,6 +92,20 @@ export class SearchResolver {
     @Arg('input', () => GapProposalInput) input: GapProposalInput,
   ) {
     return gaps.proposeFromGap(ctx, workspace, group, input);
+  }
+
+  @Query(() => [SearchDay], {
+    description:
+      "A workspace's searches per day (UTC), newest first: counts, zero-result rate, rankings, p50/p95 time, top queries (admin token).",
+  })
+  searchAnalytics(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspaceId', () => ID) workspaceId: string,
+    @Arg('days', () => Int, { defaultValue: 7, description: 'How many days back (1–90).' }) days: number,
+  ) {
+    requireAdmin(ctx);
+    if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
+    return analytics.searchAnalytics(ctx.db, workspaceId, days);
   }
 
   @Query(() => [ContentGapReport], { description: 'Content-gap reports of a workspace, newest first (admin token).' })
