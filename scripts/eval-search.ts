@@ -1,0 +1,260 @@
+/**
+ * `npm run eval:search`: search quality on a documentation set nobody here wrote, the PostgreSQL 15
+ * manual of Debian's postgresql-doc-15 package (installed with apt-get when missing). Its HTML
+ * pages become Markdown articles of a fresh workspace (one section per chapter), through the
+ * public API of a service started like `npm start` (DATABASE_URL, or a fresh embedded directory);
+ * once the embedding worker has embedded them, every labelled question of
+ * eval/search-questions.tsv runs in each ranking. Prints recall@1, recall@5 (share of questions
+ * with a labelled page in the top 1 / 5), MRR (over the top 10) and p50/p95 time per ranking, on
+ * all questions and on the held-out third (every third question; nothing is tuned on any of
+ * them), and writes eval-results/search.json.
+ *
+ * `--fixtures` instead writes the small labelled subset the test suite runs (test/fixtures/pgdocs).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import TurndownService from 'turndown';
+import { spawnService } from '../test/support/processes.js';
+import { waitForEmbeddings } from './bench/seeding.js';
+import { gql } from './bench/tenant.js';
+
+const DOCS = '/usr/share/doc/postgresql-doc-15/html';
+const QUESTIONS = 'eval/search-questions.tsv';
+const MODES = ['fulltext', 'semantic', 'hybrid'] as const;
+const MARKDOWN_MAX = 200_000;
+const TITLE_MAX = 200;
+
+const log = (msg: string) => console.log(`[eval ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+export interface Question {
+  q: string;
+  pages: string[];
+  heldOut: boolean;
+}
+
+/** The labelled questions: `question<TAB>page,page`; every third one is held out. */
+export function loadQuestions(file = QUESTIONS): Question[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() && !line.startsWith('#'))
+    .map((line, i) => {
+      const [q, pages] = line.split('\t');
+      return { q: q.trim(), pages: pages.split(',').map((p) => p.trim()), heldOut: i % 3 === 2 };
+    });
+}
+
+export interface DocPage {
+  file: string;
+  title: string;
+  section: string;
+  markdown: string;
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ' };
+const decode = (text: string) =>
+  text.replace(/&(#?\w+);/g, (m, e: string) => ENTITIES[e] ?? (e.startsWith('#') ? String.fromCodePoint(Number(e.slice(1))) : m)).trim();
+
+/** One page of the manual: its title, its chapter (the navigation header's "up" title) and its body as Markdown. */
+export function readPage(file: string, dir = DOCS): DocPage {
+  const html = readFileSync(`${dir}/${file}.html`, 'utf8');
+  const title = decode(/<title>([^<]*)<\/title>/.exec(html)?.[1] ?? file).slice(0, TITLE_MAX);
+  const section = decode(/<th width="60%" align="center">([^<]*)<\/th>/.exec(html)?.[1] ?? '') || 'PostgreSQL 15 Documentation';
+  const body = html
+    .replace(/^[\s\S]*?<body[^>]*>/, '')
+    .replace(/<div class="navheader">[\s\S]*?<\/div>/, '')
+    .replace(/<div class="navfooter">[\s\S]*$/, '');
+  const markdown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' }).turndown(body).slice(0, MARKDOWN_MAX);
+  return { file, title, section: section.slice(0, 100), markdown };
+}
+
+function ensureDocs(): void {
+  if (existsSync(DOCS)) return;
+  log('installing postgresql-doc-15 with apt-get …');
+  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'postgresql-doc-15'], { stdio: 'inherit' });
+}
+
+/** Loads `pages` into a new workspace through the API; returns the article slug of each page file. */
+export async function loadPages(
+  url: string,
+  auth: Record<string, string>,
+  pages: DocPage[],
+  progress: (done: number) => void = () => {},
+): Promise<Map<string, string>> {
+  const headers = { ...auth, 'content-type': 'application/json' };
+  const sections = new Map<string, string>();
+  const slugs = new Map<string, string>();
+  for (const [i, page] of pages.entries()) {
+    let key = sections.get(page.section);
+    if (!key) {
+      const res = await fetch(`${url}/api/v1/workspaces/-/sections`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ label: page.section }),
+      });
+      const body = (await res.json()) as { key: string };
+      if (res.status !== 201) throw new Error(`section "${page.section}": ${res.status} ${JSON.stringify(body)}`);
+      key = body.key;
+      sections.set(page.section, key);
+    }
+    const res = await fetch(`${url}/api/v1/workspaces/-/articles`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: page.title, section: key, markdown: page.markdown }),
+    });
+    const body = (await res.json()) as { slug: string };
+    if (res.status !== 201) throw new Error(`article ${page.file}: ${res.status} ${JSON.stringify(body)}`);
+    slugs.set(page.file, body.slug);
+    progress(i + 1);
+  }
+  return slugs;
+}
+
+export interface Scores {
+  recallAt1: number;
+  recallAt5: number;
+  mrr: number;
+  p50Ms: number;
+  p95Ms: number;
+  ran: Record<string, number>;
+}
+
+/** Runs every question in `mode`; the rank of the first labelled page among the top 10 decides. */
+export async function evaluate(url: string, auth: Record<string, string>, questions: Question[], slugs: Map<string, string>, mode: string) {
+  const ranks: (number | null)[] = [];
+  const times: number[] = [];
+  const ran: string[] = [];
+  for (const question of questions) {
+    const started = performance.now();
+    const res = await fetch(`${url}/api/v1/workspaces/-/search?q=${encodeURIComponent(question.q)}&mode=${mode}&limit=10`, {
+      headers: auth,
+    });
+    const hits = (await res.json()) as { slug: string | null }[];
+    times.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`search "${question.q}" (${mode}): ${res.status} ${JSON.stringify(hits)}`);
+    ran.push(res.headers.get('x-search-ranking') ?? '?');
+    const wanted = new Set(question.pages.map((p) => slugs.get(p)));
+    const at = hits.findIndex((h) => h.slug !== null && wanted.has(h.slug));
+    ranks.push(at < 0 ? null : at + 1);
+  }
+  return { ranks, times, ran };
+}
+
+export function score(run: { ranks: (number | null)[]; times: number[]; ran: string[] }, pick: (i: number) => boolean): Scores {
+  const ranks = run.ranks.filter((_, i) => pick(i));
+  const times = run.times.filter((_, i) => pick(i)).sort((a, b) => a - b);
+  const share = (ok: (r: number | null) => boolean) => Math.round((ranks.filter(ok).length / ranks.length) * 1000) / 1000;
+  const at = (p: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * p))] * 10) / 10;
+  return {
+    recallAt1: share((r) => r === 1),
+    recallAt5: share((r) => r !== null && r <= 5),
+    mrr: Math.round((ranks.reduce<number>((sum, r) => sum + (r ? 1 / r : 0), 0) / ranks.length) * 1000) / 1000,
+    p50Ms: at(0.5),
+    p95Ms: at(0.95),
+    ran: run.ran.filter((_, i) => pick(i)).reduce<Record<string, number>>((counts, r) => ({ ...counts, [r]: (counts[r] ?? 0) + 1 }), {}),
+  };
+}
+
+/** The pages the first `count` questions name, plus neighbours up to `pages` in all, for the suite's fixtures. */
+function writeFixtures(count = 20, pages = 50): void {
+  const questions = loadQuestions().slice(0, count);
+  const files = new Set(questions.flatMap((q) => q.pages));
+  for (const file of readdirSync(DOCS)
+    .filter((f) => f.endsWith('.html'))
+    .sort()) {
+    if (files.size >= pages) break;
+    if (/^(sql-|runtime-config-|functions-)/.test(file)) files.add(file.replace(/\.html$/, ''));
+  }
+  const dir = 'test/fixtures/pgdocs';
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  // Kept short: the suite embeds every page; the opening of a page is what names its subject.
+  const fixtures = [...files].map((f) => {
+    const page = readPage(f);
+    return { ...page, markdown: page.markdown.slice(0, 4000) };
+  });
+  writeFileSync(`${dir}/pages.json`, `${JSON.stringify(fixtures, null, 1)}\n`);
+  writeFileSync(`${dir}/questions.json`, `${JSON.stringify(questions, null, 1)}\n`);
+  log(`wrote ${fixtures.length} pages and ${questions.length} questions to ${dir}`);
+}
+
+async function main(): Promise<void> {
+  ensureDocs();
+  if (process.argv.includes('--fixtures')) return writeFixtures();
+  const questions = loadQuestions();
+  const files = readdirSync(DOCS)
+    .filter((f) => f.endsWith('.html'))
+    .map((f) => f.replace(/\.html$/, ''))
+    .sort();
+  for (const q of questions)
+    for (const p of q.pages) if (!files.includes(p)) throw new Error(`question "${q.q}" names ${p}, not a page of the manual`);
+  log(`${files.length} pages, ${questions.length} questions (${questions.filter((q) => q.heldOut).length} held out)`);
+  const pages = files.map((f) => readPage(f));
+  const admin = `adm_eval_${Date.now()}`;
+  const service = await spawnService({
+    ADMIN_TOKEN: admin,
+    RATE_LIMIT_MAX: '100000000',
+    EMBEDDINGS: 'local',
+    OUTBOUND_ALLOW_LOOPBACK: 'false',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: `./eval-results/data-${Date.now()}` }),
+  });
+  try {
+    const { createOrganization: org } = await gql<{ createOrganization: { id: string } }>(
+      service.url,
+      admin,
+      'mutation { createOrganization(input: { name: "Search eval", plan: "enterprise" }) { id } }',
+    );
+    const { createMember: member } = await gql<{ createMember: { id: string } }>(
+      service.url,
+      admin,
+      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "eval@example.com", role: "owner" }) { id } }',
+      { o: org.id },
+    );
+    const { createWorkspace: ws } = await gql<{ createWorkspace: { id: string } }>(
+      service.url,
+      admin,
+      'mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "PostgreSQL 15 manual" }) { id } }',
+      { o: org.id },
+    );
+    const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
+      service.url,
+      admin,
+      'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["article.read", "article.create", "section.create", "search.read"], workspaceId: $w }) { key } }',
+      { m: member.id, w: ws.id },
+    );
+    const auth = { authorization: `Bearer ${key.key}` };
+    log('loading the manual through the API …');
+    const slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
+    await waitForEmbeddings(service.url, auth);
+    const results: Record<string, { all: Scores; heldOut: Scores }> = {};
+    for (const mode of MODES) {
+      await evaluate(service.url, auth, questions.slice(0, 10), slugs, mode); // warm-up (model, caches)
+      const run = await evaluate(service.url, auth, questions, slugs, mode);
+      results[mode] = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
+      log(`${mode}: ${JSON.stringify(results[mode].all)}`);
+    }
+    console.log(`\n| ranking | questions | recall@1 | recall@5 | MRR | p50 ms | p95 ms | ran as |`);
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const mode of MODES)
+      for (const part of ['all', 'heldOut'] as const) {
+        const s = results[mode][part];
+        const n = part === 'all' ? questions.length : questions.filter((q) => q.heldOut).length;
+        console.log(
+          `| ${mode} | ${part === 'all' ? `all ${n}` : `held-out ${n}`} | ${s.recallAt1} | ${s.recallAt5} | ${s.mrr} | ${s.p50Ms} | ${s.p95Ms} | ${Object.entries(
+            s.ran,
+          )
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')} |`,
+        );
+      }
+    mkdirSync('eval-results', { recursive: true });
+    writeFileSync(
+      'eval-results/search.json',
+      `${JSON.stringify({ pages: pages.length, questions: questions.length, results }, null, 2)}\n`,
+    );
+    log('wrote eval-results/search.json');
+  } finally {
+    await service.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
