@@ -52,7 +52,7 @@ describe('hybrid search (mode=hybrid)', () => {
     expect(hybrid.body[0].slug).toBe(both[0]);
     const scores = hybrid.body.map((h: any) => h.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
-    expect(scores[0]).toBeCloseTo(1 / 61 + 1 / (60 + 1 + slugs(semantic).indexOf(both[0])), 5);
+    expect(scores[0]).toBeCloseTo(1 / 6 + 0.25 / (5 + 1 + slugs(semantic).indexOf(both[0])), 5);
     expect(hybrid.body.find((h: any) => h.slug === 'password-rules').snippet).toContain('<mark>');
   });
 

@@ -17,7 +17,8 @@ export const SEARCH_ROUTES: Route[] = [
       'with matches in `<mark>…</mark>` and no other markup), ' +
       '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` (or `mode=semantic`) hits are ranked by embedding ' +
       'similarity, falling back to full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor. ' +
-      '`mode=hybrid` fuses the full-text and embedding rankings by reciprocal rank (score: Σ 1/(60 + rank)), falling back to full text when embeddings ' +
+      '`mode=hybrid` fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(5 + full-text rank) + 0.25/(5 + semantic rank)), ' +
+      'falling back to full text when embeddings ' +
       'cannot be used. `X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     permissions: ['search.read'],
     query: {
