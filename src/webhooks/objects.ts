@@ -64,7 +64,10 @@ export function eventObject(type: EventObjectType, value: object): Record<string
 export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
   const previous: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(before)) {
-    if (JSON.stringify(value) !== JSON.stringify(after[key])) previous[key] = value;
+    const other = after[key];
+    const differs =
+      typeof value === 'string' || typeof other === 'string' ? value !== other : JSON.stringify(value) !== JSON.stringify(other);
+    if (differs) previous[key] = value;
   }
   return previous;
 }
@@ -76,6 +79,8 @@ export function changedFields(before: Record<string, unknown>, after: Record<str
  */
 export function eventPayload(object: Record<string, unknown>, previous?: Record<string, unknown>): Record<string, unknown> {
   const payload: Record<string, unknown> = previous ? { object, previous } : { object };
+  // Most payloads are far below the limit: no need to serialise them to know.
+  if (jsonBound(object) + (previous ? jsonBound(previous) : 0) + 32 <= EVENT_DATA_MAX_BYTES) return payload;
   if (Buffer.byteLength(JSON.stringify(payload)) <= EVENT_DATA_MAX_BYTES) return payload;
   const parts = [object, ...(previous ? [previous] : [])];
   let cut = EVENT_DATA_MAX_BYTES / 4;
@@ -94,4 +99,12 @@ export function eventPayload(object: Record<string, unknown>, previous?: Record<
 function cutText(text: string, length: number): string {
   const cut = text.slice(0, length);
   return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/** An upper bound of a part's JSON size in bytes: 6 bytes per UTF-16 unit of text (the longest escape), other values as serialised, 64 per key. */
+function jsonBound(part: Record<string, unknown>): number {
+  let bytes = 2;
+  for (const [k, v] of Object.entries(part))
+    bytes += 64 + k.length + (typeof v === 'string' ? v.length * 6 : JSON.stringify(v ?? null).length * 6);
+  return bytes;
 }
