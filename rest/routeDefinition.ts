@@ -1,5 +1,6 @@
 import { ruleSchema, withLimit } from '../src/contract/jsonSchema.js';
 import { RULES, type IntRule, type Rule } from '../src/contract/rules.js';
+import { versionEtag } from '../src/etag.js';
 import type { JsonSchema } from './jsonSchema.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -129,3 +130,8 @@ export const PAGE_QUERY = (limit: IntRule): Record<string, ParamDef> => ({
   limit: paramOf(limit, 'Page size.'),
   cursor: paramOf(RULES.cursor, 'Opaque cursor from the `Link: rel="next"` header of the previous page.'),
 });
+
+/** The `ETag` response header of a versioned resource (articles, memory notes): `"v<version>"` of the answer. */
+export function versionEtagHeader(description: string): Record<string, ResponseHeaderDef> {
+  return { ETag: { description, value: (data) => versionEtag(Number(data.version)) } };
+}

@@ -1,6 +1,6 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
+import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
 
 const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Article slug.') };
 const ifMatchHeader: Record<string, ParamDef> = {
@@ -14,12 +14,7 @@ const visibility = {
     '`restricted` needs the pro or enterprise plan (403 `plan_required` on free) and hides the content from keys of viewer-role members.',
 };
 const statusSchema = { type: 'string', enum: ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] };
-const etag: Record<string, ResponseHeaderDef> = {
-  ETag: {
-    description: 'Version tag of the article ("v<version>"); send it back in `If-Match` to edit only that version.',
-    value: (data) => `"v${String(data.version)}"`,
-  },
-};
+const etag = versionEtagHeader('Version tag of the article ("v<version>"); send it back in `If-Match` to edit only that version.');
 const TRANSITIONS_TEXT =
   'Allowed status transitions: DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT. ' +
   'Any other change is a 400 naming both states.';

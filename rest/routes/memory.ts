@@ -3,7 +3,7 @@ import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
 import { NOTE_REVISIONS_KEPT } from '../../src/services/memoryNotes.js';
-import { jsonBody, PAGE_QUERY, paramOf, type ParamDef, type Route } from '../routeDefinition.js';
+import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
 
 const pathQuery: Record<string, ParamDef> = {
   path: paramOf(RULES.notePath, 'Note path, e.g. `runbooks/deploy`. Case-sensitive; one leading/trailing "/" is ignored.', {
@@ -11,12 +11,7 @@ const pathQuery: Record<string, ParamDef> = {
   }),
 };
 
-const noteEtag = {
-  ETag: {
-    description: 'The note\'s version ("v<version>"); send it back in `If-Match` to change only that version.',
-    value: (data: Record<string, unknown>) => `"v${String(data.version)}"`,
-  },
-};
+const noteEtag = versionEtagHeader('The note\'s version ("v<version>"); send it back in `If-Match` to change only that version.');
 
 const ifMatch = paramOf(
   RULES.ifMatch,
