@@ -16,10 +16,11 @@ import { removeEmbeddings } from '../search/vectors.js';
 export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
 /**
  * Pages are written a few at a time: on the embedded database every statement runs on the main
- * thread, and a statement of 20 pages or ~100 KB of Markdown stays under ~25 ms (200 pages took up
- * to 300 ms), so other requests are never kept waiting long.
+ * thread, and a statement of 10 pages or ~50 KB of Markdown (each page write also records its
+ * revision) stays well under the 50 ms the event loop may stall (20 pages and 100 KB reached
+ * 61 ms under load once revisions were recorded; 200 pages took up to 300 ms before them).
  */
-const BATCH = { rows: 20, bytes: 100_000 };
+const BATCH = { rows: 10, bytes: 50_000 };
 
 /** `items` cut into batches of at most BATCH.rows items and about BATCH.bytes of `size`. */
 function batches<T>(items: T[], size: (item: T) => number): T[][] {
