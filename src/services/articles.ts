@@ -10,7 +10,7 @@ import { etagMatches, versionEtag } from '../etag.js';
 import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import type { EventType } from '../webhooks/events.js';
-import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
+import { eventObject, objectPayload } from '../webhooks/objects.js';
 import { recordAudit, type AuditInput } from './audit.js';
 import { findVisibleSection, loadSections } from './sections.js';
 
@@ -312,13 +312,12 @@ export async function moveArticle(
  * audit event thereby names the revision the change made (`object.version`).
  */
 export function articleEvent(action: EventType, scope: Scope, article: Article, before?: Record<string, unknown>): AuditInput {
-  const object = eventObject('Article', article);
   return {
     action,
     targetType: 'article',
     targetId: article.slug,
     workspaceId: scope.workspaceId,
-    payload: eventPayload(object, before && changedFields(before, object)),
+    payload: objectPayload('Article', article, before),
   };
 }
 

@@ -4,7 +4,7 @@ import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../search/vectors.js';
-import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
+import { eventObject, objectPayload } from '../webhooks/objects.js';
 import { recordAudit } from './audit.js';
 import { sql } from '../db/sql.js';
 
@@ -105,7 +105,7 @@ export async function createChangelogEntry(
       targetType: 'changelog_entry',
       targetId: entry.id,
       workspaceId: scope.workspaceId,
-      payload: eventPayload(eventObject('ChangelogEntry', entry)),
+      payload: objectPayload('ChangelogEntry', entry),
     });
     return entry;
   });
@@ -146,13 +146,12 @@ export async function updateChangelogEntry(
     entry.updatedAt = new Date();
     // Written now, so the entity's own update hooks have run before the event takes its state.
     await em.flush();
-    const after = eventObject('ChangelogEntry', entry);
     recordAudit(em, ctx, {
       action: statusChanges ? 'changelog.status_changed' : 'changelog.updated',
       targetType: 'changelog_entry',
       targetId: entry.id,
       workspaceId: scope.workspaceId,
-      payload: eventPayload(after, changedFields(before, after)),
+      payload: objectPayload('ChangelogEntry', entry, before),
     });
     return entry;
   });
@@ -163,7 +162,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, workspace: strin
   const scope = await authorize(ctx, workspace, ['changelog.update']);
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
-    const last = eventObject('ChangelogEntry', entry);
+    const payload = objectPayload('ChangelogEntry', entry);
     em.remove(entry);
     await removeEmbeddings(em, 'changelog', [id]);
     recordAudit(em, ctx, {
@@ -171,7 +170,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, workspace: strin
       targetType: 'changelog_entry',
       targetId: id,
       workspaceId: scope.workspaceId,
-      payload: eventPayload(last),
+      payload,
     });
     return { id, deleted: true as const };
   });

@@ -242,7 +242,6 @@ async function recountUsage(em: EntityManager, where: 'w.id = ?' | 'w.organizati
 /** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
 const ACCESS_RESOLUTION_MS = 1000;
 
-/** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
 /** A row of memory_notes (NOTE_COLUMNS). */
 interface NoteRow {
   id: number;
@@ -269,6 +268,7 @@ interface EntryRow {
   accessed_at: string;
 }
 
+/** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
 function plainNote(row: NoteRow): MemoryNote {
   return {
     id: row.id,

@@ -7,7 +7,7 @@ import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import type { EventType } from '../webhooks/events.js';
-import { changedFields, eventObject, eventPayload } from '../webhooks/objects.js';
+import { eventObject, objectPayload } from '../webhooks/objects.js';
 import { articleEvent, describeArticleChange, findArticle, findArticleById, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit, type AuditInput } from './audit.js';
@@ -206,13 +206,12 @@ export async function rejectProposal(ctx: RequestContext, workspace: string, id:
 
 /** The event of a proposal change, carrying the proposal as REST returns it (and, for reviews, what the review changed). */
 function proposalEvent(action: EventType, scope: Scope, proposal: Proposal, before?: Record<string, unknown>): AuditInput {
-  const object = eventObject('Proposal', proposal);
   return {
     action,
     targetType: 'proposal',
     targetId: proposal.id,
     workspaceId: scope.workspaceId,
-    payload: eventPayload(object, before && changedFields(before, object)),
+    payload: objectPayload('Proposal', proposal, before),
   };
 }
 

@@ -61,7 +61,7 @@ export function eventObject(type: EventObjectType, value: object): Record<string
 }
 
 /** The fields of `before` whose values differ in `after`, with their values before. */
-export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
   const previous: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(before)) {
     const other = after[key];
@@ -73,11 +73,20 @@ export function changedFields(before: Record<string, unknown>, after: Record<str
 }
 
 /**
+ * The payload of an event about `value` (a resource of `type`): the resource as REST returns it
+ * and, with `before` (its REST form before the change), the fields that changed.
+ */
+export function objectPayload(type: EventObjectType, value: object, before?: Record<string, unknown>): Record<string, unknown> {
+  const object = eventObject(type, value);
+  return eventPayload(object, before && changedFields(before, object));
+}
+
+/**
  * An event's extra webhook data: `object` (and `previous` for updates); when it would pass
  * EVENT_DATA_MAX_BYTES, its longest text fields are cut (to the same length, halved until it
  * fits) and `truncated: true` says so.
  */
-export function eventPayload(object: Record<string, unknown>, previous?: Record<string, unknown>): Record<string, unknown> {
+function eventPayload(object: Record<string, unknown>, previous?: Record<string, unknown>): Record<string, unknown> {
   const payload: Record<string, unknown> = previous ? { object, previous } : { object };
   // Most payloads are far below the limit: no need to serialise them to know.
   if (jsonBound(object) + (previous ? jsonBound(previous) : 0) + 32 <= EVENT_DATA_MAX_BYTES) return payload;
