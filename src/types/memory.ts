@@ -1,4 +1,4 @@
-import { Field, Float, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, InterfaceType, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
 
 @ObjectType({ description: 'A note in the index: everything but the body.' })
@@ -33,8 +33,8 @@ export class DeletedMemoryNote {
   @Field() deleted!: boolean;
 }
 
-@ObjectType({ description: 'A state of a note that a later write replaced (or a delete removed), without its body.' })
-export class MemoryNoteRevisionEntry {
+@InterfaceType({ description: 'The fields every view of a replaced note state has (everything but the body).' })
+export abstract class MemoryNoteVersionInfo {
   @Field() path!: string;
   @Field(() => Int, { description: 'The version this state had; its ETag was "v<version>".' }) version!: number;
   @Field() kind!: string;
@@ -50,8 +50,14 @@ export class MemoryNoteRevisionEntry {
   deleted!: boolean;
 }
 
-@ObjectType({ description: 'A replaced state of a note, with its body.' })
-export class MemoryNoteRevision extends MemoryNoteRevisionEntry {
+@ObjectType({
+  implements: MemoryNoteVersionInfo,
+  description: 'A state of a note that a later write replaced (or a delete removed), without its body.',
+})
+export class MemoryNoteRevisionEntry extends MemoryNoteVersionInfo {}
+
+@ObjectType({ implements: MemoryNoteVersionInfo, description: 'A replaced state of a note, with its body.' })
+export class MemoryNoteRevision extends MemoryNoteVersionInfo {
   @Field({ description: 'Markdown.' }) body!: string;
 }
 
