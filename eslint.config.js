@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'bench-results/', 'coverage/', 'test-results/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'bench-results/', 'coverage/', 'test-results/', 'test-artifacts/', 'scripts/contract/'] },
   js.configs.recommended,
   {
     files: ['src/**/*.ts', 'rest/**/*.ts', 'scripts/**/*.ts', '*.ts'],

@@ -3,6 +3,7 @@ import type { Next } from 'koa';
 import { DomainError } from '../src/errors.js';
 import { compileRoutes, type CompiledRoute } from './compile.js';
 import { routeHandler, type GraphQLBackend } from './handler.js';
+import { buildLlmsTxt, type LlmsAbout } from './llms.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
 import type { Route } from './routeDefinition.js';
 import type { Middleware } from '../src/app/middleware.js';
@@ -19,10 +20,11 @@ export interface RestApi {
  * with another method a 405 with `Allow` (the router's own answer); both are thrown, so the error
  * middleware renders them like every other error.
  */
-export function createRestApi(backend: GraphQLBackend, table: Route[], version: string): RestApi {
+export function createRestApi(backend: GraphQLBackend, table: Route[], version: string, about: Omit<LlmsAbout, 'version'> = {}): RestApi {
   const routes = compileRoutes(backend.schema, table);
   const openapi = buildOpenApi(routes, { version });
   const openapiJson = JSON.stringify(openapi);
+  const llmsTxt = buildLlmsTxt(routes, { ...about, version });
   const router = new Router({ prefix: API_PREFIX });
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
@@ -35,6 +37,11 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], version: 
   const dispatch = router.routes();
   const allowed = router.allowedMethods();
   const middleware: Middleware = async (ctx, next) => {
+    if (ctx.path === '/llms.txt' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.type = 'text/markdown; charset=utf-8';
+      ctx.body = llmsTxt;
+      return;
+    }
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();
     await dispatch(ctx as Parameters<typeof dispatch>[0], () => allowed(ctx as Parameters<typeof allowed>[0], noop) as Promise<void>);
     if (ctx.body !== undefined) return;

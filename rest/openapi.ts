@@ -1,8 +1,9 @@
 import { EVENT_TYPES } from '../src/webhooks/events.js';
 import type { CompiledRoute } from './compile.js';
 import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from './envelope.js';
+import { exampleOf } from './examples.js';
 import type { JsonSchema } from './jsonSchema.js';
-import type { ParamDef, Route } from './routeDefinition.js';
+import type { BodyDef, ParamDef, Route } from './routeDefinition.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -17,10 +18,16 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Workspace Knowledge Service', version: info.version, description: DESCRIPTION },
+    info: {
+      title: 'Workspace Knowledge Service',
+      version: info.version,
+      description: DESCRIPTION,
+      contact: { name: 'Workspace Knowledge Service maintainers' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: [{ url: API_PREFIX }],
     security: [{ bearerAuth: [] }],
-    tags: [...new Set(routes.map((c) => c.route.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((c) => c.route.tag))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
     paths,
     components: {
       securitySchemes: {
@@ -32,6 +39,32 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string })
     },
   };
 }
+
+/** Example values that differ by group (a status is a changelog, article or proposal status). */
+const TAG_EXAMPLE_VALUES: Record<string, Record<string, unknown>> = {
+  Articles: { status: 'STABLE' },
+  Search: { id: null },
+  Sections: { key: 'guides' },
+  Proposals: { status: 'open', kind: 'edit' },
+  'API reference': { status: 'STABLE', version: '1.4.0', title: 'List pets', slug: 'api-get-pets', state: 'generated' },
+  Uploads: { id: 'q3V9xT0bLr8mZ2aKf5JwNg', url: '/uploads/q3V9xT0bLr8mZ2aKf5JwNg.png' },
+  Changelog: { title: 'Faster search', markdown: 'Search answers in under 30 ms at 10,000 articles.' },
+};
+
+/** What each group of endpoints is for (the tags of the route table). */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Changelog: 'Release notes of the product the workspace documents: drafts, publishing, and the public list agents read.',
+  Memory:
+    'Shared memory of the agents of a workspace: notes at "/"-separated paths with kinds, tags and links, versioned, with history, search and a quota.',
+  Search: 'One search over articles and the changelog: full text, by meaning, or both fused.',
+  'Content gaps':
+    'Questions the docs did not answer: reported by agents or found by zero-result searches, grouped, and turned into draft proposals.',
+  Articles: 'The documentation: articles in sections, with a sidebar tree, history, diffs and restore.',
+  Sections: 'The groups of articles of the sidebar, in order.',
+  Proposals: 'Edits and new drafts agents propose; editors approve or reject them.',
+  Uploads: 'Images for articles, served from a public, unguessable URL.',
+  'API reference': 'An OpenAPI spec attached to the workspace, and the reference pages generated and kept in sync from it.',
+};
 
 const DESCRIPTION =
   'REST interface to a documentation and knowledge workspace. Every request carries `Authorization: Bearer svc_pat_…`. ' +
@@ -75,6 +108,7 @@ function parametersOf(compiled: CompiledRoute): unknown[] {
       required: where === 'path' || Boolean(def.required),
       description: def.description,
       schema: def.schema,
+      example: 'example' in def ? def.example : exampleOf(def.schema, def.variable ?? name, TAG_EXAMPLE_VALUES[route.tag]),
     }));
   return [
     ...params('path', compiled.pathParams),
@@ -86,10 +120,16 @@ function parametersOf(compiled: CompiledRoute): unknown[] {
 
 function requestBodyOf(route: Route): Record<string, unknown> | null {
   if (route.body) {
+    const schema = documentedBodySchema(route.body);
     return {
       required: true,
       description: route.body.description,
-      content: { 'application/json': { schema: route.body.schema as JsonSchema } },
+      content: {
+        'application/json': {
+          schema,
+          example: route.body.example ?? exampleOf(route.body.variants ? schema : route.body.schema, '', TAG_EXAMPLE_VALUES[route.tag]),
+        },
+      },
     };
   }
   if (!route.upload) return null;
@@ -100,7 +140,28 @@ function requestBodyOf(route: Route): Record<string, unknown> | null {
     additionalProperties: false,
     properties: { [field]: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } },
   };
-  return { required: true, description: route.upload.description, content: { 'multipart/form-data': { schema } } };
+  return {
+    required: true,
+    description: route.upload.description,
+    content: { 'multipart/form-data': { schema, example: { [field]: '' } } },
+  };
+}
+
+/** The body's schema as documented: its variants as `oneOf` closed objects, or the schema itself. */
+function documentedBodySchema(body: BodyDef): JsonSchema {
+  if (!body.variants) return body.schema;
+  const all = body.schema.properties;
+  return {
+    oneOf: body.variants.map((v) => ({
+      title: v.title,
+      description: v.description,
+      type: 'object',
+      additionalProperties: false,
+      required: v.required,
+      ...(v.oneOfRequired ? { anyOf: v.oneOfRequired.map((p) => ({ required: [p] })) } : {}),
+      properties: Object.fromEntries(v.properties.map((p) => [p, all[p]])),
+    })),
+  };
 }
 
 function responsesOf(compiled: CompiledRoute): Record<string, unknown> {
@@ -115,7 +176,12 @@ function responsesOf(compiled: CompiledRoute): Record<string, unknown> {
     [String(route.status)]: {
       description: route.summary,
       ...(Object.keys(headers).length ? { headers } : {}),
-      content: { 'application/json': { schema: compiled.responseSchema } },
+      content: {
+        'application/json': {
+          schema: compiled.responseSchema,
+          example: route.responseExample ?? exampleOf(compiled.responseSchema, route.list ? 'items' : '', TAG_EXAMPLE_VALUES[route.tag]),
+        },
+      },
     },
   };
   if (route.method === 'GET' && route.headers?.['if-none-match']) {
@@ -134,8 +200,27 @@ function errorResponses(statuses: Set<number>): Record<string, unknown> {
     out[`Error${status}`] = {
       description: STATUS_DESCRIPTIONS[status] ?? `Error ${status}`,
       ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } } } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorExample(status) } },
     };
   }
   return out;
 }
+
+/** An error envelope as a client sees it for a status. */
+function errorExample(status: number): Record<string, unknown> {
+  const [code, message, details] = ERROR_EXAMPLES[status] ?? ['internal', 'The server failed; nothing was changed.', null];
+  return { error: { code, message, status, details } };
+}
+
+const ERROR_EXAMPLES: Record<number, [string, string, unknown]> = {
+  400: ['invalid_request', 'title: must not be empty', [{ field: 'title', message: 'must not be empty', in: 'body' }]],
+  401: ['unauthorized', 'Missing or invalid agent key.', null],
+  403: ['permission_denied', 'This key lacks article.write.', { missing: ['article.write'] }],
+  404: ['not_found', 'Article not found.', null],
+  405: ['method_not_allowed', 'PATCH is not allowed here; use GET, PUT, DELETE.', null],
+  409: ['conflict', 'The article changed since the proposal was made.', null],
+  412: ['precondition_failed', 'The memory note is at another version.', { etag: '"v4"' }],
+  413: ['payload_too_large', 'The body is larger than this endpoint accepts (1048576 bytes).', null],
+  429: ['rate_limited', 'Too many requests; retry after 12 seconds.', { limit: 600, windowSeconds: 60, retryAfterSeconds: 12 }],
+  503: ['unavailable', 'The database is unreachable; retry later.', null],
+};

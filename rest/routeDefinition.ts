@@ -11,6 +11,8 @@ export interface ParamDef {
   description: string;
   variable?: string;
   required?: boolean;
+  /** The document's example (default: derived from the schema and the name, see examples.ts). */
+  example?: unknown;
 }
 
 /** A JSON body that becomes one GraphQL input variable; `rename` maps body names to input fields. */
@@ -21,6 +23,24 @@ export interface BodyDef {
   description?: string;
   /** Largest accepted body in bytes (default: the JSON body limit). */
   maxBytes?: number;
+  /**
+   * The kinds of body the endpoint takes, when they differ in which properties they allow: the
+   * document declares them as `oneOf` (each a closed object), so a generated client knows them.
+   * The request itself is checked against `schema` and then by the service, which refuses a mix.
+   */
+  variants?: BodyVariant[];
+  /** The document's example request body (default: derived from the first variant or the schema). */
+  example?: Record<string, unknown>;
+}
+
+/** One kind of body: a title, when to send it, and which of the body's properties it takes. */
+export interface BodyVariant {
+  title: string;
+  description: string;
+  properties: string[];
+  required: string[];
+  /** At least one of these too (e.g. an edit changes the title, the markdown or both). */
+  oneOfRequired?: string[];
 }
 
 /**
@@ -35,8 +55,10 @@ export function jsonBody<P extends Record<string, JsonSchema>>(def: {
   rename?: Partial<Record<keyof P & string, string>>;
   description?: string;
   maxBytes?: number;
+  variants?: (BodyVariant & { properties: (keyof P & string)[]; required: (keyof P & string)[] })[];
+  example?: Partial<Record<keyof P & string, unknown>>;
 }): BodyDef {
-  const { variable, properties, required, minProperties, rename, description, maxBytes } = def;
+  const { variable, properties, required, minProperties, rename, description, maxBytes, variants, example } = def;
   return {
     variable,
     schema: {
@@ -49,6 +71,8 @@ export function jsonBody<P extends Record<string, JsonSchema>>(def: {
     ...(rename ? { rename: rename as Record<string, string> } : {}),
     ...(description ? { description } : {}),
     ...(maxBytes ? { maxBytes } : {}),
+    ...(variants ? { variants } : {}),
+    ...(example ? { example } : {}),
   };
 }
 
@@ -103,6 +127,8 @@ export interface Route {
    * them, so that every other answer stays exactly what it was.
    */
   omitWhenNull?: string[];
+  /** The document's example answer (default: derived from the response schema, see examples.ts). */
+  responseExample?: unknown;
   /** HTTP status on success. */
   status: number;
   /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */

@@ -4,10 +4,12 @@ import type { Plan, Role } from './auth/permissions.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
 
-/** MEMORY_HISTORY_KEPT and MEMORY_NEAR_DUPLICATES (README). */
+/** MEMORY_HISTORY_KEPT, MEMORY_NEAR_DUPLICATES and MEMORY_EMBEDDINGS (README). */
 export interface MemorySettings {
   historyKept: number;
   nearDuplicates: boolean;
+  /** Notes are queued for embedding when written (semantic and hybrid memory search). */
+  embeddings: boolean;
 }
 
 /** An authenticated agent key, with what authorization needs already loaded. */

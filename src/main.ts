@@ -1,3 +1,4 @@
+import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { createLogger } from './app/logger.js';
 import { startServer } from './server.js';
 
@@ -20,6 +21,12 @@ if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
   process.exit(2);
 }
 
+const explorer = process.env.GRAPHQL_EXPLORER || undefined;
+if (explorer !== undefined && !GRAPHQL_EXPLORERS.includes(explorer as (typeof GRAPHQL_EXPLORERS)[number])) {
+  console.error(`GRAPHQL_EXPLORER must be one of ${GRAPHQL_EXPLORERS.join(', ')}, got "${explorer}"`);
+  process.exit(2);
+}
+
 /** Entry point of `npm start`: configuration from the environment (see README). */
 const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
@@ -33,6 +40,8 @@ const server = await startServer({
   webhookDispatcher: process.env.WEBHOOK_DISPATCHER !== 'off',
   memoryHistoryKept: process.env.MEMORY_HISTORY_KEPT === '0' ? 0 : intEnv('MEMORY_HISTORY_KEPT', 50),
   memoryNearDuplicates: process.env.MEMORY_NEAR_DUPLICATES !== 'off',
+  memoryEmbeddings: process.env.MEMORY_EMBEDDINGS !== 'off',
+  explorer: explorer as (typeof GRAPHQL_EXPLORERS)[number] | undefined,
   corsOrigins: (process.env.CORS_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim())

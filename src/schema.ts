@@ -3,7 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { buildSchema, getMetadataStorage } from 'type-graphql';
 import { applyInputContract } from './contract/graphql.js';
-import { AdminResolver } from './resolvers/AdminResolver.js';
+import { AdminResolver, AgentKeyFieldsResolver, MemberFieldsResolver, WorkspaceFieldsResolver } from './resolvers/AdminResolver.js';
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
@@ -17,6 +17,9 @@ import { configureEventObjects } from './webhooks/objects.js';
 /** Every resolver of the schema. */
 const RESOLVERS = [
   AdminResolver,
+  AgentKeyFieldsResolver,
+  MemberFieldsResolver,
+  WorkspaceFieldsResolver,
   ChangelogResolver,
   MemoryResolver,
   ArticleResolver,

@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
+import type { GraphQLExplorer } from './app/explorer.js';
 import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
@@ -31,8 +32,8 @@ export interface ServerOptions {
   /** Requests per key per window (RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
   rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
-  /** Sandbox landing page on GET /graphql (default: not in production). */
-  sandbox?: boolean;
+  /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: Apollo Sandbox, or Apollo's production page under NODE_ENV=production). */
+  explorer?: GraphQLExplorer;
   /** Embedder for semantic search (default: from EMBEDDINGS / EMBEDDINGS_URL, else the local model). */
   embedder?: Embedder;
   /** Run the background embedding worker (default true). */
@@ -45,6 +46,8 @@ export interface ServerOptions {
   memoryHistoryKept?: number;
   /** Whether a PUT that creates a note reports near-duplicates (default on). */
   memoryNearDuplicates?: boolean;
+  /** Whether written notes are queued for embedding, for semantic and hybrid memory search (default on). */
+  memoryEmbeddings?: boolean;
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
@@ -113,9 +116,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       webhookDispatcher: options.webhookDispatcher !== false,
       webhookRetryScheduleMs: options.webhookRetryScheduleMs,
       outboundAllowLoopback: options.outboundAllowLoopback ?? false,
-      memory: { historyKept: options.memoryHistoryKept ?? NOTE_REVISIONS_KEPT, nearDuplicates: options.memoryNearDuplicates ?? true },
+      memory: {
+        historyKept: options.memoryHistoryKept ?? NOTE_REVISIONS_KEPT,
+        nearDuplicates: options.memoryNearDuplicates ?? true,
+        embeddings: options.memoryEmbeddings ?? true,
+      },
       corsOrigins: options.corsOrigins ?? [],
-      sandbox: options.sandbox ?? process.env.NODE_ENV !== 'production',
+      explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
     });
     return await listen(app, database, options, logger);
   } catch (error) {

@@ -232,6 +232,26 @@ export const ARTICLE_ROUTES: Route[] = [
     body: jsonBody({
       variable: 'input',
       required: ['summary'],
+      variants: [
+        {
+          title: 'Edit',
+          description: 'Changes an existing article: its slug, a new title and/or markdown, and a summary. No `section`.',
+          properties: ['article', 'title', 'markdown', 'summary'],
+          required: ['article', 'summary'],
+          oneOfRequired: ['title', 'markdown'],
+        },
+        {
+          title: 'New draft',
+          description: 'A new article: its section, title, markdown and a summary. No `article`.',
+          properties: ['section', 'title', 'markdown', 'summary'],
+          required: ['section', 'title', 'markdown', 'summary'],
+        },
+      ],
+      example: {
+        article: 'getting-started',
+        markdown: '# Getting started\n\nCreate an agent key with `wks init`, then search.',
+        summary: 'Point new users at wks init.',
+      },
       properties: {
         article: schemaOf(RULES.articleRef, { description: 'Slug of the article to edit; omit for a new draft.' }),
         section: schemaOf(RULES.sectionKey, { description: 'Section key of a new draft.' }),

@@ -3,6 +3,7 @@ import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
 import { NOTE_REVISIONS_KEPT } from '../../src/services/memoryNotes.js';
+import { HYBRID_RULE, RANKING_HEADERS } from './search.js';
 import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
 
 const pathQuery: Record<string, ParamDef> = {
@@ -162,16 +163,25 @@ export const MEMORY_ROUTES: Route[] = [
     path: '/workspaces/{workspace}/memory/search',
     operation: 'SearchMemory',
     tag: 'Memory',
-    summary: 'Full-text search of memory notes',
+    summary: 'Search memory notes',
     description:
       'PostgreSQL full-text search over path segments, tags and body (English stemming; web-search syntax: words, "quoted phrases", `-excluded`, `or`). ' +
       'Hits are ranked (path > tags > body), each with a snippet: the stored text escaped as HTML, with matches in `<mark>…</mark>` and no other markup. ' +
-      'Cursor-paginated.',
+      '`mode=semantic` ranks by embedding similarity of the path, tags and body (score: cosine similarity), falling back to full text when the ' +
+      "embedder is unavailable, notes still wait for embeddings (a workspace's first search by meaning queues all its notes), or nothing clears " +
+      'the similarity floor; ' +
+      `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ` +
+      '`X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     permissions: ['memory.read'],
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
+      mode: {
+        schema: { type: 'string', enum: ['fulltext', 'semantic', 'hybrid'] },
+        description: 'fulltext (default), semantic, or hybrid.',
+      },
       ...PAGE_QUERY(RULES.searchLimit),
     },
+    responseHeaders: RANKING_HEADERS,
     status: 200,
     list: true,
   },

@@ -1,6 +1,23 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
+import { RRF_K, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
+import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
+
+/** The headers saying which ranking answered a search (workspace and memory search). */
+export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', ResponseHeaderDef> = {
+  'X-Search-Ranking': {
+    description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
+    value: (data) => String(data.ranking),
+  },
+  'X-Search-Fallback': {
+    description:
+      'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) `below_similarity_floor`.',
+    value: (data) => (data.fallbackReason as string | null) ?? null,
+  },
+};
+
+/** How hybrid ranking scores, for the descriptions of both searches. */
+export const HYBRID_RULE = `fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank))`;
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [
@@ -17,7 +34,7 @@ export const SEARCH_ROUTES: Route[] = [
       'with matches in `<mark>…</mark>` and no other markup), ' +
       '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` (or `mode=semantic`) hits are ranked by embedding ' +
       'similarity, falling back to full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor. ' +
-      '`mode=hybrid` fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(5 + full-text rank) + 0.25/(5 + semantic rank)), ' +
+      `\`mode=hybrid\` ${HYBRID_RULE}, ` +
       'falling back to full text when embeddings ' +
       'cannot be used. `X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     permissions: ['search.read'],
@@ -32,10 +49,7 @@ export const SEARCH_ROUTES: Route[] = [
       ...PAGE_QUERY(RULES.searchLimit),
     },
     responseHeaders: {
-      'X-Search-Ranking': {
-        description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
-        value: (data) => String(data.ranking),
-      },
+      'X-Search-Ranking': RANKING_HEADERS['X-Search-Ranking'],
       'X-Search-Suggestions': {
         description:
           'Present when nothing was found and the workspace uses close words: up to 3 queries to retry, each percent-encoded, separated by ", " ' +
@@ -45,11 +59,7 @@ export const SEARCH_ROUTES: Route[] = [
           return suggestions?.length ? suggestions.map(encodeURIComponent).join(', ') : null;
         },
       },
-      'X-Search-Fallback': {
-        description:
-          'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) `below_similarity_floor`.',
-        value: (data) => (data.fallbackReason as string | null) ?? null,
-      },
+      'X-Search-Fallback': RANKING_HEADERS['X-Search-Fallback'],
     },
     status: 200,
     list: true,

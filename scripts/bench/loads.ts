@@ -147,15 +147,17 @@ export function mixedWorkload(b: Bench): AutocannonLoad {
   return { options: { url: b.base, headers: b.auth, requests: [{ setupRequest: next }] } };
 }
 
-/** A search request's path: full text, or semantic. */
-export const searchPath = (q: string, semantic = false): string =>
-  `/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}${semantic ? '&semantic=true' : ''}`;
+/** A search request's path: full text, semantic (the `semantic=true` agents send), or hybrid. */
+export const searchPath = (q: string, ranking: 'fulltext' | 'semantic' | 'hybrid' = 'fulltext'): string =>
+  `/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}${ranking === 'semantic' ? '&semantic=true' : ranking === 'hybrid' ? '&mode=hybrid' : ''}`;
 /** Full-text searches as agents send them. */
 export const FTS_PATHS = FTS_QUERIES.map((q) => searchPath(q));
 /** Distinct natural-language questions, ranked semantically. */
-export const SEMANTIC_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, true));
+export const SEMANTIC_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, 'semantic'));
+/** The same questions, ranked by both rankings fused. */
+export const HYBRID_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, 'hybrid'));
 /** Questions that differ from SEMANTIC_PATHS, to warm the model up without filling the query-vector cache. */
-export const SEMANTIC_WARM_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, true));
+export const SEMANTIC_WARM_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, 'semantic'));
 
 /** GET requests cycling through `paths` on the service. */
 export function cycling(b: Bench, paths: string[], headers: Record<string, string>): AutocannonLoad {

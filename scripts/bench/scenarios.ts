@@ -14,6 +14,7 @@ import {
   noteUpdates,
   pngUploads,
   SEMANTIC_PATHS,
+  HYBRID_PATHS,
   SEMANTIC_WARM_PATHS,
   serviceNote,
   SERVICE_NOTE_ROUTE,
@@ -230,6 +231,12 @@ export const SCENARIOS: Scenario[] = [
         label: (b) => `semantic, repeated queries (${b.corpus})`,
         connections: 1,
         drive: sequential((b) => ({ paths: SEMANTIC_PATHS, headers: b.searchAuth, count: 600, ranking: 'semantic' })),
+      },
+      {
+        id: 'hybrid-repeated-latency',
+        label: (b) => `hybrid, repeated queries (${b.corpus})`,
+        connections: 1,
+        drive: sequential((b) => ({ paths: HYBRID_PATHS, headers: b.searchAuth, count: 600, ranking: 'hybrid' })),
       },
       {
         id: 'fulltext',

@@ -18,8 +18,11 @@ import { embedderFromEnv, type Embedder } from '../search/embedder.js';
 import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
 import { startBackground, type Background } from './background.js';
+import { workspaceArchive } from './archive.js';
 import { agentKeyIdOf, contextFactory, permissionsOf } from './context.js';
+import { apiReferencePage } from './docs.js';
 import { renderErrors } from './errors.js';
+import { graphiqlExplorer, type GraphQLExplorer } from './explorer.js';
 import { createGraphQL } from './graphql.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
@@ -43,7 +46,7 @@ export interface AppOptions {
   outboundAllowLoopback: boolean;
   memory: MemorySettings;
   corsOrigins: string[];
-  sandbox: boolean;
+  explorer: GraphQLExplorer;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -94,7 +97,7 @@ async function createDomain(options: AppOptions) {
 /**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
- * CORS, health, and authentication with the rate limit.
+ * CORS, health, the GraphiQL page when chosen (no key needed), and authentication with the rate limit.
  */
 export async function createApp(options: AppOptions): Promise<App> {
   const domain = await createDomain(options);
@@ -116,14 +119,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       await authorize(context as RequestContext, workspace, permissions as Permission[]);
     },
   };
-  const rest = createRestApi(backend, ROUTES, VERSION);
+  const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
   const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf });
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,
     logger: options.logger,
     createContext,
-    sandbox: options.sandbox,
+    explorer: options.explorer,
   });
   const koa = new Koa();
   koa.proxy = false;
@@ -135,7 +138,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     urlLimit,
     cors(options.corsOrigins),
     health(options.orm),
+    ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
+    apiReferencePage(),
     authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    workspaceArchive(options.orm, options.credentials),
     mcp.middleware,
     rest.middleware,
     graphql.middleware,

@@ -1,5 +1,5 @@
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import {
   ApolloServerPluginLandingPageLocalDefault,
   ApolloServerPluginLandingPageProductionDefault,
@@ -14,6 +14,7 @@ import type { RequestContext } from '../context.js';
 import { classifyError } from '../errors.js';
 import type { RateLimiter } from '../rateLimit.js';
 import type { ContextFactory } from './context.js';
+import type { GraphQLExplorer } from './explorer.js';
 import { armor, graphqlJsonBody, rootFieldRateLimit } from './graphqlLimits.js';
 import type { Middleware } from './middleware.js';
 
@@ -22,8 +23,8 @@ interface GraphQLOptions {
   limiter: RateLimiter;
   logger: Logger;
   createContext: ContextFactory;
-  /** The Sandbox landing page on GET (default: not in production). */
-  sandbox: boolean;
+  /** What GET /graphql shows a browser; Apollo serves only its own pages (GraphiQL is served before it). */
+  explorer: GraphQLExplorer;
 }
 
 /**
@@ -45,9 +46,7 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
       // schema (which REST executes too).
       ApolloServerPluginCacheControlDisabled(),
       ...(limits.plugins as unknown as ApolloServerPlugin<BaseContext>[]),
-      options.sandbox
-        ? ApolloServerPluginLandingPageLocalDefault({ embed: true })
-        : ApolloServerPluginLandingPageProductionDefault({ footer: false }),
+      landingPage(options.explorer),
     ],
     formatError: (formatted, error) => formatError(formatted, error, options.logger),
   });
@@ -62,6 +61,13 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
     else await graphqlJsonBody(ctx, run);
   };
   return { middleware, stop: () => apollo.stop() };
+}
+
+/** Apollo's landing page for the chosen explorer: Sandbox, the production page, or none. */
+function landingPage(explorer: GraphQLExplorer): ApolloServerPlugin<BaseContext> {
+  if (explorer === 'sandbox') return ApolloServerPluginLandingPageLocalDefault({ embed: true });
+  if (explorer === 'apollo-production') return ApolloServerPluginLandingPageProductionDefault({ footer: false });
+  return ApolloServerPluginLandingPageDisabled();
 }
 
 /** Errors carry the envelope's code and details; Apollo's own parse and validation errors keep theirs; unexpected ones are logged and hidden. */

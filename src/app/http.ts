@@ -14,7 +14,8 @@ export const requestId: Middleware = async (ctx, next) => {
 };
 
 /**
- * Security headers (helmet's); no CSP on the JSON API (the Sandbox page and images set their own).
+ * Security headers (helmet's); no CSP on the JSON API (the GraphiQL page and its assets, and images, set their own;
+ * Apollo Sandbox, loaded from Apollo's CDN, gets none).
  * Helmet's answer never depends on the request, so it is computed once and replayed on every
  * response (helmet itself runs a dozen middlewares per request).
  */

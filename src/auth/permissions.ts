@@ -1,5 +1,5 @@
 /** The permission names keys carry; they are part of the public contract and never change. */
-const PERMISSIONS = [
+export const PERMISSIONS = [
   'article.read',
   'article.create',
   'article.update',

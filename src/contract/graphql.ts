@@ -29,6 +29,13 @@ const COMMON_INT_ARGUMENTS: Record<string, RuleName> = { id: 'entryId', position
 /** The arguments of root fields that carry their own rule. */
 const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   auditEvents: { workspaceId: 'id', limit: 'auditLimit' },
+  organizations: { after: 'cursor' },
+  workspaces: { organizationId: 'id', after: 'cursor' },
+  members: { organizationId: 'id', role: 'role', after: 'cursor' },
+  agentKeys: { organizationId: 'id', memberId: 'id', workspaceId: 'id', after: 'cursor' },
+  // A note event's target is its path (up to 512 bytes).
+  auditTrail: { workspaceId: 'id', actor: 'role', action: 'name', targetType: 'name', targetId: 'notePath', after: 'cursor' },
+  usage: { workspaceId: 'id' },
   changelogEntries: { limit: 'pageLimit' },
   memoryNote: { path: 'notePath', ifNoneMatch: 'ifNoneMatch' },
   memoryNoteHistory: { path: 'notePath', limit: 'pageLimit' },
@@ -63,6 +70,8 @@ const INPUT_FIELDS: Record<string, Record<string, RuleName>> = {
   CreateWorkspaceInput: { organizationId: 'id', name: 'name' },
   CreateMemberInput: { organizationId: 'id', email: 'email', role: 'role' },
   CreateAgentKeyInput: { memberId: 'id', name: 'name', permissions: 'permissions', workspaceId: 'id' },
+  UpdateMemberInput: { role: 'role' },
+  UpdateAgentKeyInput: { name: 'name' },
   AttachSpecInput: { url: 'url', spec: 'spec' },
   PlaceApiPageInput: { section: 'sectionKey', position: 'position' },
   CreateApiSectionInput: { label: 'label', key: 'newSlug', tag: 'apiTag', position: 'position' },

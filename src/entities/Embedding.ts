@@ -47,4 +47,8 @@ export class EmbeddingStamp {
 
   @Property({ type: 'bigint', defaultRaw: '0' })
   removals: string = '0';
+
+  /** The workspace's memory notes are embedded (turned on by its first semantic or hybrid memory search). */
+  @Property({ type: 'boolean', defaultRaw: 'false' })
+  notesEmbedded: boolean = false;
 }

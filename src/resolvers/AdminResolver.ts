@@ -1,11 +1,15 @@
-import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as admin from '../services/admin.js';
+import * as readModel from '../services/adminReadModel.js';
 import { listAuditEvents } from '../services/audit.js';
+import { loadById } from '../services/batchLoader.js';
+import { ConnectionOf } from '../types/connection.js';
+import { WorkspaceUsage } from '../types/usage.js';
 
 @InputType()
 class CreateOrganizationInput {
@@ -42,6 +46,32 @@ class CreateAgentKeyInput {
   @Field(() => ID, { nullable: true, description: 'Bind the key to one workspace; omit for an org-wide key.' }) workspaceId?: string | null;
   @Field(() => Date, { nullable: true }) expiresAt?: Date | null;
 }
+
+@InputType()
+class UpdateMemberInput {
+  @Field(() => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null;
+  @Field(() => Boolean, { nullable: true }) twoFactorEnabled?: boolean | null;
+}
+
+@InputType()
+class UpdateAgentKeyInput {
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => Date, { nullable: true, description: 'A future time; null: the key never expires; omitted: unchanged.' })
+  expiresAt?: Date | null;
+}
+
+@ObjectType()
+class OrganizationConnection extends ConnectionOf(Organization) {}
+@ObjectType()
+class WorkspaceConnection extends ConnectionOf(Workspace) {}
+@ObjectType()
+class MemberConnection extends ConnectionOf(Member) {}
+@ObjectType()
+class AgentKeyConnection extends ConnectionOf(AgentKey) {}
+@ObjectType()
+class AuditEventConnection extends ConnectionOf(AuditEvent) {}
+
+const PAGE = { first: 'Page size, 1 to 100 (default 20).', after: 'The `endCursor` of the previous page.' };
 
 @ObjectType({ description: 'A new agent key. `key` is the secret and is shown only in this response.' })
 class CreatedAgentKey {
@@ -86,6 +116,91 @@ export class AdminResolver {
     return admin.revokeAgentKey(ctx, id);
   }
 
+  @Mutation(() => Member, { description: 'Changes a member: their keys follow at once, in every process.' })
+  updateMember(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateMemberInput) input: UpdateMemberInput,
+  ) {
+    return admin.updateMember(ctx, id, input);
+  }
+
+  @Mutation(() => AgentKey, { description: 'Renames a key or changes its expiry: in force at once, in every process.' })
+  updateAgentKey(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateAgentKeyInput) input: UpdateAgentKeyInput,
+  ) {
+    return admin.updateAgentKey(ctx, id, input);
+  }
+
+  @Query(() => OrganizationConnection, { description: 'Organizations, oldest first (admin token).' })
+  organizations(
+    @Ctx() ctx: RequestContext,
+    @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
+    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+  ) {
+    return readModel.listOrganizations(ctx, { first, after });
+  }
+
+  @Query(() => WorkspaceConnection, { description: 'Workspaces, oldest first (admin token).' })
+  workspaces(
+    @Ctx() ctx: RequestContext,
+    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
+    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+  ) {
+    return readModel.listWorkspaces(ctx, { organizationId, first, after });
+  }
+
+  @Query(() => MemberConnection, { description: 'Members, oldest first (admin token).' })
+  members(
+    @Ctx() ctx: RequestContext,
+    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('role', () => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null,
+    @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
+    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+  ) {
+    return readModel.listMembers(ctx, { organizationId, role, first, after });
+  }
+
+  @Query(() => AgentKeyConnection, { description: 'Agent keys, oldest first, never their secret (admin token).' })
+  agentKeys(
+    @Ctx() ctx: RequestContext,
+    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @Arg('memberId', () => ID, { nullable: true }) memberId?: string | null,
+    @Arg('workspaceId', () => ID, { nullable: true, description: 'Keys bound to this workspace.' }) workspaceId?: string | null,
+    @Arg('revoked', () => Boolean, { nullable: true, description: 'true: revoked keys only; false: unrevoked only.' })
+    revoked?: boolean | null,
+    @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
+    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+  ) {
+    return readModel.listAgentKeys(ctx, { organizationId, memberId, workspaceId, revoked, first, after });
+  }
+
+  @Query(() => AuditEventConnection, { description: 'Audit events, newest first, filtered (admin token).' })
+  auditTrail(
+    @Ctx() ctx: RequestContext,
+    @Arg('workspaceId', () => ID, { nullable: true }) workspaceId?: string | null,
+    @Arg('actor', () => String, { nullable: true, description: 'agent | admin' }) actor?: string | null,
+    @Arg('action', () => String, { nullable: true, description: 'An event type, e.g. agent_key.revoked.' }) action?: string | null,
+    @Arg('targetType', () => String, { nullable: true }) targetType?: string | null,
+    @Arg('targetId', () => String, { nullable: true }) targetId?: string | null,
+    @Arg('from', () => Date, { nullable: true, description: 'Events at or after this time.' }) from?: Date | null,
+    @Arg('to', () => Date, { nullable: true, description: 'Events before this time.' }) to?: Date | null,
+    @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
+    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+  ) {
+    return readModel.listAuditTrail(ctx, { workspaceId, actor, action, targetType, targetId, from, to, first, after });
+  }
+
+  @Query(() => WorkspaceUsage, {
+    description: 'What a workspace uses: notes against the quota, uploads, articles, searches (admin token).',
+  })
+  usage(@Ctx() ctx: RequestContext, @Arg('workspaceId', () => ID) workspaceId: string) {
+    return readModel.workspaceUsage(ctx, workspaceId);
+  }
+
   @Query(() => [AuditEvent], { description: 'Audit trail of a workspace, newest first (admin token).' })
   async auditEvents(
     @Ctx() ctx: RequestContext,
@@ -97,5 +212,42 @@ export class AdminResolver {
     const size = limit ?? 100;
     if (size < 1 || size > 1000) throw invalidField('limit', 'must be from 1 to 1000');
     return listAuditEvents(ctx.em, workspaceId, size);
+  }
+}
+
+/** An agent key's member, organization and bound workspace, batched per request (see loadById). */
+@Resolver(() => AgentKey)
+export class AgentKeyFieldsResolver {
+  @FieldResolver(() => Member)
+  member(@Ctx() ctx: RequestContext, @Root() key: AgentKey) {
+    return loadById(ctx, Member, key.member);
+  }
+
+  @FieldResolver(() => Organization)
+  organization(@Ctx() ctx: RequestContext, @Root() key: AgentKey) {
+    return loadById(ctx, Organization, key.organization);
+  }
+
+  @FieldResolver(() => Workspace, { nullable: true, description: 'The bound workspace; null for an org-wide key.' })
+  workspace(@Ctx() ctx: RequestContext, @Root() key: AgentKey) {
+    return key.workspace ? loadById(ctx, Workspace, key.workspace) : null;
+  }
+}
+
+/** A member's organization, batched per request. */
+@Resolver(() => Member)
+export class MemberFieldsResolver {
+  @FieldResolver(() => Organization)
+  organization(@Ctx() ctx: RequestContext, @Root() member: Member) {
+    return loadById(ctx, Organization, member.organization);
+  }
+}
+
+/** A workspace's organization, batched per request. */
+@Resolver(() => Workspace)
+export class WorkspaceFieldsResolver {
+  @FieldResolver(() => Organization)
+  organization(@Ctx() ctx: RequestContext, @Root() workspace: Workspace) {
+    return loadById(ctx, Organization, workspace.organization);
   }
 }

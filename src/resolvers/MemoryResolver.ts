@@ -11,6 +11,7 @@ import {
 import { MemoryNote } from '../entities/MemoryNote.js';
 import * as memory from '../services/memoryNotes.js';
 import * as history from '../services/noteHistory.js';
+import { SearchModeValue, type SearchMode } from '../types/search.js';
 
 @InputType({ description: 'A note to create (new path) or update (existing path).' })
 class PutMemoryNoteInput {
@@ -45,6 +46,11 @@ const IF_MATCH = 'The ETag the write is based on ("v<version>", several comma-se
 class MemorySearchArgs {
   @Field() workspace!: string;
   @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
+  @Field(() => SearchModeValue, {
+    nullable: true,
+    description: 'fulltext (default), semantic (by embedding similarity), or hybrid: both rankings fused by reciprocal rank.',
+  })
+  mode?: SearchMode | null;
   @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
@@ -89,7 +95,7 @@ export class MemoryResolver {
     return memory.listNotes(ctx, args.workspace, args);
   }
 
-  @Query(() => MemorySearchPage, { description: 'Full-text search over path, tags and body.' })
+  @Query(() => MemorySearchPage, { description: 'Search over path, tags and body: full text, by embedding similarity, or both fused.' })
   searchMemory(@Ctx() ctx: RequestContext, @Args(() => MemorySearchArgs) args: MemorySearchArgs) {
     return memory.searchNotes(ctx, args.workspace, args);
   }

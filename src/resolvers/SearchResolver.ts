@@ -1,7 +1,7 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { SearchPage, type SearchMode } from '../types/search.js';
+import { SearchModeValue, SearchPage, type SearchMode } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { Proposal } from '../entities/Proposal.js';
 import { ContentGapPage } from '../types/contentGaps.js';
@@ -11,13 +11,6 @@ import * as gaps from '../services/contentGaps.js';
 import * as analytics from '../services/searchAnalytics.js';
 import { SearchDay } from '../types/searchAnalytics.js';
 import * as searchService from '../services/search.js';
-
-enum SearchModeValue {
-  fulltext = 'fulltext',
-  semantic = 'semantic',
-  hybrid = 'hybrid',
-}
-registerEnumType(SearchModeValue, { name: 'SearchMode', description: 'How search ranks: full text, embeddings, or both fused.' });
 
 @ArgsType()
 class SearchArgs {

@@ -4,7 +4,7 @@ import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { DotMatrix } from './dots.js';
 
 /** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
-export type ItemType = 'article' | 'changelog' | 'gap' | 'search';
+export type ItemType = 'article' | 'changelog' | 'gap' | 'search' | 'note';
 
 const signal = new EventEmitter();
 
@@ -39,6 +39,17 @@ export async function removeEmbeddings(em: EntityManager, itemType: ItemType, it
   for (const workspaceId of new Set(removed.map((r) => r.workspace_id as string))) await sql(em, BUMP(1), [workspaceId]);
   await sql(em, 'delete from embedding_queue where item_type = ? and item_id = any(?::int[])', [itemType, ids]);
 }
+
+/**
+ * CTEs (for a statement's WITH list) dropping the embeddings and pending work of the items of one
+ * type that the earlier CTE `deleted` returned (column `id`), bumping the stamp of `:workspace`
+ * when an embedding went: removeEmbeddings inside a single statement.
+ */
+export const UNEMBED_DELETED = (itemType: ItemType) =>
+  `unembedded as (delete from embeddings e using deleted d where e.item_type = '${itemType}' and e.item_id = d.id returning e.workspace_id),
+   unqueued as (delete from embedding_queue q using deleted d where q.item_type = '${itemType}' and q.item_id = d.id),
+   restamped as (update embedding_stamps set revision = revision + 1, removals = removals + 1
+                  where workspace_id = :workspace and exists (select 1 from unembedded))`;
 
 /** Wakes this process's worker soon (after the caller's commit); other processes poll. */
 export function signalEmbeddingWork(): void {
@@ -234,6 +245,11 @@ export class VectorIndex {
           'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?',
           [workspaceId, typeList, model],
         );
+    if (incremental && !rows.length) {
+      // Only other item types changed (e.g. notes, for an article search): the matrix stands.
+      cached.revision = revision;
+      return cached;
+    }
     const unit = (r: VectorRow) => normalize(fromBytes(r.vec));
     let fresh: CachedWorkspace;
     if (!incremental) {

@@ -66,7 +66,7 @@ export class EmbeddingWorker {
       `update embedding_queue q set claimed_until = clock_timestamp() + interval '${CLAIM_SECONDS} seconds', attempts = q.attempts + 1
         from (select item_type, item_id from embedding_queue
                where (claimed_until is null or claimed_until < clock_timestamp()) and (?::uuid is null or workspace_id = ?::uuid)
-               order by enqueued_at limit ${BATCH} for update skip locked) c
+               order by item_type = 'note', enqueued_at limit ${BATCH} for update skip locked) c
        where q.item_type = c.item_type and q.item_id = c.item_id
        returning q.item_type, q.item_id, q.workspace_id, q.enqueued_at`,
       [workspaceId ?? null, workspaceId ?? null],
@@ -118,6 +118,11 @@ export class EmbeddingWorker {
       `select id, question as text from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
     );
     await load('search', `select id, query as text from search_log where id = any(?::int[])`);
+    // A note is known by its path and tags as much as by its body.
+    await load(
+      'note',
+      `select id, path || E'\\n' || array_to_string(tags, ' ') || E'\\n' || body as text from memory_notes where id = any(?::int[])`,
+    );
     return out;
   }
 }

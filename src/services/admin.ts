@@ -189,3 +189,66 @@ export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<A
     return agentKey;
   });
 }
+
+/** updateMember: role and two-factor; the member's keys are re-read by every process at once. */
+export async function updateMember(
+  ctx: RequestContext,
+  id: string,
+  input: { role?: string | null; twoFactorEnabled?: boolean | null },
+): Promise<Member> {
+  requireAdmin(ctx);
+  const role = input.role === undefined || input.role === null ? null : checkRole(input.role);
+  return changingAuth(ctx, async (em) => {
+    const member = isUuid(id) ? await em.findOne(Member, { id }) : null;
+    if (!member) throw new NotFoundError('Member');
+    const previous: Record<string, unknown> = {};
+    if (role !== null && role !== member.role) {
+      previous.role = member.role;
+      member.role = role;
+    }
+    if (input.twoFactorEnabled !== undefined && input.twoFactorEnabled !== null && input.twoFactorEnabled !== member.twoFactorEnabled) {
+      previous.twoFactorEnabled = member.twoFactorEnabled;
+      member.twoFactorEnabled = input.twoFactorEnabled;
+    }
+    recordAudit(em, ctx, {
+      action: 'member.updated',
+      targetType: 'member',
+      targetId: member.id,
+      organizationId: member.organization.id,
+      payload: { object: { id: member.id, role: member.role, twoFactorEnabled: member.twoFactorEnabled }, previous },
+    });
+    return member;
+  });
+}
+
+/** updateAgentKey: name and expiry (null: never expires); the change reaches every process's key cache at once. */
+export async function updateAgentKey(
+  ctx: RequestContext,
+  id: string,
+  input: { name?: string | null; expiresAt?: Date | null },
+): Promise<AgentKey> {
+  requireAdmin(ctx);
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
+  return changingAuth(ctx, async (em) => {
+    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
+    if (!agentKey) throw new NotFoundError('Agent key');
+    const previous: Record<string, unknown> = {};
+    if (input.name !== undefined && input.name !== null && input.name !== agentKey.name) {
+      previous.name = agentKey.name;
+      agentKey.name = input.name;
+    }
+    if (input.expiresAt !== undefined && input.expiresAt?.getTime() !== agentKey.expiresAt?.getTime()) {
+      previous.expiresAt = agentKey.expiresAt;
+      agentKey.expiresAt = input.expiresAt;
+    }
+    recordAudit(em, ctx, {
+      action: 'agent_key.updated',
+      targetType: 'agent_key',
+      targetId: agentKey.id,
+      organizationId: agentKey.organization.id,
+      workspaceId: agentKey.workspace?.id ?? null,
+      payload: { object: { id: agentKey.id, name: agentKey.name, expiresAt: agentKey.expiresAt }, previous },
+    });
+    return agentKey;
+  });
+}

@@ -16,11 +16,12 @@ import { removeEmbeddings } from '../search/vectors.js';
 export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
 /**
  * Pages are written a few at a time: on the embedded database every statement runs on the main
- * thread, and a statement of 10 pages or ~50 KB of Markdown (each page write also records its
- * revision) stays well under the 50 ms the event loop may stall (20 pages and 100 KB reached
- * 61 ms under load once revisions were recorded; 200 pages took up to 300 ms before them).
+ * thread, and a statement of 5 pages or ~25 KB of Markdown (each page write also records its
+ * revision) stays well under the 50 ms the event loop may stall even on a loaded machine (10 pages
+ * and 50 KB reached 53 ms under a full parallel suite on two busy cores; 20 pages 61 ms; 200 pages
+ * up to 300 ms before revisions were recorded). More statements cost little: they share one transaction.
  */
-const BATCH = { rows: 10, bytes: 50_000 };
+const BATCH = { rows: 5, bytes: 25_000 };
 
 /** `items` cut into batches of at most BATCH.rows items and about BATCH.bytes of `size`. */
 function batches<T>(items: T[], size: (item: T) => number): T[][] {

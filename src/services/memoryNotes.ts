@@ -19,7 +19,11 @@ import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagi
 import { pgArray, sql } from '../db/sql.js';
 import { auditedWrite } from './audit.js';
 import { nearKeys, nearKeysParam, similarNotes, trigrams } from './nearDuplicates.js';
-import type { MemoryIndexEntry, MemorySearchHit } from '../types/memory.js';
+import type { MemoryIndexEntry, MemorySearchHit, MemorySearchPage } from '../types/memory.js';
+import type { FallbackReason, SearchMode } from '../types/search.js';
+import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
+import { semanticNeighbours } from './search.js';
+import { ENQUEUE_EMBEDDING, signalEmbeddingWork, UNEMBED_DELETED } from '../search/vectors.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
 
@@ -138,8 +142,15 @@ export async function putNote(
                      coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
                      :key, :now, :now, :now, :near_keys::int[]
                 from plan where quota is null or exists (select 1 from slot)
-              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload)`,
-          write: 'select * from upd union all select * from ins',
+              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload),
+            queued as (${ENQUEUE_EMBEDDING(
+              'note',
+              `select w.id, w.workspace_id
+                 from (select n.id, n.workspace_id from upd n, cur where cur.body is distinct from n.body or cur.tags is distinct from n.tags
+                       union all select id, workspace_id from ins) w
+                where :embed and exists (select 1 from embedding_stamps s where s.workspace_id = :workspace and s.notes_embedded)`,
+            )} returning 1)`,
+          write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
           actionColumn: 'action',
           payloadColumn: 'payload',
           name: 'memory_note_put',
@@ -160,8 +171,10 @@ export async function putNote(
           organization: scope.agent.organizationId,
           near_keys: keys && nearKeysParam(keys),
           keep: ctx.memory.historyKept,
+          embed: ctx.memory.embeddings,
         },
       );
+      if (written?.queued) signalEmbeddingWork();
       if (written?.action === 'memory.note.created' && keys) {
         const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, grams, keys);
         return similar.length ? { ...plainNote(written), similar } : plainNote(written);
@@ -256,6 +269,8 @@ interface NoteRow {
   updated_at: string;
   accessed_at: string;
   action?: string;
+  /** The write queued the note for embedding. */
+  queued?: boolean;
 }
 
 /** An index entry row (ENTRY_COLUMNS). */
@@ -339,7 +354,8 @@ export async function deleteNote(
         kept as (
           insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
           select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted where :keep::int > 0),
-        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted))`,
+        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted)),
+        ${UNEMBED_DELETED('note')}`,
       write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
       payloadColumn: 'payload',
     },
@@ -398,19 +414,70 @@ export async function listNotes(ctx: RequestContext, workspace: string, args: In
   return toPage(rows.map(toEntry), size, (e) => [e.path]);
 }
 
-/** Full-text search over path, tags and body (websearch syntax), best first, with highlighted snippets. */
+/** A search hit as the note search statements give it. */
+interface NoteHitRow {
+  path: string;
+  kind: string;
+  tags: string[];
+  updated_at: string;
+  score: string | number;
+  snippet: string | null;
+}
+
+/**
+ * Searches notes over path, tags and body: full text (websearch syntax, best first) by default;
+ * `semantic` by embedding similarity, `hybrid` both rankings fused like workspace search. Those two
+ * fall back to full text when the embedder is unavailable or notes still wait for embeddings
+ * (semantic also when nothing clears the similarity floor), and say so in `fallbackReason`.
+ * A full-text cursor is `[offset]` (as before there were rankings); the others carry their ranking.
+ */
 export async function searchNotes(
   ctx: RequestContext,
   workspace: string,
-  args: { q: string; limit?: number | null; cursor?: string | null },
-): Promise<Page<MemorySearchHit>> {
+  args: { q: string; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
+): Promise<MemorySearchPage> {
   const scope = await authorize(ctx, workspace, ['memory.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
   const size = pageSize(args.limit, RULES.searchLimit);
-  const offset = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : 0;
-  if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
-  const rows = await sql<{ path: string; kind: string; tags: string[]; updated_at: string; score: string; snippet: string | null }>(
+  const [offset, cursorRanking]: [number, SearchMode | null] = args.cursor ? decodeNoteCursor(args.cursor) : [0, null];
+  // A later page keeps the ranking its cursor was made by, whatever `mode` says.
+  const mode: SearchMode = cursorRanking ?? args.mode ?? 'fulltext';
+  let fallbackReason: FallbackReason | null = null;
+  // Without note embeddings (MEMORY_EMBEDDINGS=off, EMBEDDINGS=off) there is nothing to rank by meaning.
+  const byMeaning = mode !== 'fulltext';
+  if (byMeaning && (!ctx.memory.embeddings || ctx.search.embedder.model === 'none')) fallbackReason = 'embedder_unavailable';
+  else if (byMeaning) {
+    await embedNotesOf(ctx, scope.workspaceId);
+    const depth = offset + size + HYBRID_DEPTH;
+    const [neighbours, fullText] = await Promise.all([
+      semanticNeighbours(ctx, scope.workspaceId, q, depth, ['note']),
+      mode === 'hybrid' ? noteFullTextIds(ctx, scope.workspaceId, q, depth) : [],
+    ]);
+    if ('reason' in neighbours) fallbackReason = neighbours.reason;
+    else if (mode === 'semantic' && !neighbours.length && !offset) fallbackReason = 'below_similarity_floor';
+    else {
+      const ranked =
+        mode === 'semantic'
+          ? neighbours.map((n) => ({ item: n.itemId, score: n.similarity }))
+          : fuseRankings(
+              fullText,
+              neighbours.map((n) => n.itemId),
+              String,
+            );
+      const pageItems = ranked.slice(offset, offset + size);
+      const rows = await notesById(
+        ctx,
+        scope.workspaceId,
+        q,
+        pageItems.map((p) => p.item),
+      );
+      const hits = rows.map((r) => noteHit({ ...r, score: pageItems[Number(r.ord) - 1].score }));
+      const more = ranked.length > offset + size;
+      return { items: hits, nextCursor: more ? encodeCursor([offset + size, mode]) : null, ranking: mode, fallbackReason: null };
+    }
+  }
+  const rows = await sql<NoteHitRow>(
     ctx.db,
     `with q as (select websearch_to_tsquery('english', ?) as query),
      hits as (
@@ -425,16 +492,100 @@ export async function searchNotes(
       order by h.score desc, h.path`,
     [q, scope.workspaceId, size + 1, offset],
   );
-  const hits = rows.map((r) => ({
+  const items = rows.slice(0, size).map(noteHit);
+  // A full-text page after a fallback keeps the fallback's ranking in its cursor, so later pages continue it.
+  const position = fallbackReason ? [offset + size, 'fulltext'] : [offset + size];
+  return { items, nextCursor: rows.length > size ? encodeCursor(position) : null, ranking: 'fulltext', fallbackReason };
+}
+
+/** Workspaces whose notes this process knows to be embedded (the flag never turns off). */
+const notesEmbedded = new Set<string>();
+
+/**
+ * Note embeddings cost a model inference per changed note, so a workspace gets them at its first
+ * semantic or hybrid memory search (that search falls back to full text, `embeddings_pending`).
+ * Two statements: the flag is turned on and committed first, so every PUT that starts later
+ * queues what it changes (putNote reads the flag in its own statement); then every note still
+ * without an embedding or a place in the queue is queued, in a snapshot that sees what PUTs
+ * committed meanwhile. A PUT whose statement began before the flag and committed after that
+ * snapshot is caught by the same catch-up run once more a few seconds later; a process that
+ * finds the flag already on runs the catch-up once too (e.g. after a crash between the two).
+ */
+async function embedNotesOf(ctx: RequestContext, workspaceId: string): Promise<void> {
+  if (notesEmbedded.has(workspaceId)) return;
+  const turned = await sql(
+    ctx.db,
+    `insert into embedding_stamps (workspace_id, notes_embedded) values (?, true)
+     on conflict (workspace_id) do update set notes_embedded = true where not embedding_stamps.notes_embedded
+     returning 1`,
+    [workspaceId],
+  );
+  notesEmbedded.add(workspaceId);
+  const catchUp = async () => {
+    const queued = await sql(ctx.db, `${QUEUE_UNEMBEDDED_NOTES} returning 1`, [workspaceId]);
+    if (queued.length) signalEmbeddingWork();
+  };
+  await catchUp();
+  if (turned.length) setTimeout(() => void catchUp().catch(() => undefined), 5_000).unref();
+}
+
+/** Queues the notes of a workspace (`?`) that have neither an embedding nor a place in the queue. */
+const QUEUE_UNEMBEDDED_NOTES = ENQUEUE_EMBEDDING(
+  'note',
+  `select n.id, n.workspace_id from memory_notes n
+    where n.workspace_id = ?
+      and not exists (select 1 from embeddings e where e.item_type = 'note' and e.item_id = n.id)
+      and not exists (select 1 from embedding_queue q where q.item_type = 'note' and q.item_id = n.id)`,
+);
+
+/** `[offset]` (full text) or `[offset, ranking]`: the offset and the ranking; else a 400 naming `cursor`. */
+function decodeNoteCursor(cursor: string): [number, SearchMode] {
+  let decoded: [number, string];
+  try {
+    decoded = [decodeCursor<[number]>(cursor, ['number'])[0], 'fulltext']; // full text's own shape
+  } catch {
+    decoded = decodeCursor<[number, string]>(cursor, ['number', 'string']);
+  }
+  const [offset, ranking] = decoded;
+  if (!Number.isInteger(offset) || offset < 0 || !RANKINGS.includes(ranking as SearchMode))
+    throw invalidField('cursor', 'is not a cursor returned by this search');
+  return [offset, ranking as SearchMode];
+}
+
+const RANKINGS: SearchMode[] = ['fulltext', 'semantic', 'hybrid'];
+
+/** Ids of the best `limit` full-text matches (the hybrid's full-text ranking: no snippets). */
+async function noteFullTextIds(ctx: RequestContext, workspaceId: string, q: string, limit: number): Promise<number[]> {
+  const rows = await sql<{ id: number }>(
+    ctx.db,
+    `select n.id from memory_notes n, websearch_to_tsquery('english', ?) q
+      where n.workspace_id = ? and n.search @@ q order by ts_rank(n.search, q) desc, n.path limit ?`,
+    [q, workspaceId, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The notes of `ids` in this workspace, in that order, with snippets for `q` (notes deleted meanwhile are left out). */
+async function notesById(ctx: RequestContext, workspaceId: string, q: string, ids: number[]) {
+  if (!ids.length) return [];
+  return sql<NoteHitRow & { ord: string }>(
+    ctx.db,
+    `select n.path, n.kind, n.tags, n.updated_at, i.ord, ${headlineSql('n.body', "websearch_to_tsquery('english', ?)")} as snippet
+       from unnest(?::int[]) with ordinality as i(id, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
+      order by i.ord`,
+    [q, pgArray(ids), workspaceId],
+  );
+}
+
+function noteHit(r: NoteHitRow): MemorySearchHit {
+  return {
     path: r.path,
     kind: r.kind,
     tags: r.tags,
     updatedAt: new Date(r.updated_at),
     score: Math.round(Number(r.score) * 1e6) / 1e6,
     snippet: safeSnippet(r.snippet),
-  }));
-  const items = hits.slice(0, size);
-  return { items, nextCursor: hits.length > size ? encodeCursor([offset + size]) : null };
+  };
 }
 
 /** Notes whose `links` contain the given note's path (reading them needs `memory.read`, whichever way the note was reached). */

@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
+import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
 import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
@@ -119,7 +120,7 @@ async function semanticSearch(
   size: number,
   offset: number,
 ): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
-  const neighbours = await semanticNeighbours(ctx, scope, q, offset + size + 50);
+  const neighbours = await semanticNeighbours(ctx, scope.workspaceId, q, offset + size + 50, SEARCHED);
   if ('reason' in neighbours) return neighbours;
   if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
   const rows = await visibleHits(ctx, scope, q, neighbours, offset, size, true);
@@ -130,24 +131,25 @@ async function semanticSearch(
 }
 
 /**
- * The nearest items by embedding above the similarity floor (at most `k`, some possibly hidden
- * from this key), or why there are none to rank by: the embedder is unavailable, or items still
- * wait for their embeddings.
+ * The nearest items of `types` by embedding above the similarity floor (at most `k`, some possibly
+ * hidden from this key), or why there are none to rank by: the embedder is unavailable, or items
+ * still wait for their embeddings.
  */
-async function semanticNeighbours(
+export async function semanticNeighbours(
   ctx: RequestContext,
-  scope: Scope,
+  workspaceId: string,
   q: string,
   k: number,
+  types: ItemType[],
 ): Promise<Neighbour[] | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
   // The query is embedded (the slowest step) while the database is asked, at the same time,
   // whether items still wait for embeddings and what the workspace's vectors are.
-  const vector = queryVector(embedder, scope.workspaceId, q);
+  const vector = queryVector(embedder, workspaceId, q);
   vector.catch(() => undefined);
-  const nearest = index.nearest(ctx.db, scope.workspaceId, SEARCHED, vector, embedder.model, k);
+  const nearest = index.nearest(ctx.db, workspaceId, types, vector, embedder.model, k);
   nearest.catch(() => undefined);
-  if (await index.pending(ctx.db, scope.workspaceId, SEARCHED)) return { reason: 'embeddings_pending' };
+  if (await index.pending(ctx.db, workspaceId, types)) return { reason: 'embeddings_pending' };
   try {
     return (await nearest).filter((n) => n.similarity >= SIMILARITY_FLOOR);
   } catch (error) {
@@ -200,17 +202,6 @@ async function visibleHits(
 }
 
 /**
- * Weighted reciprocal rank fusion: an item at rank r of a ranking adds weight / (RRF_K + r).
- * Chosen by `npm run eval:search` on the tuning two thirds of its questions (PostgreSQL manual,
- * local embedder): among weightings that fuse at all, semantic 0.25 with k = 5 kept full text's
- * recall@5 and lost the least MRR; equal weights with k = 60 lost 0.07 of recall@5.
- */
-const RRF_K = 5;
-const SEMANTIC_WEIGHT = 0.25;
-/** How far down each ranking hybrid search looks beyond the page it answers. */
-const HYBRID_DEPTH = 50;
-
-/**
  * Hybrid ranking: weighted reciprocal rank fusion of the full-text and the embedding rankings
  * (each item scores 1 / (5 + its full-text rank) + 0.25 / (5 + its semantic rank), for the rankings
  * that have it; ties keep full-text order).
@@ -227,24 +218,23 @@ async function hybridSearch(
   const depth = offset + size + HYBRID_DEPTH;
   const [fullText, neighbours] = await Promise.all([
     fullTextRows(ctx, scope, q, depth, 0, false),
-    semanticNeighbours(ctx, scope, q, depth),
+    semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
   ]);
   if ('reason' in neighbours) return neighbours;
   const semantic = neighbours.length ? await visibleHits(ctx, scope, q, neighbours, 0, depth, false) : [];
-  const fused = new Map<string, { itemType: ItemType; itemId: number; score: number; first: number }>();
-  const add = (rows: { type: ItemType; item_id: number }[], weight: number, offsetOrder: number) =>
-    rows.forEach((row, rank) => {
-      const key = `${row.type}:${row.item_id}`;
-      const entry = fused.get(key) ?? { itemType: row.type, itemId: Number(row.item_id), score: 0, first: offsetOrder + rank };
-      entry.score += weight / (RRF_K + rank + 1);
-      fused.set(key, entry);
-    });
-  add(fullText.slice(0, depth), 1, 0);
-  add(semantic, SEMANTIC_WEIGHT, depth);
-  const ranked = [...fused.values()].sort((a, b) => b.score - a.score || a.first - b.first);
+  const asItem = (r: { type: ItemType; item_id: number }) => ({ itemType: r.type, itemId: Number(r.item_id) });
+  const ranked = fuseRankings(fullText.slice(0, depth).map(asItem), semantic.map(asItem), (i) => `${i.itemType}:${i.itemId}`);
   const pageItems = ranked.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
-  const rows = await visibleHits(ctx, scope, q, pageItems, 0, size, true);
+  const rows = await visibleHits(
+    ctx,
+    scope,
+    q,
+    pageItems.map((p) => p.item),
+    0,
+    size,
+    true,
+  );
   const hits = rows.map((r) => ({ ...r, score: pageItems[Number(r.ord) - 1].score }));
   return page(scope, hits, size, offset, 'hybrid', ranked.length > offset + size);
 }

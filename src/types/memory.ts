@@ -1,5 +1,6 @@
 import { Field, Float, Int, InterfaceType, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
+import { RankedPageOf } from './search.js';
 
 @ObjectType({ description: 'A note in the index: everything but the body.' })
 export class MemoryIndexEntry {
@@ -14,18 +15,22 @@ export class MemoryIndexEntry {
 @ObjectType()
 export class MemoryIndexPage extends PageOf(MemoryIndexEntry) {}
 
-@ObjectType({ description: "A full-text hit: the note's path and a snippet (the stored text escaped as HTML, matches in <mark>…</mark>)." })
+@ObjectType({ description: "A search hit: the note's path and a snippet (the stored text escaped as HTML, matches in <mark>…</mark>)." })
 export class MemorySearchHit {
   @Field() path!: string;
   @Field() kind!: string;
   @Field(() => [String]) tags!: string[];
-  @Field(() => Float, { description: 'Relevance (higher is better); path and tag matches weigh more than body matches.' }) score!: number;
+  @Field(() => Float, {
+    description:
+      'Relevance (higher is better): full text ranks path and tag matches above body matches; semantic is cosine similarity; hybrid the fused score.',
+  })
+  score!: number;
   @Field() snippet!: string;
   @Field(() => Date) updatedAt!: Date;
 }
 
 @ObjectType()
-export class MemorySearchPage extends PageOf(MemorySearchHit) {}
+export class MemorySearchPage extends RankedPageOf(MemorySearchHit) {}
 
 @ObjectType()
 export class DeletedMemoryNote {

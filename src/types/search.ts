@@ -1,9 +1,17 @@
-import { Field, Float, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType, registerEnumType, type ClassType } from 'type-graphql';
 import { PageOf } from './page.js';
 
 export type Ranking = 'fulltext' | 'semantic' | 'hybrid';
 export type SearchMode = Ranking;
 export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
+
+/** The `mode` argument of workspace and memory search. */
+export enum SearchModeValue {
+  fulltext = 'fulltext',
+  semantic = 'semantic',
+  hybrid = 'hybrid',
+}
+registerEnumType(SearchModeValue, { name: 'SearchMode', description: 'How search ranks: full text, embeddings, or both fused.' });
 
 @ObjectType({ description: 'A search hit: an article or a published changelog entry.' })
 export class SearchHit {
@@ -19,15 +27,23 @@ export class SearchHit {
   @Field({ description: 'Same-origin URL of the item in this API.' }) url!: string;
 }
 
+/** A page of a search that can rank several ways: its hits, and which ranking answered and why. */
+export function RankedPageOf<T extends object>(hit: ClassType<T>) {
+  @ObjectType()
+  abstract class RankedPage extends PageOf(hit) {
+    @Field(() => String, { description: 'fulltext | semantic | hybrid: the ranking actually used.' }) ranking!: Ranking;
+    @Field(() => String, {
+      nullable: true,
+      description:
+        'Why a semantic or hybrid search fell back to full text: embedder_unavailable | embeddings_pending | below_similarity_floor (semantic only).',
+    })
+    fallbackReason!: FallbackReason | null;
+  }
+  return RankedPage;
+}
+
 @ObjectType()
-export class SearchPage extends PageOf(SearchHit) {
-  @Field(() => String, { description: 'fulltext | semantic | hybrid: the ranking actually used.' }) ranking!: Ranking;
-  @Field(() => String, {
-    nullable: true,
-    description:
-      'Why a semantic or hybrid search fell back to full text: embedder_unavailable | embeddings_pending | below_similarity_floor (semantic only).',
-  })
-  fallbackReason!: FallbackReason | null;
+export class SearchPage extends RankedPageOf(SearchHit) {
   @Field(() => [String], {
     description:
       'When nothing was found: the query with words the workspace does not use replaced by close ones it does (each finds something; at most 3).',

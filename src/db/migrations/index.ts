@@ -17,6 +17,7 @@ import { Migration20261124040000_article_revisions } from './Migration2026112404
 import { Migration20261124050000_event_payloads } from './Migration20261124050000_event_payloads.js';
 import { Migration20261124060000_note_near_keys } from './Migration20261124060000_note_near_keys.js';
 import { Migration20261124070000_gap_proposals } from './Migration20261124070000_gap_proposals.js';
+import { Migration20261125010000_note_embeddings } from './Migration20261125010000_note_embeddings.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124050000_event_payloads', class: Migration20261124050000_event_payloads },
   { name: 'Migration20261124060000_note_near_keys', class: Migration20261124060000_note_near_keys },
   { name: 'Migration20261124070000_gap_proposals', class: Migration20261124070000_gap_proposals },
+  { name: 'Migration20261125010000_note_embeddings', class: Migration20261125010000_note_embeddings },
 ];

@@ -1,0 +1,251 @@
+import type { EntityClass } from '@mikro-orm/core';
+import { requireAdmin } from '../auth/authorize.js';
+import { MEMORY_QUOTA, ROLES, type Plan } from '../auth/permissions.js';
+import type { RequestContext } from '../context.js';
+import { sql } from '../db/sql.js';
+import { ARTICLE_STATUSES } from '../entities/Article.js';
+import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
+import { invalidField, NotFoundError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { encodeCursor } from '../pagination.js';
+import type { Connection } from '../types/connection.js';
+import type { WorkspaceUsage } from '../types/usage.js';
+
+/** `first` / `after` of every admin connection. */
+export interface PageArgs {
+  first?: number | null;
+  after?: string | null;
+}
+
+const FIRST = { minimum: 1, maximum: 100, default: 20 };
+
+/** One keyset-paged list: its table and entity, the filters as SQL on that table, and the order of (created_at, id). */
+interface ListSpec<T> {
+  table: string;
+  entity: EntityClass<T>;
+  idType: 'uuid' | 'bigint';
+  order: 'asc' | 'desc';
+  where: string[];
+  params: unknown[];
+  /** Columns of the page's rows besides the position (e.g. a lazy payload), handed to `attach`. */
+  extra?: string;
+  attach?: (node: T, row: PageRow) => void;
+}
+
+interface PageRow {
+  total: number;
+  id: string | null;
+  at: string | null;
+  [column: string]: unknown;
+}
+
+function checkFirst(first: number | null | undefined): number {
+  if (first === null || first === undefined) return FIRST.default;
+  if (!Number.isInteger(first) || first < FIRST.minimum || first > FIRST.maximum)
+    throw invalidField('first', `must be an integer from ${FIRST.minimum} to ${FIRST.maximum}`);
+  return first;
+}
+
+/** The (created_at, id) position an `after` cursor holds, or a 400 naming `after`. */
+function decodeAfter(after: string, idType: 'uuid' | 'bigint'): [string, string] {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) {
+      const [at, id] = value as [string, string];
+      const idOk = idType === 'uuid' ? isUuid(id) : /^[0-9]{1,19}$/.test(id);
+      if (idOk && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(at)) return [at, id];
+    }
+  } catch {
+    // fall through to the 400
+  }
+  throw invalidField('after', 'is not a cursor returned by this list');
+}
+
+/** An optional id filter: absent, or a UUID (anything else is a 400 naming the field). */
+function idFilter(field: string, value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  if (!isUuid(value)) throw invalidField(field, 'must be an id (UUID)');
+  return value;
+}
+
+/** Microsecond UTC text of created_at: the exact position, so no row is skipped or repeated between pages. */
+const AT = `to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * A page of a list by keyset on (created_at, id): one statement for the count and the page's
+ * positions, one for the entities. Rows inserted while a client pages through never shift a page.
+ */
+async function keysetPage<T extends object>(ctx: RequestContext, spec: ListSpec<T>, args: PageArgs): Promise<Connection<T>> {
+  const size = checkFirst(args.first);
+  const base = spec.where.length ? spec.where.join(' and ') : 'true';
+  const keyset: string[] = [];
+  const keysetParams: unknown[] = [];
+  if (args.after) {
+    keysetParams.push(...decodeAfter(args.after, spec.idType));
+    keyset.push(`(created_at, id) ${spec.order === 'asc' ? '>' : '<'} (?::timestamptz, ?::${spec.idType})`);
+  }
+  const order = `created_at ${spec.order}, id ${spec.order}`;
+  const rows = await sql<PageRow>(
+    ctx.em,
+    `with total as (select count(*)::int as n from ${spec.table} where ${base}),
+     page as (select id::text as id, ${AT} as at, row_number() over (order by ${order}) as ord${spec.extra ? `, ${spec.extra}` : ''}
+              from ${spec.table} where ${[base, ...keyset].join(' and ')} order by ${order} limit ?)
+     select total.n as total, page.* from total left join page on true order by page.ord`,
+    [...spec.params, ...spec.params, ...keysetParams, size + 1],
+  );
+  const positions = rows.filter((r) => r.id !== null).slice(0, size);
+  const nodes = positions.length ? await ctx.em.find(spec.entity, { id: { $in: positions.map((r) => r.id) } } as never) : [];
+  const byId = new Map(nodes.map((n) => [String((n as unknown as { id: unknown }).id), n]));
+  const edges = positions.flatMap((row) => {
+    const node = byId.get(row.id!);
+    if (!node) return []; // deleted between the two statements
+    spec.attach?.(node, row);
+    return [{ node, cursor: encodeCursor([row.at!, row.id!]) }];
+  });
+  const hasNextPage = rows.filter((r) => r.id !== null).length > size;
+  return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null }, totalCount: rows[0]?.total ?? 0 };
+}
+
+/** Adds `column = ?` for each given filter value. */
+function filters(pairs: [string, unknown][]): { where: string[]; params: unknown[] } {
+  const given = pairs.filter(([, value]) => value !== null && value !== undefined);
+  return { where: given.map(([column]) => column), params: given.map(([, value]) => value) };
+}
+
+/** Organizations, oldest first. */
+export function listOrganizations(ctx: RequestContext, args: PageArgs): Promise<Connection<Organization>> {
+  requireAdmin(ctx);
+  return keysetPage(ctx, { table: 'organizations', entity: Organization, idType: 'uuid', order: 'asc', where: [], params: [] }, args);
+}
+
+/** Workspaces, oldest first, optionally of one organization. */
+export function listWorkspaces(ctx: RequestContext, args: PageArgs & { organizationId?: string | null }): Promise<Connection<Workspace>> {
+  requireAdmin(ctx);
+  const f = filters([['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)]]);
+  return keysetPage(ctx, { table: 'workspaces', entity: Workspace, idType: 'uuid', order: 'asc', ...f }, args);
+}
+
+/** Members, oldest first, optionally of one organization and one role. */
+export function listMembers(
+  ctx: RequestContext,
+  args: PageArgs & { organizationId?: string | null; role?: string | null },
+): Promise<Connection<Member>> {
+  requireAdmin(ctx);
+  if (args.role != null && !(ROLES as readonly string[]).includes(args.role))
+    throw invalidField('role', `must be one of ${ROLES.join(', ')}`);
+  const f = filters([
+    ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
+    ['role = ?', args.role],
+  ]);
+  return keysetPage(ctx, { table: 'members', entity: Member, idType: 'uuid', order: 'asc', ...f }, args);
+}
+
+export interface AgentKeyFilters extends PageArgs {
+  organizationId?: string | null;
+  memberId?: string | null;
+  workspaceId?: string | null;
+  revoked?: boolean | null;
+}
+
+/** Agent keys, oldest first (never their secret or digest: the AgentKey type has neither). */
+export function listAgentKeys(ctx: RequestContext, args: AgentKeyFilters): Promise<Connection<AgentKey>> {
+  requireAdmin(ctx);
+  const f = filters([
+    ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
+    ['member_id = ?::uuid', idFilter('memberId', args.memberId)],
+    ['workspace_id = ?::uuid', idFilter('workspaceId', args.workspaceId)],
+  ]);
+  if (args.revoked === true) f.where.push('revoked_at is not null');
+  if (args.revoked === false) f.where.push('revoked_at is null');
+  return keysetPage(ctx, { table: 'agent_keys', entity: AgentKey, idType: 'uuid', order: 'asc', ...f }, args);
+}
+
+export interface AuditTrailFilters extends PageArgs {
+  workspaceId?: string | null;
+  actor?: string | null;
+  action?: string | null;
+  targetType?: string | null;
+  targetId?: string | null;
+  from?: Date | null;
+  to?: Date | null;
+}
+
+const ACTORS = ['agent', 'admin'];
+
+/** Audit events, newest first, filtered; `from` inclusive, `to` exclusive. */
+export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Promise<Connection<AuditEvent>> {
+  requireAdmin(ctx);
+  if (args.actor != null && !ACTORS.includes(args.actor)) throw invalidField('actor', `must be one of ${ACTORS.join(', ')}`);
+  if (args.from && args.to && args.from.getTime() > args.to.getTime()) throw invalidField('to', 'must not be before from');
+  const f = filters([
+    ['workspace_id = ?::uuid', idFilter('workspaceId', args.workspaceId)],
+    ['actor = ?', args.actor],
+    ['action = ?', args.action],
+    ['target_type = ?', args.targetType],
+    ['target_id = ?', args.targetId],
+    ['created_at >= ?::timestamptz', args.from?.toISOString()],
+    ['created_at < ?::timestamptz', args.to?.toISOString()],
+  ]);
+  return keysetPage(
+    ctx,
+    {
+      table: 'events',
+      entity: AuditEvent,
+      idType: 'bigint',
+      order: 'desc',
+      ...f,
+      extra: 'payload',
+      attach: (event, row) => (event.payload = (row.payload as Record<string, unknown> | null) ?? null),
+    },
+    args,
+  );
+}
+
+interface UsageRow {
+  plan: Plan | null;
+  quota_used: number | null;
+  notes: number;
+  upload_count: number;
+  upload_bytes: string;
+  articles: Record<string, number>;
+  searches: { day: string; count: number }[];
+}
+
+/** What one workspace uses, in one statement. */
+export async function workspaceUsage(ctx: RequestContext, workspaceId: string): Promise<WorkspaceUsage> {
+  requireAdmin(ctx);
+  if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
+  const [row] = await sql<UsageRow>(
+    ctx.em,
+    `with w as (select w.id, o.plan from workspaces w join organizations o on o.id = w.organization_id where w.id = ?::uuid),
+     days as (select d at time zone 'UTC' as start, (d + interval '1 day') at time zone 'UTC' as finish, to_char(d, 'YYYY-MM-DD') as day
+              from generate_series(date_trunc('day', now() at time zone 'UTC') - interval '6 days',
+                                   date_trunc('day', now() at time zone 'UTC'), interval '1 day') d)
+     select w.plan,
+       (select u.used from memory_usage u where u.workspace_id = w.id) as quota_used,
+       (select count(*)::int from memory_notes n where n.workspace_id = w.id) as notes,
+       (select count(*)::int from uploads up where up.workspace_id = w.id) as upload_count,
+       (select coalesce(sum(up.size), 0)::text from uploads up where up.workspace_id = w.id) as upload_bytes,
+       (select coalesce(json_object_agg(a.status, a.n), '{}'::json)
+          from (select status, count(*)::int as n from articles where workspace_id = w.id group by status) a) as articles,
+       (select json_agg(json_build_object('day', days.day, 'count',
+            (select count(*)::int from search_log s where s.workspace_id = w.id
+               and s.created_at >= days.start and s.created_at < days.finish)) order by days.start)
+          from days) as searches
+     from w`,
+    [workspaceId],
+  );
+  if (!row?.plan) throw new NotFoundError('Workspace');
+  const quota = MEMORY_QUOTA[row.plan];
+  return {
+    workspaceId,
+    plan: row.plan,
+    // The quota counter is what limited plans are held to; unlimited plans keep none.
+    notesUsed: quota === null ? row.notes : (row.quota_used ?? row.notes),
+    notesQuota: quota,
+    uploadCount: row.upload_count,
+    uploadBytes: Number(row.upload_bytes),
+    articlesByStatus: ARTICLE_STATUSES.map((status) => ({ status, count: row.articles[status] ?? 0 })),
+    searchesPerDay: row.searches,
+  };
+}
