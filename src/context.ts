@@ -3,6 +3,7 @@ import type { SqlTarget } from './db/sql.js';
 import type { Plan, Role } from './auth/permissions.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
+import type { LiveHub } from './live/hub.js';
 
 /** MEMORY_HISTORY_KEPT, MEMORY_NEAR_DUPLICATES and MEMORY_EMBEDDINGS (README). */
 export interface MemorySettings {
@@ -55,4 +56,10 @@ export interface RequestContext {
    * them with the route's answer, GraphQL over HTTP with a one-field operation's.
    */
   responseHeaders: Record<string, string>;
+  /** The door the request came through: GraphQL (HTTP or WebSocket) or REST/MCP (which run GraphQL in process). */
+  door: 'graphql' | 'rest';
+  /** Live updates: this process's subscribers of committed events (GraphQL subscriptions). */
+  live: LiveHub;
+  /** Whether the caller's credential still holds: a subscription asks before each delivery (a plain request: always). */
+  stillAuthorized(): Promise<boolean>;
 }

@@ -7,6 +7,7 @@ import { AdminResolver, AgentKeyFieldsResolver, MemberFieldsResolver, WorkspaceF
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
+import { LiveResolver } from './resolvers/LiveResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
 import { ProposalResolver } from './resolvers/ProposalResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
@@ -28,6 +29,7 @@ const RESOLVERS = [
   SearchResolver,
   ApiReferenceResolver,
   WebhookResolver,
+  LiveResolver,
 ] as const;
 
 /**
@@ -41,6 +43,16 @@ export async function buildAppSchema(): Promise<GraphQLSchema> {
     scalarsMap: [{ type: Date, scalar: DateTimeResolver }],
     validate: false,
     emitSchemaFile: false,
+    // Subscriptions bring their own streams (`subscribe`, from the live hub); type-graphql insists on
+    // a pub/sub all the same, and this one refuses use.
+    pubSub: {
+      publish: () => {
+        throw new Error('subscriptions are fed by the live hub, not by publish');
+      },
+      subscribe: () => {
+        throw new Error('every subscription declares its own subscribe');
+      },
+    },
   });
   applyInputContract(schema);
   configureEventObjects(schema);

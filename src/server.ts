@@ -11,6 +11,7 @@ import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
+import type { LiveHub } from './live/hub.js';
 import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
@@ -65,6 +66,8 @@ export interface RunningServer {
   /** Where vectors live: the pgvector column, or the portable float32 column ranked in process. */
   vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
+  /** This process's live-update hub (GraphQL subscriptions). */
+  live: LiveHub;
   /** Names of the agent tools served at /mcp (one per route). */
   toolNames: string[];
   close(): Promise<void>;
@@ -139,6 +142,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     s.headersTimeout = 15_000;
   });
   renderClientErrors(server);
+  app.subscriptions.attach(server);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   const vectorStore = app.vectorIndex.pgvector ? 'pgvector' : 'portable';
@@ -153,10 +157,12 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     logger,
     openapi: app.rest.openapi,
     toolNames: app.toolNames,
+    live: app.live,
     drainEmbeddings: (workspaceId) => app.background.worker.drain(undefined, workspaceId),
     dispatchWebhooks: () => app.background.dispatcher.passOnce(),
     vectorStore,
     async close() {
+      await app.subscriptions.close();
       await drain(server);
       await app.stop();
       await database.close();

@@ -12,6 +12,7 @@ export interface ContextDeps {
   search: RequestContext['search'];
   outbound: RequestContext['outbound'];
   memory: RequestContext['memory'];
+  live: RequestContext['live'];
 }
 
 /** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
@@ -22,26 +23,44 @@ export type ContextFactory = (ctx: Context, requireCredential: boolean) => Promi
  * EntityManager forked only when the request first uses one, and one shared statement
  * EntityManager for single `sql()` statements (it never holds entities or a transaction).
  */
-export function contextFactory({ orm, serverSecret, search, outbound, memory }: ContextDeps): ContextFactory {
-  const statementEm = freshEm(orm);
+export function contextFactory(deps: ContextDeps): ContextFactory {
+  const make = requestContextMaker(deps);
   return (ctx, requireCredential) => {
     const principal = principalOf(ctx) ?? { kind: 'anonymous' };
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid'))
       return Promise.reject(new UnauthorizedError());
+    return Promise.resolve(make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', alwaysAuthorized));
+  };
+}
+
+const alwaysAuthorized = () => Promise.resolve(true);
+
+/** Builds a request context for a principal: an HTTP request's (contextFactory), or a WebSocket operation's. */
+export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live }: ContextDeps) {
+  const statementEm = freshEm(orm);
+  return (
+    principal: Principal,
+    requestId: string,
+    door: RequestContext['door'],
+    stillAuthorized: RequestContext['stillAuthorized'],
+  ): RequestContext => {
     let em: EntityManager | undefined;
-    return Promise.resolve({
+    return {
       get em() {
         return (em ??= freshEm(orm));
       },
       db: statementEm,
       principal,
-      requestId: ctx.state.requestId as string,
+      requestId,
       serverSecret,
       search,
       outbound,
       memory,
       responseHeaders: {},
-    });
+      door,
+      live,
+      stillAuthorized,
+    };
   };
 }
 

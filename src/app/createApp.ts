@@ -19,11 +19,15 @@ import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
 import { startBackground, type Background } from './background.js';
 import { workspaceArchive } from './archive.js';
-import { agentKeyIdOf, contextFactory, permissionsOf } from './context.js';
+import { consolePage } from './console.js';
+import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
 import { apiReferencePage } from './docs.js';
 import { renderErrors } from './errors.js';
 import { graphiqlExplorer, type GraphQLExplorer } from './explorer.js';
 import { createGraphQL } from './graphql.js';
+import { armor } from './graphqlLimits.js';
+import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
+import { LiveHub } from '../live/hub.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
@@ -57,6 +61,9 @@ export interface App {
   background: Background;
   vectorIndex: VectorIndex;
   embedder: Embedder;
+  /** GraphQL over WebSocket (subscriptions): attached to the HTTP server once it listens. */
+  subscriptions: SubscriptionServer;
+  live: LiveHub;
   stop(): Promise<void>;
 }
 
@@ -83,7 +90,9 @@ async function createDomain(options: AppOptions) {
     : null;
   await authListener?.start();
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
+  const live = new LiveHub(options.orm, options.logger);
   const stop = async () => {
+    await live.close();
     await background.stop();
     await embedder.close?.();
     await closeSpecWorker();
@@ -91,7 +100,7 @@ async function createDomain(options: AppOptions) {
     await authListener?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, stop };
 }
 
 /**
@@ -101,12 +110,25 @@ async function createDomain(options: AppOptions) {
  */
 export async function createApp(options: AppOptions): Promise<App> {
   const domain = await createDomain(options);
-  const createContext = contextFactory({
+  const contextDeps = {
     orm: options.orm,
     serverSecret: options.credentials.serverSecret,
     search: { embedder: domain.embedder, index: domain.vectorIndex },
     outbound: { allowLoopback: options.outboundAllowLoopback },
     memory: options.memory,
+    live: domain.live,
+  };
+  const createContext = contextFactory(contextDeps);
+  const makeContext = requestContextMaker(contextDeps);
+  const subscriptions = subscriptionServer({
+    schema: domain.schema,
+    validationRules: armor().validationRules,
+    db: freshEm(options.orm),
+    credentials: options.credentials,
+    keyCache: domain.keyCache,
+    limiter: domain.limiter,
+    logger: options.logger,
+    makeContext: (principal, requestId, stillAuthorized) => makeContext(principal, requestId, 'graphql', stillAuthorized),
   });
   const backend = {
     schema: domain.schema,
@@ -140,6 +162,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     health(options.orm),
     ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
     apiReferencePage(),
+    consolePage(),
     authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,
@@ -151,6 +174,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   }
   koa.on('error', (error) => options.logger.error({ err: error }, 'koa error'));
   const stop = async () => {
+    await subscriptions.close();
     await domain.stop();
     await graphql.stop();
   };
@@ -161,6 +185,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     background: domain.background,
     vectorIndex: domain.vectorIndex,
     embedder: domain.embedder,
+    subscriptions,
+    live: domain.live,
     stop,
   };
 }

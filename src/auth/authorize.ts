@@ -8,13 +8,23 @@ import {
   UnauthorizedError,
 } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { effectivePermissions, type Permission, type Plan } from './permissions.js';
+import { effectivePermissions, PERMISSIONS, type Permission, type Plan } from './permissions.js';
 import { sql } from '../db/sql.js';
 
-/** What an authorized call may touch: one workspace of one organization, as one key. */
+/**
+ * The admin token acting in one workspace (over GraphQL, for the operations that allow it: the
+ * review console's): an owner's rights in that workspace, with no key and no member behind it.
+ */
+export interface AdminActor extends Omit<AgentPrincipal, 'kind' | 'keyId' | 'memberId'> {
+  kind: 'admin';
+  keyId: null;
+  memberId: null;
+}
+
+/** What an authorized call may touch: one workspace of one organization, as one key (or the admin token acting). */
 export interface Scope {
   workspaceId: string;
-  agent: AgentPrincipal;
+  agent: AgentPrincipal | AdminActor;
   /** Effective permissions (key AND role ceiling). */
   permissions: ReadonlySet<Permission>;
 }
@@ -34,12 +44,47 @@ function requireAgent(ctx: RequestContext): AgentPrincipal {
  * permissions (key AND role ceiling):
  * 401 key → 403 two-factor → `{workspace}` scope (400 / 404) → 403 permission.
  */
-export async function authorize(ctx: RequestContext, workspace: string, required: readonly Permission[]): Promise<Scope> {
+export async function authorize(
+  ctx: RequestContext,
+  workspace: string,
+  required: readonly Permission[],
+  options: { adminMayAct?: boolean } = {},
+): Promise<Scope> {
+  if (options.adminMayAct && ctx.principal.kind === 'admin' && ctx.door === 'graphql') return adminScope(ctx, workspace);
   const agent = requireAgent(ctx);
   const workspaceId = await resolveWorkspace(ctx, agent, workspace);
   const permissions = effectivePermissions(agent.permissions, agent.role);
   requirePermissions(permissions, required);
   return { workspaceId, agent, permissions };
+}
+
+/**
+ * The admin token acting in a workspace named by its id (404 like any unknown workspace): every
+ * permission, the organization's plan. Only GraphQL operations that opt in allow it, and never
+ * REST or MCP, whose answers to the admin token stay 403.
+ */
+async function adminScope(ctx: RequestContext, workspace: string): Promise<Scope> {
+  if (!isUuid(workspace)) throw new NotFoundError('Workspace');
+  const [row] = await sql<{ organization_id: string; plan: Plan; require_two_factor: boolean }>(
+    ctx.db,
+    'select w.organization_id, o.plan, o.require_two_factor from workspaces w join organizations o on o.id = w.organization_id where w.id = ?',
+    [workspace.toLowerCase()],
+  );
+  if (!row) throw new NotFoundError('Workspace');
+  const agent: AdminActor = {
+    kind: 'admin',
+    keyId: null,
+    memberId: null,
+    keyName: 'admin token',
+    permissions: PERMISSIONS,
+    boundWorkspaceId: null,
+    role: 'owner',
+    twoFactorEnabled: true,
+    organizationId: row.organization_id,
+    plan: row.plan,
+    requireTwoFactor: row.require_two_factor,
+  };
+  return { workspaceId: workspace.toLowerCase(), agent, permissions: new Set(PERMISSIONS) };
 }
 
 /** 403 `permission_denied` naming every missing permission. */

@@ -61,6 +61,7 @@ const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
   rejectProposal: { reason: 'reason' },
   contentGaps: { limit: 'pageLimit' },
   proposeFromContentGap: { group: 'entryId' },
+  auditEventAdded: { workspaceId: 'id', action: 'name' },
 };
 
 /** The fields of input types. */
@@ -156,17 +157,19 @@ function fits(rule: Rule, type: GraphQLInputType): boolean {
   return named === 'String' || named === 'ID';
 }
 
-/** Makes the field check its arguments (and their input objects' fields) before its resolver. */
+/** Makes the field check its arguments (and their input objects' fields) before its resolver (a subscription: before it subscribes). */
 function guard(field: GraphQLField<unknown, unknown>): void {
-  const resolve: GraphQLFieldResolver<unknown, unknown> | undefined = field.resolve;
-  if (!resolve) return;
   const args = field.args;
-  field.resolve = (source, values, context, info) => {
-    const issues: FieldIssue[] = [];
-    for (const arg of args) checkInput(arg, (values as Record<string, unknown>)[arg.name], arg.name, issues, true);
-    if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
-    return resolve(source, values, context, info);
-  };
+  const checked =
+    (run: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> =>
+    (source, values, context, info) => {
+      const issues: FieldIssue[] = [];
+      for (const arg of args) checkInput(arg, (values as Record<string, unknown>)[arg.name], arg.name, issues, true);
+      if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
+      return run(source, values, context, info);
+    };
+  if (field.subscribe) field.subscribe = checked(field.subscribe);
+  else if (field.resolve) field.resolve = checked(field.resolve);
 }
 
 /** Checks one value; an input object's fields are named on their own at the top level (`path`, not `input.path`). */

@@ -48,11 +48,12 @@ export class Proposal {
   @Property({ type: 'text' })
   summary!: string;
 
-  @Property({ type: 'uuid' })
-  agentKeyId!: string;
+  /** The proposing key; null when the admin token drafted it (review console). */
+  @Property({ type: 'uuid', nullable: true })
+  agentKeyId: string | null = null;
 
-  @Property({ type: 'uuid' })
-  memberId!: string;
+  @Property({ type: 'uuid', nullable: true })
+  memberId: string | null = null;
 
   @Field(() => String, { nullable: true, description: 'Member id of the reviewer.' })
   @Property({ type: 'uuid', nullable: true })

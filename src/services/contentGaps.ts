@@ -84,15 +84,20 @@ export async function listReports(em: EntityManager, workspaceId: string, limit 
   return rows.map((r) => em.map(ContentGapReport, r));
 }
 
-/** Groups of similar unanswered questions, most frequent first (dashboards). */
-export async function listGroups(em: EntityManager, workspaceId: string, includeResolved: boolean): Promise<ContentGapGroup[]> {
+/** Groups of similar unanswered questions, most frequent first (dashboards); with `onlyId`, that group alone (resolved or not). */
+export async function listGroups(
+  em: EntityManager,
+  workspaceId: string,
+  includeResolved: boolean,
+  onlyId: number | null = null,
+): Promise<ContentGapGroup[]> {
   const rows = await sql<{ proposal_id: number | null; proposal_status: string | null }>(
     em,
     `select g.*, p.id as proposal_id, p.status as proposal_status from content_gap_groups g
        left join lateral (select id, status from proposals where gap_group_id = g.id order by id desc limit 1) p on true
-      where g.workspace_id = ? and (?::boolean or g.resolved_at is null)
+      where g.workspace_id = ? and (?::boolean or g.resolved_at is null) and (?::int is null or g.id = ?::int)
       order by (g.report_count + g.search_count) desc, g.last_seen desc limit 500`,
-    [workspaceId, includeResolved],
+    [workspaceId, includeResolved || onlyId !== null, onlyId, onlyId],
   );
   return rows.map((r) => {
     const group = em.map(ContentGapGroup, r);
@@ -130,7 +135,7 @@ export async function listOpenGaps(
   workspace: string,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<ContentGap>> {
-  const scope = await authorize(ctx, workspace, ['article.create']);
+  const scope = await authorize(ctx, workspace, ['article.create'], { adminMayAct: true });
   const size = pageSize(args.limit);
   const after = args.cursor ? decodeCursor<[number, number]>(args.cursor, ['number', 'number']) : null;
   const rows = await sql<GapRow>(
@@ -170,7 +175,7 @@ export async function proposeFromGap(
   groupId: number,
   input: { title: string; section: string; markdown: string; summary: string },
 ): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['article.create', 'proposal.create']);
+  const scope = await authorize(ctx, workspace, ['article.create', 'proposal.create'], { adminMayAct: true });
   return ctx.em.transactional(async (em) => {
     const [group] = await sql<{ resolved_at: string | null }>(
       em,

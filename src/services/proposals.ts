@@ -107,7 +107,7 @@ export async function listMyProposals(ctx: RequestContext, workspace: string, ar
 
 /** Every proposal of the workspace, for reviewers (needs `article.update`). */
 export async function listAllProposals(ctx: RequestContext, workspace: string, args: ListProposalArgs): Promise<Page<Proposal>> {
-  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update']);
+  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
   return listProposals(ctx, scope, args, null);
 }
 
@@ -141,7 +141,7 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
  * changed since the proposal was made is refused (409) rather than overwriting the newer text.
  */
 export async function approveProposal(ctx: RequestContext, workspace: string, id: number): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['proposal.read']);
+  const scope = await authorize(ctx, workspace, ['proposal.read'], { adminMayAct: true });
   return ctx.em.transactional(async (em) => {
     const proposal = await lockOpen(em, scope, id);
     const open = eventObject('Proposal', proposal);
@@ -190,7 +190,7 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
 
 /** Rejects an open proposal with a reason (needs `article.update`; the reason's bounds are the input contract's). */
 export async function rejectProposal(ctx: RequestContext, workspace: string, id: number, reason: string): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update']);
+  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
   return ctx.em.transactional(async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
     const [row] = await sql<ProposalRow>(
@@ -224,4 +224,10 @@ async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Pro
   const proposal = em.map(Proposal, row);
   if (proposal.status !== 'open') throw new ConflictError(`Proposal ${id} is already ${proposal.status}.`, { status: proposal.status });
   return proposal;
+}
+
+/** A proposal of the workspace by id, whatever its status (live updates), or null. */
+export async function findProposal(em: RequestContext['em'], workspaceId: string, id: number): Promise<Proposal | null> {
+  const [row] = await sql<ProposalRow>(em, `select ${COLUMNS} from proposals where id = ? and workspace_id = ?`, [id, workspaceId]);
+  return row ? em.map(Proposal, row) : null;
 }

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PERMISSIONS } from '../auth/permissions.js';
+import type { Middleware } from './middleware.js';
+import { CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
+
+const PAGE_PATH = '/console';
+const ASSET_PATH = '/console/assets/';
+
+/** This origin only (its GraphQL over HTTP and WebSocket), no inline script or style. */
+export const CONSOLE_CSP = sameOriginCsp();
+
+/**
+ * The console's own files: plain ES modules and one style sheet, read as they are (no build step).
+ * Beside this module in both layouts: src/app/console/ when run from the sources, dist/src/app/console/
+ * after `npm run build` (which copies them).
+ */
+const DIR = fileURLToPath(new URL('./console/', import.meta.url));
+const TYPES: Record<string, string> = { '.js': JS, '.css': CSS };
+const FILE_NAME = /^[\w-]+\.(?:js|css)$/;
+const ENTRY = 'main.js';
+const STYLE = 'console.css';
+
+/** A static `import … from './x.js'`, `export … from './x.js'` or `import './x.js'` between console modules. */
+const RELATIVE_IMPORT = /(\b(?:from|import)\s*)(['"])\.\/([\w-]+\.js)\2/g;
+
+const digest = (body: Buffer) => createHash('sha256').update(body).digest('base64url').slice(0, 12);
+
+/**
+ * Reads every file of the console once. A module's imports of its siblings are rewritten to name
+ * their digest (`./diff.js?v=…`), so every file the page loads is addressed by its content and
+ * cached for good, and a changed module changes the address of each module importing it.
+ */
+async function loadAssets(names: string[]): Promise<Map<string, Asset>> {
+  const sources = new Map(await Promise.all(names.map(async (name) => [name, await readFile(join(DIR, name), 'utf8')] as const)));
+  const assets = new Map<string, Asset>();
+  const build = (name: string, importers: string[]): Asset => {
+    const built = assets.get(name);
+    if (built) return built;
+    if (importers.includes(name)) throw new Error(`console modules import each other in a cycle: ${[...importers, name].join(' → ')}`);
+    const source = sources.get(name);
+    if (source === undefined) throw new Error(`src/app/console/${importers.at(-1)} imports ./${name}, which does not exist`);
+    const text = name.endsWith('.js')
+      ? source.replace(RELATIVE_IMPORT, (_all, keyword: string, quote: string, dep: string) => {
+          return `${keyword}${quote}./${dep}?v=${build(dep, [...importers, name]).hash}${quote}`;
+        })
+      : source;
+    const body = Buffer.from(text);
+    const asset: Asset = { type: TYPES[extname(name)], body, hash: digest(body) };
+    assets.set(name, asset);
+    return asset;
+  };
+  for (const name of names) build(name, []);
+  return assets;
+}
+
+const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+function page(assets: Map<string, Asset>): string {
+  const href = (name: string) => `${ASSET_PATH}${name}?v=${assets.get(name)!.hash}`;
+  const modules = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY).sort();
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Review console · Workspace Knowledge Service</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${href(STYLE)}">
+${modules.map((name) => `<link rel="modulepreload" href="${href(name)}">`).join('\n')}
+<script type="module" src="${href(ENTRY)}"></script>
+</head>
+<body data-permissions="${escapeAttribute(PERMISSIONS.join(' '))}">
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="topbar">
+<p class="brand">Review console <span class="brand-sub">Workspace Knowledge Service</span></p>
+<div id="context" class="context"></div>
+<div id="session" class="session"></div>
+</header>
+<nav id="nav" class="tabs" aria-label="Console screens" hidden></nav>
+<main id="main" tabindex="-1"><p class="loading">Loading the review console…</p><noscript><p>The review console needs JavaScript.</p></noscript></main>
+<div id="announcer" class="sr-only" role="status" aria-live="polite"></div>
+</body>
+</html>
+`;
+}
+
+/**
+ * GET /console: the review console, a single-page app (plain JavaScript and CSS from
+ * src/app/console/, served under /console/assets/) that signs in with the admin token and speaks
+ * GraphQL only: POST /graphql and subscriptions over a WebSocket on /graphql. Nothing is loaded
+ * from elsewhere, and no script or style is inline.
+ */
+export function consolePage(): Middleware {
+  // Listed now: a build that lost the files fails the start, not the first page view.
+  const names = readdirSync(DIR)
+    .filter((name) => FILE_NAME.test(name))
+    .sort();
+  for (const required of [ENTRY, STYLE]) {
+    if (!names.includes(required)) throw new Error(`the review console's ${required} is missing from ${DIR}`);
+  }
+  let loaded: Promise<Map<string, Asset>> | undefined;
+  const load = () => (loaded ??= loadAssets(names));
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path === PAGE_PATH || ctx.path === `${PAGE_PATH}/`) return sendPage(ctx, page(await load()), CONSOLE_CSP);
+    if (!ctx.path.startsWith(ASSET_PATH)) return next();
+    const name = ctx.path.slice(ASSET_PATH.length);
+    const asset = FILE_NAME.test(name) ? (await load()).get(name) : undefined;
+    if (!asset) return next(); // the app's 404
+    sendAsset(ctx, asset, CONSOLE_CSP);
+  };
+}

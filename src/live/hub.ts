@@ -1,0 +1,311 @@
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { freshEm } from '../db/orm.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { DomainError } from '../errors.js';
+import { onWebhookWork } from '../webhooks/signal.js';
+
+/** One committed event as live subscribers receive it (the audit trail's row). */
+export interface LiveEvent {
+  id: string;
+  workspaceId: string;
+  action: string;
+  targetType: string;
+  targetId: string | null;
+}
+
+/** Open subscriptions per holder (an agent key, or the admin token), counted across every process. */
+export const SUBSCRIPTIONS_PER_HOLDER = 10;
+/** Events a subscriber may fall behind by; beyond that its subscription ends with an error (it must re-read, then subscribe again). */
+export const SUBSCRIBER_BUFFER = 256;
+/** How often a process with subscribers reads new events (writes in this process also wake it at once). */
+const POLL_MS = 200;
+/** A subscription's lease: renewed while it is open, so a process that dies frees its slots within this time. */
+const LEASE_S = 60;
+const RENEW_MS = 20_000;
+const BATCH = 500;
+
+/** A live subscription's stream of events: an async iterable with a bounded buffer. */
+export interface LiveStream extends AsyncIterableIterator<LiveEvent> {
+  readonly workspaceId: string;
+}
+
+interface Subscriber {
+  workspaceId: string;
+  /** The database snapshot when it subscribed: events of transactions it shows as committed came before. */
+  before: Snapshot;
+  accept(event: LiveEvent): boolean;
+  push(event: LiveEvent): void;
+}
+
+/** A subscriber that fell more than SUBSCRIBER_BUFFER events behind (a slow or stalled client). */
+export class SubscriberTooSlowError extends DomainError {
+  constructor() {
+    super(
+      'rate_limited',
+      `This subscription fell more than ${SUBSCRIBER_BUFFER} events behind and was ended; read the current state, then subscribe again.`,
+      { buffered: SUBSCRIBER_BUFFER },
+    );
+  }
+}
+
+/**
+ * Delivers committed events (the audit trail's table, which every process writes in the same
+ * transaction as each change) to this process's GraphQL subscribers. While anyone subscribes, the
+ * hub reads new events of the watched workspaces in commit order — after its cursor, and only from
+ * transactions older than every one still running, the webhook dispatcher's rule, so no commit
+ * can land behind the cursor — every POLL_MS, and at once when this process writes. So a write
+ * through any process reaches subscribers on every process sharing the database.
+ */
+export class LiveHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private cursor: { xid: string; id: string } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private readonly leases = new Set<string>();
+  private readonly offSignal: () => void;
+  private closed = false;
+
+  private readonly db: SqlTarget;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly logger: Logger,
+  ) {
+    this.db = freshEm(orm);
+    this.offSignal = onWebhookWork(() => this.wake());
+  }
+
+  /** Subscribers in this process (tests, health). */
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Takes one of the holder's SUBSCRIPTIONS_PER_HOLDER slots (across processes: a lease row,
+   * counted under an advisory lock on the holder), or refuses with `rate_limited`.
+   */
+  async acquire(holder: string, workspaceId: string, field: string): Promise<string> {
+    const id = randomUUID();
+    // The count runs after the lock is held, in a statement of its own (a snapshot taken after it).
+    const taken = await freshEm(this.orm).transactional(async (em) => {
+      await sql(em, `select pg_advisory_xact_lock(hashtext('wks_live:' || ?))`, [holder]);
+      const rows = await sql(
+        em,
+        `insert into live_subscriptions (id, holder, workspace_id, field, expires_at)
+         select ?, ?, ?, ?, now() + make_interval(secs => ?)
+          where (select count(*) from live_subscriptions where holder = ? and expires_at > now()) < ?
+         returning id`,
+        [id, holder, workspaceId, field, LEASE_S, holder, SUBSCRIPTIONS_PER_HOLDER],
+      );
+      return rows.length > 0;
+    });
+    if (!taken)
+      throw new DomainError(
+        'rate_limited',
+        `This caller already holds ${SUBSCRIPTIONS_PER_HOLDER} open subscriptions; complete one before opening another.`,
+        { limit: SUBSCRIPTIONS_PER_HOLDER },
+      );
+    this.leases.add(id);
+    this.renewTimer ??= setInterval(() => void this.renew(), RENEW_MS).unref();
+    return id;
+  }
+
+  /** Frees a slot taken by acquire. */
+  async release(lease: string): Promise<void> {
+    this.leases.delete(lease);
+    if (!this.leases.size && this.renewTimer) {
+      clearInterval(this.renewTimer);
+      this.renewTimer = null;
+    }
+    await sql(this.db, 'delete from live_subscriptions where id = ?', [lease]).catch((err: unknown) =>
+      this.logger.warn({ err }, 'could not free a subscription slot; its lease expires by itself'),
+    );
+  }
+
+  private async renew(): Promise<void> {
+    if (!this.leases.size) return;
+    await sql(this.db, `update live_subscriptions set expires_at = now() + make_interval(secs => ?) where id = any(?::uuid[])`, [
+      LEASE_S,
+      pgArray([...this.leases]),
+    ]).catch((err: unknown) => this.logger.warn({ err }, 'could not renew subscription leases'));
+  }
+
+  /** A stream of the workspace's events that `accept` selects: those committed after this call. */
+  async subscribe(workspaceId: string, accept: (event: LiveEvent) => boolean): Promise<LiveStream> {
+    if (this.closed) throw new Error('the live hub is closed');
+    const [{ snapshot }] = await sql<{ snapshot: string }>(this.db, 'select pg_current_snapshot()::text as snapshot');
+    const before = parseSnapshot(snapshot);
+    // Everything below the snapshot's xmin has committed: the cursor of a hub that was idle starts there.
+    this.cursor ??= { xid: before.xmin.toString(), id: '0' };
+    const buffer: LiveEvent[] = [];
+    let waiting: ((result: IteratorResult<LiveEvent>) => void) | null = null;
+    let failing: ((error: Error) => void) | null = null;
+    let failure: Error | null = null;
+    let done = false;
+    const finish = () => {
+      done = true;
+      this.subscribers.delete(subscriber);
+      if (!this.subscribers.size) this.stopPolling();
+    };
+    const subscriber: Subscriber = {
+      workspaceId,
+      before,
+      accept,
+      push: (event) => {
+        if (done) return;
+        if (waiting) {
+          const resolve = waiting;
+          waiting = failing = null;
+          resolve({ value: event, done: false });
+          return;
+        }
+        if (buffer.length >= SUBSCRIBER_BUFFER) {
+          // Backpressure: a client that cannot keep up is told so, rather than losing events silently.
+          failure = new SubscriberTooSlowError();
+          finish();
+          return;
+        }
+        buffer.push(event);
+      },
+    };
+    this.subscribers.add(subscriber);
+    this.startPolling();
+    const stream: LiveStream = {
+      workspaceId,
+      next: () => {
+        if (buffer.length) return Promise.resolve({ value: buffer.shift()!, done: false });
+        if (failure) return Promise.reject(failure);
+        if (done) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve, reject) => {
+          waiting = resolve;
+          failing = reject;
+        });
+      },
+      return: () => {
+        finish();
+        const resolve = waiting;
+        waiting = failing = null;
+        resolve?.({ value: undefined, done: true });
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      throw: (error?: unknown) => {
+        finish();
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      },
+      [Symbol.asyncIterator]() {
+        return stream;
+      },
+    };
+    void failing;
+    return stream;
+  }
+
+  /** Reads new events soon (this process committed a write). */
+  wake(): void {
+    if (this.subscribers.size) void this.read();
+  }
+
+  private startPolling(): void {
+    this.timer ??= setInterval(() => void this.read(), POLL_MS).unref();
+  }
+
+  private stopPolling(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    // A later first subscriber starts from its own "now".
+    if (!this.reading) this.cursor = null;
+  }
+
+  /** One read at a time; a wake during a read reads again right after it. */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.again = true;
+      return this.reading;
+    }
+    this.reading = this.readOnce()
+      .catch((err: unknown) => this.logger.warn({ err }, 'live updates: reading new events failed; retrying'))
+      .finally(() => {
+        this.reading = null;
+        if (!this.subscribers.size) this.cursor = null;
+        else if (this.again) {
+          this.again = false;
+          void this.read();
+        }
+      });
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<void> {
+    for (;;) {
+      const workspaces = [...new Set([...this.subscribers].map((s) => s.workspaceId))];
+      if (!workspaces.length || !this.cursor) return;
+      const rows = await sql<Omit<LiveEvent, 'id'> & { horizon: string; id: string | null; xid: string }>(
+        this.db,
+        `with horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xid)
+         select horizon.xid::text as horizon, e.* from horizon left join lateral (
+           select id::text as id, xid::text as xid, workspace_id as "workspaceId", action, target_type as "targetType", target_id as "targetId"
+             from events
+            where (xid, id) > (?::xid8, ?::bigint) and xid < horizon.xid and workspace_id = any(?::uuid[])
+            order by xid, id limit ${BATCH}) e on true`,
+        [this.cursor.xid, this.cursor.id, pgArray(workspaces)],
+      );
+      const events = rows.filter((r) => r.id !== null);
+      for (const row of events) {
+        const event: LiveEvent = {
+          id: row.id!,
+          workspaceId: row.workspaceId,
+          action: row.action,
+          targetType: row.targetType,
+          targetId: row.targetId,
+        };
+        const xid = BigInt(row.xid);
+        for (const subscriber of this.subscribers)
+          if (subscriber.workspaceId === event.workspaceId && !committedIn(subscriber.before, xid) && subscriber.accept(event))
+            subscriber.push(event);
+      }
+      if (events.length === BATCH) {
+        const last = events.at(-1)!;
+        this.cursor = { xid: last.xid, id: last.id! };
+        continue;
+      }
+      // Every event below the horizon has been read: a subscriber that joins now starts there.
+      this.cursor = { xid: rows[0].horizon, id: '0' };
+      return;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.offSignal();
+    this.stopPolling();
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    for (const subscriber of [...this.subscribers]) this.subscribers.delete(subscriber);
+    await this.reading;
+    if (this.leases.size)
+      await sql(this.db, 'delete from live_subscriptions where id = any(?::uuid[])', [pgArray([...this.leases])]).catch(() => undefined);
+    this.leases.clear();
+  }
+}
+
+/** A PostgreSQL snapshot (`pg_current_snapshot()`): `xmin:xmax:xip,…`. */
+interface Snapshot {
+  xmin: bigint;
+  xmax: bigint;
+  running: Set<bigint>;
+}
+
+function parseSnapshot(text: string): Snapshot {
+  const [xmin, xmax, xip] = text.split(':');
+  return { xmin: BigInt(xmin), xmax: BigInt(xmax), running: new Set(xip ? xip.split(',').map((x) => BigInt(x)) : []) };
+}
+
+/** Whether the transaction `xid` (a committed writer) had committed when `snapshot` was taken (pg_visible_in_snapshot). */
+function committedIn(snapshot: Snapshot, xid: bigint): boolean {
+  if (xid < snapshot.xmin) return true;
+  if (xid >= snapshot.xmax) return false;
+  return !snapshot.running.has(xid);
+}

@@ -1,0 +1,163 @@
+import { authorize, requireAdmin } from '../auth/authorize.js';
+import type { RequestContext } from '../context.js';
+import { sql } from '../db/sql.js';
+import { AuditEvent } from '../entities/AuditEvent.js';
+import type { ContentGapGroup } from '../entities/ContentGap.js';
+import type { Proposal } from '../entities/Proposal.js';
+import { NotFoundError, UnauthorizedError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import type { LiveEvent, LiveStream } from '../live/hub.js';
+import { listGroups } from './contentGaps.js';
+import { findProposal } from './proposals.js';
+
+/** What a proposal subscriber receives: the event's type and the proposal as it is now. */
+export interface ProposalChangeValue {
+  action: string;
+  proposal: Proposal;
+}
+
+/** What a content-gap subscriber receives: the event's type, and the group once the question is grouped. */
+export interface ContentGapChangeValue {
+  action: string;
+  reportId: number | null;
+  group: ContentGapGroup | null;
+}
+
+/**
+ * A live subscription: a slot of the caller's cap is held while it is open, each event is turned
+ * into its value by `load` (null: skip it), and the caller is checked again before each delivery,
+ * so a revoked key or an expired one stops receiving at its next event.
+ */
+async function liveStream<T>(
+  ctx: RequestContext,
+  holder: string,
+  workspaceId: string,
+  field: string,
+  accept: (event: LiveEvent) => boolean,
+  load: (event: LiveEvent) => Promise<T | null>,
+): Promise<AsyncIterableIterator<T>> {
+  const lease = await ctx.live.acquire(holder, workspaceId, field);
+  let events: LiveStream;
+  try {
+    events = await ctx.live.subscribe(workspaceId, accept);
+  } catch (error) {
+    await ctx.live.release(lease);
+    throw error;
+  }
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await ctx.live.release(lease);
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    async next() {
+      try {
+        for (;;) {
+          const step = await events.next();
+          if (step.done) {
+            await release();
+            return { value: undefined, done: true };
+          }
+          if (!(await ctx.stillAuthorized())) throw new UnauthorizedError();
+          const value = await load(step.value);
+          if (value !== null) return { value, done: false };
+        }
+      } catch (error) {
+        await events.return?.();
+        await release();
+        throw error;
+      }
+    },
+    async return() {
+      await events.return?.();
+      await release();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}
+
+/** The admin token's slot holder name, else the key id. */
+function holderOf(ctx: RequestContext): string {
+  return ctx.principal.kind === 'agent' ? ctx.principal.keyId : 'admin';
+}
+
+/** New audit events of a workspace (admin token, like the audit trail), optionally of one action. */
+export async function auditEventStream(
+  ctx: RequestContext,
+  workspaceId: string,
+  action: string | null,
+): Promise<AsyncIterableIterator<AuditEvent>> {
+  requireAdmin(ctx);
+  if (!isUuid(workspaceId) || !(await sql(ctx.db, 'select 1 from workspaces where id = ?', [workspaceId])).length)
+    throw new NotFoundError('Workspace');
+  return liveStream(
+    ctx,
+    holderOf(ctx),
+    workspaceId.toLowerCase(),
+    'auditEventAdded',
+    (e) => !action || e.action === action,
+    async (e) => {
+      const [row] = await sql<Record<string, unknown>>(ctx.db, 'select * from events where id = ?', [e.id]);
+      if (!row) return null;
+      const event = ctx.em.map(AuditEvent, row);
+      event.payload = (row.payload as Record<string, unknown> | null) ?? null;
+      return event;
+    },
+  );
+}
+
+/** Proposals of a workspace as they are created, approved and rejected (reviewers: like the `proposals` query). */
+export async function proposalStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ProposalChangeValue>> {
+  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+  return liveStream(
+    ctx,
+    holderOf(ctx),
+    scope.workspaceId,
+    'proposalChanged',
+    (e) => e.action.startsWith('proposal.'),
+    async (e) => {
+      const proposal = await findProposal(ctx.em.fork(), scope.workspaceId, Number(e.targetId));
+      return proposal ? { action: e.action, proposal } : null;
+    },
+  );
+}
+
+/** Content-gap reports, groups resolved, and proposals drafted from groups (like the `contentGaps` query: article.create). */
+export async function contentGapStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ContentGapChangeValue>> {
+  const scope = await authorize(ctx, workspace, ['article.create'], { adminMayAct: true });
+  return liveStream(
+    ctx,
+    holderOf(ctx),
+    scope.workspaceId,
+    'contentGapChanged',
+    (e) => e.action.startsWith('content_gap.') || e.action.startsWith('proposal.'),
+    async (e) => {
+      let groupId: number | null;
+      let reportId: number | null = null;
+      if (e.action === 'content_gap.reported') {
+        reportId = Number(e.targetId);
+        const [report] = await sql<{ group_id: number | null }>(ctx.db, 'select group_id from content_gap_reports where id = ?', [
+          reportId,
+        ]);
+        groupId = report?.group_id ?? null;
+      } else if (e.action === 'content_gap.resolved') {
+        groupId = Number(e.targetId);
+      } else {
+        const [proposal] = await sql<{ gap_group_id: number | null }>(
+          ctx.db,
+          'select gap_group_id from proposals where id = ? and workspace_id = ?',
+          [Number(e.targetId), scope.workspaceId],
+        );
+        if (!proposal?.gap_group_id) return null; // a proposal not drafted from a group
+        groupId = proposal.gap_group_id;
+      }
+      const [group] = groupId === null ? [] : await listGroups(ctx.em.fork(), scope.workspaceId, true, groupId);
+      return { action: e.action, reportId, group: group ?? null };
+    },
+  );
+}
