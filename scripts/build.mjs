@@ -13,6 +13,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ASSET = /\.(mjs|cjs|json)$/;
 /** Read at run time relative to rest/ and src/webhooks/: the REST endpoints' GraphQL documents. */
 const OPERATIONS = 'schema/operations';
+/** Served as they are by src/app/console.ts: the review console's browser modules and style sheet (not compiled). */
+const CONSOLE = 'src/app/console';
 
 const flag = process.argv.indexOf('--out-dir');
 const outDir = resolve(ROOT, flag > 0 ? process.argv[flag + 1] : 'dist');
@@ -42,6 +44,7 @@ function copyAssets(dir, pattern) {
 copyAssets('src', ASSET);
 copyAssets('rest', ASSET);
 copyAssets(OPERATIONS, /\.graphql$/);
+copyAssets(CONSOLE, /\.(js|css)$/);
 if (!existsSync(join(outDir, 'src/main.js'))) {
   console.error(`the build wrote no ${relative(ROOT, join(outDir, 'src/main.js'))}`);
   process.exit(1);

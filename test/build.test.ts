@@ -90,6 +90,12 @@ describe('npm run build', () => {
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status, await ready.text()).toBe(200);
     expect((await fetch(`${url}/graphql/explorer/assets/graphiql.js`)).status).toBe(200);
+    // The review console's own files are copied into dist: the page and every asset it links answer.
+    const consolePage = await fetch(`${url}/console`);
+    expect(consolePage.status).toBe(200);
+    const assets = [...(await consolePage.text()).matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThan(0);
+    for (const asset of assets) expect((await fetch(`${url}${asset}`)).status, asset).toBe(200);
 
     // The REST rows (documents from dist/schema/operations) and the spec worker (dist/src/openapi/parse.js).
     const client = await serviceClient(url, adminToken);

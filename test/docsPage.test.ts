@@ -2,15 +2,10 @@
 // scripts from node_modules. Checked over HTTP, then in Debian's headless Chromium (puppeteer-core):
 // every request the page makes stays on the service's origin and every operation is shown.
 // Without chromium the browser test is skipped, saying so, except on CI (CI set), where it fails.
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
-
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
-if (!CHROMIUM) console.warn('\n!!! docsPage.test.ts: the /docs browser test is SKIPPED: no chromium (apt-get install chromium) !!!\n');
+import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot } from './support/browser.js';
 
 let app: TestApp;
 let operations: number;
@@ -48,28 +43,17 @@ describe('/docs over HTTP', () => {
   });
 });
 
-describe.skipIf(!CHROMIUM && !process.env.CI)('/docs in headless Chromium', () => {
+describeInBrowser('docsPage.test.ts', '/docs in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    expect(CHROMIUM, 'chromium is required on CI (.ci/run installs it)').toBeDefined();
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 
   it('renders every operation of the served document, loading nothing from elsewhere', async () => {
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 900 });
-    const requests: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('pageerror', (e) => problems.push(`page error: ${String(e)}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
+    const record = recordPage(page);
     await page.goto(`${app.url}/docs`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.opblock', { timeout: 20_000 });
     expect(await page.$$eval('.opblock', (blocks) => blocks.length)).toBe(operations);
@@ -83,12 +67,11 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('/docs in headless Chromium', () =
         timeout: 10_000,
       },
     );
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: `${ARTIFACTS}docs.png` });
+    await screenshot(page, 'docs');
 
     const origin = new URL(app.url).origin;
-    expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'))).toEqual([]);
-    expect(requests).toContain(`${origin}/api/v1/openapi.json`);
-    expect(problems).toEqual([]);
+    expect(requestsElsewhere(record, origin)).toEqual([]);
+    expect(record.requests).toContain(`${origin}/api/v1/openapi.json`);
+    expect(record.problems).toEqual([]);
   }, 60_000);
 });

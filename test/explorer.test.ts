@@ -1,15 +1,10 @@
 // GRAPHQL_EXPLORER=graphiql: the GraphiQL page in a real headless Chromium (Debian's `chromium`, driven by
 // puppeteer-core, which downloads nothing). Every request the page makes must stay on the service's origin.
 // Without chromium the browser test is skipped, saying so, except on CI (CI set, as .ci/run does), where it fails.
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
-
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
-if (!CHROMIUM) console.warn('\n!!! explorer.test.ts: the GraphiQL browser test is SKIPPED: no chromium (apt-get install chromium) !!!\n');
+import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot } from './support/browser.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -73,23 +68,10 @@ describe('GraphiQL over HTTP', () => {
   });
 });
 
-describe.skipIf(!CHROMIUM && !process.env.CI)('GraphiQL in headless Chromium', () => {
+describeInBrowser('explorer.test.ts', 'GraphiQL in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    expect(CHROMIUM, 'chromium is required on CI (.ci/run installs it)').toBeDefined();
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Root on CI needs --no-sandbox, small containers a /tmp-backed shared memory; the rest keeps Chromium's own traffic off.
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -98,13 +80,8 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('GraphiQL in headless Chromium', (
   it('loads everything from the service, runs an admin mutation with the token header and shows the answer', async () => {
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
-    const requests: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('pageerror', (e) => problems.push(`page error: ${String(e)}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
+    const record = recordPage(page);
+    const { requests } = record;
 
     await page.goto(`${app.url}/graphql`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.graphiql-query-editor .CodeMirror', { timeout: 15_000 });
@@ -141,14 +118,12 @@ describe.skipIf(!CHROMIUM && !process.env.CI)('GraphiQL in headless Chromium', (
       timeout: 5_000,
     });
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: `${ARTIFACTS}explorer.png` });
+    await screenshot(page, 'explorer');
 
     const origin = new URL(app.url).origin;
-    const elsewhere = requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
-    expect(elsewhere).toEqual([]);
+    expect(requestsElsewhere(record, origin)).toEqual([]);
     expect(requests.filter((url) => url.startsWith(`${origin}/graphql/explorer/assets/`))).toHaveLength(7);
     expect(requests.filter((url) => url === `${origin}/graphql`).length).toBe(2); // the page, the mutation
-    expect(problems).toEqual([]);
+    expect(record.problems).toEqual([]);
   }, 60_000);
 });

@@ -15,8 +15,10 @@ export interface LiveEvent {
   targetId: string | null;
 }
 
-/** Open subscriptions per holder (an agent key, or the admin token), counted across every process. */
+/** Open subscriptions per agent key, counted across every process. */
 export const SUBSCRIPTIONS_PER_HOLDER = 10;
+/** Open subscriptions of the admin token (every dashboard and console together), across every process. */
+export const ADMIN_SUBSCRIPTIONS = 100;
 /** Events a subscriber may fall behind by; beyond that its subscription ends with an error (it must re-read, then subscribe again). */
 export const SUBSCRIBER_BUFFER = 256;
 /** How often a process with subscribers reads new events (writes in this process also wake it at once). */
@@ -85,10 +87,10 @@ export class LiveHub {
   }
 
   /**
-   * Takes one of the holder's SUBSCRIPTIONS_PER_HOLDER slots (across processes: a lease row,
-   * counted under an advisory lock on the holder), or refuses with `rate_limited`.
+   * Takes one of the holder's `limit` slots (across processes: a lease row, counted under an
+   * advisory lock on the holder), or refuses with `rate_limited`.
    */
-  async acquire(holder: string, workspaceId: string, field: string): Promise<string> {
+  async acquire(holder: string, workspaceId: string, field: string, limit: number): Promise<string> {
     const id = randomUUID();
     // The count runs after the lock is held, in a statement of its own (a snapshot taken after it).
     const taken = await freshEm(this.orm).transactional(async (em) => {
@@ -99,16 +101,14 @@ export class LiveHub {
          select ?, ?, ?, ?, now() + make_interval(secs => ?)
           where (select count(*) from live_subscriptions where holder = ? and expires_at > now()) < ?
          returning id`,
-        [id, holder, workspaceId, field, LEASE_S, holder, SUBSCRIPTIONS_PER_HOLDER],
+        [id, holder, workspaceId, field, LEASE_S, holder, limit],
       );
       return rows.length > 0;
     });
     if (!taken)
-      throw new DomainError(
-        'rate_limited',
-        `This caller already holds ${SUBSCRIPTIONS_PER_HOLDER} open subscriptions; complete one before opening another.`,
-        { limit: SUBSCRIPTIONS_PER_HOLDER },
-      );
+      throw new DomainError('rate_limited', `This caller already holds ${limit} open subscriptions; complete one before opening another.`, {
+        limit,
+      });
     this.leases.add(id);
     this.renewTimer ??= setInterval(() => void this.renew(), RENEW_MS).unref();
     return id;

@@ -6,7 +6,7 @@ import type { ContentGapGroup } from '../entities/ContentGap.js';
 import type { Proposal } from '../entities/Proposal.js';
 import { NotFoundError, UnauthorizedError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import type { LiveEvent, LiveStream } from '../live/hub.js';
+import { ADMIN_SUBSCRIPTIONS, SUBSCRIPTIONS_PER_HOLDER, type LiveEvent, type LiveStream } from '../live/hub.js';
 import { listGroups } from './contentGaps.js';
 import { findProposal } from './proposals.js';
 
@@ -36,7 +36,7 @@ async function liveStream<T>(
   accept: (event: LiveEvent) => boolean,
   load: (event: LiveEvent) => Promise<T | null>,
 ): Promise<AsyncIterableIterator<T>> {
-  const lease = await ctx.live.acquire(holder, workspaceId, field);
+  const lease = await ctx.live.acquire(holder, workspaceId, field, holder === 'admin' ? ADMIN_SUBSCRIPTIONS : SUBSCRIPTIONS_PER_HOLDER);
   let events: LiveStream;
   try {
     events = await ctx.live.subscribe(workspaceId, accept);

@@ -1,0 +1,564 @@
+// GET /console: the review console, a single-page app served by the service that signs in with the
+// admin token and speaks GraphQL only (POST /graphql, subscriptions over a WebSocket on /graphql).
+// Checked over HTTP (the page, its CSP and its cacheable assets), its line diff in Node, then in
+// Debian's headless Chromium through the real stack: sign-in, workspace choice, approving and
+// rejecting proposals, drafting from a content gap, creating and revoking keys, and the audit trail
+// updating live, with nothing requested from elsewhere. Screenshots: test-artifacts/console/*.png.
+import { randomBytes } from 'node:crypto';
+import type { Browser, CDPSession, ElementHandle, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../src/app/console.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot, type PageRecord } from './support/browser.js';
+import { createKey, createMember, type MemberRow } from './support/factories.js';
+import { until } from './support/wait.js';
+
+const W = '/api/v1/workspaces/-';
+const uniq = () => randomBytes(3).toString('hex');
+
+const INSTALL_V1 = `# Installing the service
+
+Download the installer from the releases page.
+Run \`./install.sh --prefix /opt/wks\` as root.
+Start the service with \`wks start\`.
+
+## Configuration
+
+The settings live in /etc/wks/config.toml.
+Every setting can also come from the environment.
+Restart the service after changing a setting.
+The port defaults to 8080.
+The data directory defaults to /var/lib/wks.
+Logs go to standard output as JSON lines.
+
+## Troubleshooting
+
+Check the log for lines with "level":50.
+Ask in the #wks channel.`;
+const INSTALL_V2 = `# Installing the service
+
+Download the signed installer from the releases page and check its checksum.
+Run \`./install.sh --prefix /opt/wks\` as root.
+Start the service with \`wks start\`.
+
+## Configuration
+
+The settings live in /etc/wks/config.toml.
+Every setting can also come from the environment.
+Restart the service after changing a setting.
+The port defaults to 8080.
+The data directory defaults to /var/lib/wks.
+Logs go to standard output as JSON lines.
+
+## Troubleshooting
+
+Check the log for lines with "level":50.
+Run \`wks doctor\` to check the installation.`;
+
+interface Fixture {
+  org: { id: string; name: string };
+  workspace: { id: string; name: string };
+  member: MemberRow;
+  key: string;
+  editId: number;
+  draftId: number;
+}
+
+let app: TestApp;
+let fx: Fixture;
+
+async function ok<T = any>(res: Promise<{ status: number; body: any; text: string }>, status: number): Promise<T> {
+  const r = await res;
+  expect(r.status, r.text).toBe(status);
+  return r.body as T;
+}
+
+async function admin<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const res = await app.gql(query, variables);
+  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+  return res.data as T;
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const org = (
+    await admin('mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id name } }', {
+      input: { name: `Acme Docs ${uniq()}`, plan: 'pro', requireTwoFactor: false },
+    })
+  ).createOrganization;
+  const workspace = (
+    await admin('mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id name } }', {
+      input: { organizationId: org.id, name: 'Handbook' },
+    })
+  ).createWorkspace;
+  const member = await createMember(app, org.id, { role: 'owner' });
+  const { key } = await createKey(app, member.id, {
+    name: 'writer-bot',
+    workspaceId: workspace.id,
+    permissions: [
+      'article.read',
+      'article.create',
+      'article.update',
+      'proposal.read',
+      'proposal.create',
+      'section.create',
+      'search.read',
+      'content_gap.report',
+    ],
+  });
+  await ok(app.api('POST', `${W}/sections`, { key, body: { label: 'Docs' } }), 201);
+  await ok(app.api('POST', `${W}/articles`, { key, body: { title: 'Install', section: 'docs', markdown: INSTALL_V1 } }), 201);
+  const edit = await ok(
+    app.api('POST', `${W}/proposals`, { key, body: { article: 'install', markdown: INSTALL_V2, summary: 'Signed installer, wks doctor' } }),
+    201,
+  );
+  const draft = await ok(
+    app.api('POST', `${W}/proposals`, {
+      key,
+      body: { section: 'docs', title: 'FAQ', markdown: '# FAQ\n\nQ: Is it fast?\nA: Yes.', summary: 'A page of frequent questions' },
+    }),
+    201,
+  );
+  // Two groups of unanswered questions (password resets, refunds), embedded and grouped.
+  for (const question of ['How do I reset my password?', 'How can I reset my password', 'What is the refund policy for annual plans?']) {
+    await ok(app.api('POST', `${W}/content-gaps`, { key, body: { question } }), 202);
+  }
+  await app.server.drainEmbeddings(workspace.id);
+  fx = { org, workspace, member, key, editId: edit.id, draftId: draft.id };
+}, 120_000);
+afterAll(async () => app?.close());
+
+describe('/console over HTTP', () => {
+  it('answers the page without a key, under a CSP of this origin only, with nothing inline and no other origin named', async () => {
+    for (const path of ['/console', '/console/']) {
+      const res = await fetch(`${app.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toBe(CONSOLE_CSP);
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).not.toMatch(/https?:|unsafe/);
+      const html = await res.text();
+      expect(html).not.toMatch(/https?:\/\/|\/\/[a-z]/i);
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)|<style|\sstyle=|\son[a-z]+=/i); // no inline script, style or handler
+      expect(html).toContain('data-permissions="article.read');
+    }
+    expect((await fetch(`${app.url}/console`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${app.url}/console/elsewhere`)).status).toBe(404);
+  });
+
+  it('serves its modules and style sheet by digest (immutable, ETag, 304), each import naming its digest; unknown names are 404s', async () => {
+    const html = await (await fetch(`${app.url}/console`)).text();
+    const links = [...html.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(links.filter((l) => /\.css\?v=/.test(l))).toHaveLength(1);
+    expect(links.filter((l) => /\/main\.js\?v=/.test(l))).toHaveLength(1);
+    const seen = new Set<string>();
+    const queue = [...links];
+    while (queue.length) {
+      const link = queue.shift()!;
+      if (seen.has(link)) continue;
+      seen.add(link);
+      expect(link).toMatch(/\?v=[\w-]{12}$/);
+      const res = await fetch(`${app.url}${link}`);
+      expect(res.status, link).toBe(200);
+      expect(res.headers.get('content-type'), link).toMatch(/\.css\?/.test(link) ? /^text\/css/ : /^text\/javascript/);
+      expect(res.headers.get('cache-control'), link).toContain('immutable');
+      expect(res.headers.get('content-security-policy'), link).toBe(CONSOLE_CSP);
+      const etag = res.headers.get('etag')!;
+      expect(etag, link).toBe(`"${/\?v=(.+)$/.exec(link)![1]}"`);
+      expect((await fetch(`${app.url}${link}`, { headers: { 'if-none-match': etag } })).status, link).toBe(304);
+      const body = await res.text();
+      expect(body, link).not.toMatch(/https?:\/\/|localStorage|document\.cookie|innerHTML|eval\(/);
+      for (const m of body.matchAll(/\b(?:from|import)\s*['"]\.\/([^'"]+)['"]/g)) {
+        expect(m[1], `${link} imports ${m[1]}`).toMatch(/^[\w-]+\.js\?v=[\w-]{12}$/);
+        queue.push(`/console/assets/${m[1]}`);
+      }
+    }
+    expect([...seen].map((l) => /assets\/([^?]+)/.exec(l)![1]).sort()).toEqual(
+      expect.arrayContaining([
+        'audit.js',
+        'console.css',
+        'diff.js',
+        'dom.js',
+        'gaps.js',
+        'graphql.js',
+        'keys.js',
+        'main.js',
+        'proposals.js',
+      ]),
+    );
+    // Without the digest: revalidated, not immutable.
+    const plain = await fetch(`${app.url}/console/assets/main.js`);
+    expect(plain.headers.get('cache-control')).toBe('no-cache');
+    for (const path of [
+      '/console/assets/nope.js',
+      '/console/assets/..%2fconsole.ts',
+      '/console/assets/__proto__',
+      '/console/assets/main.ts',
+    ]) {
+      expect((await fetch(`${app.url}${path}`)).status, path).toBe(404);
+    }
+  });
+});
+
+describe('the console line diff (run in Node)', () => {
+  const load = async () => await import(new URL('../src/app/console/diff.js', import.meta.url).href);
+
+  it('keeps the longest common subsequence of lines and pairs replaced lines side by side', async () => {
+    const { lineDiff, sideBySide, splitLines, diffStats } = await load();
+    expect(splitLines('')).toEqual([]);
+    expect(splitLines('a\r\nb\n')).toEqual(['a', 'b']);
+    const ops = lineDiff(['a', 'b', 'c', 'd'], ['a', 'x', 'c', 'd', 'e']);
+    expect(ops.map((o: any) => `${o.type}:${o.text}`)).toEqual(['same:a', 'del:b', 'add:x', 'same:c', 'same:d', 'add:e']);
+    expect(diffStats(ops)).toEqual({ additions: 2, deletions: 1 });
+    const rows = sideBySide(ops, { context: 1 });
+    expect(rows.map((r: any) => [r.kind, r.left?.text ?? null, r.right?.text ?? null])).toEqual([
+      ['same', 'a', 'a'],
+      ['change', 'b', 'x'],
+      ['same', 'c', 'c'],
+      ['same', 'd', 'd'],
+      ['change', null, 'e'],
+    ]);
+    // The LCS, not a greedy match: moving one line keeps the rest.
+    const moved = lineDiff(['1', '2', '3', '4', '5'], ['2', '3', '4', '5', '1']);
+    expect(moved.filter((o: any) => o.type === 'same').map((o: any) => o.text)).toEqual(['2', '3', '4', '5']);
+    // Line numbers on each side.
+    expect(moved[0]).toMatchObject({ type: 'del', text: '1', a: 1, b: null });
+    expect(moved.at(-1)).toMatchObject({ type: 'add', text: '1', a: null, b: 5 });
+  });
+
+  it('folds long unchanged runs, keeping context around changes', async () => {
+    const { lineDiff, sideBySide } = await load();
+    const before = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+    const after = before.map((l, i) => (i === 14 ? 'changed' : l));
+    const rows = sideBySide(lineDiff(before, after), { context: 3 });
+    expect(rows.map((r: any) => r.kind)).toEqual(['fold', 'same', 'same', 'same', 'change', 'same', 'same', 'same', 'fold']);
+    expect(rows[0].rows).toHaveLength(11);
+    expect(rows.at(-1).rows).toHaveLength(12);
+    expect(sideBySide(lineDiff(before, before)).map((r: any) => r.kind)).toEqual(['fold']);
+  });
+
+  it('stays fast on large texts (common ends set aside; past the cell budget the middle is shown replaced)', async () => {
+    const { lineDiff, MAX_CELLS } = await load();
+    const big = Array.from({ length: 20_000 }, (_, i) => `row ${i}`);
+    const edited = [...big.slice(0, 10_000), 'inserted', ...big.slice(10_000)];
+    let started = performance.now();
+    const ops = lineDiff(big, edited);
+    expect(ops.filter((o: any) => o.type !== 'same')).toEqual([{ type: 'add', text: 'inserted', a: null, b: 10_001 }]);
+    expect(performance.now() - started).toBeLessThan(500);
+    const n = Math.ceil(Math.sqrt(MAX_CELLS)) + 10;
+    const left = Array.from({ length: n }, (_, i) => `l${i}`);
+    const right = Array.from({ length: n }, (_, i) => `r${i}`);
+    started = performance.now();
+    const replaced = lineDiff(left, right);
+    expect(replaced.filter((o: any) => o.type === 'del')).toHaveLength(n);
+    expect(replaced.filter((o: any) => o.type === 'add')).toHaveLength(n);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
+describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
+  let browser: Browser;
+  let page: Page;
+  let cdp: CDPSession;
+  let record: PageRecord;
+  let origin: string;
+  const sockets: string[] = [];
+
+  /** Waits until an element matching `selector` contains `text`. */
+  const waitText = (selector: string, text: string, timeout = 15_000) =>
+    page.waitForFunction(
+      (s: string, t: string) => [...document.querySelectorAll(s)].some((e) => e.textContent?.includes(t)),
+      { timeout },
+      selector,
+      text,
+    );
+  /** The live indicator's state. */
+  const liveState = () => page.$eval('#live', (e) => (e as HTMLElement).dataset.state);
+  const waitLive = () =>
+    page.waitForFunction(() => (document.querySelector('#live') as HTMLElement | null)?.dataset.state === 'live', { timeout: 15_000 });
+  const shot = (name: string) => screenshot(page, `console/${name}`);
+  /** The first element matching `selector` whose text contains `text`, once there is one. */
+  const byText = async (selector: string, text: string, timeout = 10_000): Promise<ElementHandle<Element>> => {
+    const handle = await page.waitForFunction(
+      (s: string, t: string) => [...document.querySelectorAll(s)].find((e) => e.textContent?.includes(t)),
+      { timeout },
+      selector,
+      text,
+    );
+    return handle.asElement() as ElementHandle<Element>;
+  };
+  const clickText = async (selector: string, text: string) => (await byText(selector, text)).click();
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    page = await browser.newPage();
+    // A 1366 × 768 laptop screen (the browser's own bars take some of it).
+    await page.setViewport({ width: 1366, height: 768 });
+    record = recordPage(page, { ignore: /Failed to load resource: the server responded with a status of 401/ });
+    cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    cdp.on('Network.webSocketCreated', (e) => sockets.push(e.url));
+    // Test hook (not part of the page): the sockets the page opens, so the test can drop one.
+    await page.evaluateOnNewDocument(() => {
+      const Native = window.WebSocket;
+      const opened: WebSocket[] = [];
+      (window as any).__sockets = opened;
+      window.WebSocket = class extends Native {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          opened.push(this);
+        }
+      } as typeof WebSocket;
+    });
+    origin = new URL(app.url).origin;
+  });
+  afterAll(async () => browser?.close());
+
+  it('signs in with the admin token, kept in sessionStorage only; a wrong token is refused on the form', async () => {
+    await page.goto(`${app.url}/console`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#token');
+    expect(await page.evaluate(() => location.hash)).toBe('#/sign-in');
+    // The field has the focus: type, Enter.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('token');
+    await page.keyboard.type('adm_not_the_token_0123456789');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.signin [role="alert"]', { timeout: 10_000 });
+    expect((await page.$eval('.signin [role="alert"]', (e) => e.textContent))!.length).toBeGreaterThan(5);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await shot('sign-in');
+
+    await page.$eval('#token', (e) => ((e as HTMLInputElement).value = ''));
+    await page.type('#token', app.adminToken);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => location.hash === '#/workspaces', { timeout: 10_000 });
+    expect(await page.evaluate(() => sessionStorage.getItem('wks.console.token'))).toBe(app.adminToken);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    await waitLive();
+  }, 60_000);
+
+  it('chooses the organization, then the workspace, with the keyboard', async () => {
+    await page.waitForSelector('.pick-name', { timeout: 10_000 });
+    // Oldest first: on a shared database the organization may be on a later page.
+    for (let i = 0; i < 200; i++) {
+      const listed = await page.$$eval('.pick-name', (els, name) => els.some((e) => e.textContent === name), fx.org.name);
+      if (listed) break;
+      const count = (await page.$$('.pick-name')).length;
+      await clickText('button', 'Load more organizations');
+      await page.waitForFunction((n: number) => document.querySelectorAll('.pick-name').length > n, { timeout: 10_000 }, count);
+    }
+    // Filter by name, Tab to the only button left, Enter; the workspaces' heading takes the focus.
+    await page.click('#org-filter');
+    await page.keyboard.type(fx.org.name);
+    expect(await page.$eval('#org-filter', (e) => getComputedStyle(e).outlineStyle)).not.toBe('none'); // focus is visible
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toContain(fx.org.name);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.id === 'ws-title', { timeout: 10_000 });
+    await waitText('.pick-name', 'Handbook');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toContain('Handbook');
+    await shot('workspace');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => location.hash.startsWith('#/proposals'), { timeout: 10_000 });
+    expect(await page.$eval('#context', (e) => e.textContent)).toContain('Handbook');
+  }, 60_000);
+
+  it('shows an edit beside the current version, approves it, and the article changes', async () => {
+    await page.waitForSelector(`.proposal-item`, { timeout: 15_000 });
+    expect(await page.$$eval('.proposal-item', (els) => els.length)).toBe(2);
+    await page.click(`[data-focus="proposal:${fx.editId}"]`);
+    await waitText('#proposal-title', `#${fx.editId}`);
+    await page.waitForSelector('table.diff td.code-del', { timeout: 15_000 });
+    // The replaced line beside its replacement, the removed and added ones, unchanged lines folded.
+    const changes = await page.$$eval('table.diff tr.row-change', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td.code')].map((c) => c.textContent!.replace(/^(removed|added): /, ''))),
+    );
+    expect(changes).toContainEqual([
+      'Download the installer from the releases page.',
+      'Download the signed installer from the releases page and check its checksum.',
+    ]);
+    expect(changes).toContainEqual(['Ask in the #wks channel.', 'Run `wks doctor` to check the installation.']);
+    expect(await page.$$eval('table.diff tr.row-fold', (rows) => rows.length)).toBeGreaterThan(0);
+    expect(await page.$eval('.diff-stats', (e) => e.textContent)).toContain('+2 −2');
+    expect(await page.$eval('table.diff thead', (e) => e.textContent)).toContain('version 1');
+    await shot('proposals');
+
+    await page.click('.approve-form button[type="submit"]');
+    await waitText('.review-result', 'is now at version 2');
+    expect(await page.$eval('.article-now pre', (e) => e.textContent)).toBe(INSTALL_V2);
+    const article = await ok(app.api('GET', `${W}/articles/install`, { key: fx.key }), 200);
+    expect(article).toMatchObject({ markdown: INSTALL_V2, version: 2 });
+    await page.waitForFunction((id: number) => !document.querySelector(`[data-focus="proposal:${id}"]`), { timeout: 10_000 }, fx.editId);
+  }, 60_000);
+
+  it('rejects a new-draft proposal with a reason (Enter submits)', async () => {
+    await page.click(`[data-focus="proposal:${fx.draftId}"]`);
+    await waitText('#proposal-title', `#${fx.draftId}`);
+    await page.waitForSelector('table.diff td.code-add');
+    expect(await page.$eval('table.diff thead', (e) => e.textContent)).toContain('No article yet');
+    await page.click(`#reason-${fx.draftId}`);
+    await page.keyboard.type('We keep questions in the articles themselves.');
+    await page.keyboard.press('Enter');
+    await waitText('.review-result', `Rejected proposal #${fx.draftId}`);
+    const rejected = await ok<any[]>(app.api('GET', `${W}/proposals?status=rejected`, { key: fx.key }), 200);
+    expect(rejected.find((p) => p.id === fx.draftId)).toMatchObject({
+      status: 'rejected',
+      reason: 'We keep questions in the articles themselves.',
+    });
+    await waitText('.proposal-list', 'No open proposals');
+  }, 60_000);
+
+  it('lists content-gap groups with their questions and drafts a proposal from one', async () => {
+    await clickText('nav a', 'Content gaps');
+    await page.waitForFunction(() => location.hash === '#/gaps');
+    await waitText('.gap-label', 'reset my password');
+    await waitText('.gap-questions li', 'How can I reset my password');
+    expect(await page.$$eval('li.gap', (els) => els.length)).toBe(2);
+    await page.$$eval('li.gap', (cards) => {
+      const card = cards.find((c) => c.querySelector('.gap-label')!.textContent!.includes('reset my password'))!;
+      card.querySelector('button')!.setAttribute('data-test', 'draft');
+    });
+    await page.click('li.gap button[data-test="draft"]');
+    await page.waitForSelector('.draft-form input[name="title"]');
+    // The title field has the focus, prefilled with the group's label.
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).name)).toBe('title');
+    await page.$eval('.draft-form input[name="title"]', (e) => ((e as HTMLInputElement).value = ''));
+    await page.keyboard.type('Resetting your password');
+    await page.select('.draft-form select[name="section"]', 'docs');
+    await page.$eval('.draft-form textarea', (e) => ((e as HTMLTextAreaElement).value = ''));
+    await page.type('.draft-form textarea', '# Resetting your password\n\nUse the reset link on the sign-in page.');
+    await page.$eval('.draft-form input[name="summary"]', (e) => ((e as HTMLInputElement).value = ''));
+    await page.type('.draft-form input[name="summary"]', 'Answers the password-reset questions');
+    await shot('content-gaps');
+    await page.keyboard.press('Enter');
+    await waitText('.draft-pane [role="status"]', 'now waits for review');
+    const link = await page.$eval('.draft-pane [role="status"] a', (a) => a.getAttribute('href'));
+    const proposalId = Number(/#\/proposals\/(\d+)/.exec(link!)![1]);
+    const { contentGapGroups } = await admin<{ contentGapGroups: any[] }>(
+      'query($w: ID!) { contentGapGroups(workspaceId: $w, includeResolved: true) { id label state proposalId } }',
+      { w: fx.workspace.id },
+    );
+    const group = contentGapGroups.find((g) => g.label.includes('reset my password'));
+    expect(group).toMatchObject({ state: 'proposed', proposalId });
+    await waitText('li.gap a', `Review proposal #${proposalId}`);
+
+    // The proposals screen lists it, as a new draft from the group.
+    await clickText('nav a', 'Proposals');
+    await page.waitForSelector(`[data-focus="proposal:${proposalId}"]`, { timeout: 10_000 });
+  }, 60_000);
+
+  let createdSecret = '';
+  it('creates a key with chosen permissions, shows its secret once, and revokes it: REST then refuses it', async () => {
+    await clickText('nav a', 'Agent keys');
+    await page.waitForSelector('.create-form input[name="name"]', { timeout: 15_000 });
+    await waitText('table.keys', 'writer-bot');
+    await page.click('.create-form input[name="name"]');
+    await page.keyboard.type('console-bot');
+    expect(await page.$eval('.create-form select[name="member"]', (e) => (e as HTMLSelectElement).value)).toBe(fx.member.id);
+    expect(await page.$eval('.create-form select[name="workspace"]', (e) => (e as HTMLSelectElement).value)).toBe(fx.workspace.id);
+    await page.click('.create-form input[value="article.read"]');
+    await page.click('.create-form input[value="search.read"]');
+    await page.focus('.create-form input[name="name"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.secret-box input.secret', { timeout: 10_000 });
+    createdSecret = await page.$eval('.secret-box input.secret', (e) => (e as HTMLInputElement).value);
+    expect(createdSecret).toMatch(/^svc_pat_/);
+    await waitText('table.keys tbody th', 'console-bot');
+    await shot('keys');
+
+    await ok(app.api('GET', `${W}/articles/install`, { key: createdSecret }), 200);
+    const keys = await admin<{ agentKeys: any }>(
+      'query($o: ID!) { agentKeys(organizationId: $o, first: 100) { edges { node { name permissions workspaceId } } } }',
+      { o: fx.org.id },
+    );
+    expect(keys.agentKeys.edges.map((e: any) => e.node)).toContainEqual({
+      name: 'console-bot',
+      permissions: ['article.read', 'search.read'],
+      workspaceId: fx.workspace.id,
+    });
+
+    // Once: hidden for good when dismissed.
+    await clickText('.secret-box button', 'Done');
+    await page.waitForFunction(() => !document.querySelector('.secret-box'));
+    expect(await page.evaluate((s: string) => document.documentElement.outerHTML.includes(s), createdSecret)).toBe(false);
+
+    const row = await byText('table.keys tbody tr', 'console-bot');
+    await (await row.$('.cell-action button'))!.click();
+    await clickText('.cell-action button', 'Revoke console-bot now');
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('table.keys tr')].some(
+          (r) => r.textContent!.includes('console-bot') && r.textContent!.includes('revoked'),
+        ),
+      { timeout: 10_000 },
+    );
+    const refused = await app.api('GET', `${W}/articles/install`, { key: createdSecret });
+    expect(refused.status).toBe(401);
+  }, 60_000);
+
+  it('shows the audit trail, filtered, with new events arriving live (and after the socket drops)', async () => {
+    await clickText('nav a', 'Audit trail');
+    await page.waitForSelector('table.audit tbody tr', { timeout: 15_000 });
+    await waitText('table.audit', 'proposal.approved');
+    await waitLive();
+    // The service has the subscription (the protocol does not acknowledge one): events committed from now on reach it.
+    await until(() => app.server.live.size === 1, 'the audit subscription');
+    await page.evaluate(() => ((window as any).__sameDocument = true));
+
+    // An agent's change appears on top without a reload.
+    await ok(
+      app.api('POST', `${W}/articles`, { key: fx.key, body: { title: 'Live from the audit trail', section: 'docs', markdown: 'Hello.' } }),
+      201,
+    );
+    await waitText('table.audit tbody tr.fresh', 'article.created');
+    expect(await page.$eval('table.audit tbody tr', (r) => r.textContent)).toContain('article.created');
+    await shot('audit');
+
+    // Filters: only the approvals, newest first.
+    await page.click('#audit-action');
+    await page.keyboard.type('proposal.approved');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      () => {
+        const rows = [...document.querySelectorAll('table.audit tbody tr')];
+        return rows.length > 0 && rows.every((r) => r.textContent!.includes('proposal.approved'));
+      },
+      { timeout: 10_000 },
+    );
+    await page.select('#audit-actor', 'agent');
+    await page.click('.filters button[type="submit"]');
+    await waitText('table.audit', 'No events match');
+
+    // Clear the filters; drop the socket: the indicator says offline, then live again, and events still arrive.
+    await page.click('.filters button[type="reset"]');
+    await page.waitForFunction(() => document.querySelectorAll('table.audit tbody tr').length > 3, { timeout: 10_000 });
+    const before = sockets.length;
+    await page.evaluate(() => (window as any).__sockets.at(-1).close());
+    await page.waitForFunction(() => (document.querySelector('#live') as HTMLElement).dataset.state !== 'live', { timeout: 5_000 });
+    expect(await page.$eval('#live', (e) => e.textContent)).toMatch(/Offline|Connecting/);
+    await waitLive();
+    expect(sockets.length).toBe(before + 1);
+    await until(() => app.server.live.size === 1, 'the audit subscription, again');
+    await ok(app.api('POST', `${W}/content-gaps`, { key: fx.key, body: { question: 'Is there a dark theme?' } }), 202);
+    await waitText('table.audit tbody tr.fresh', 'content_gap.reported');
+    expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+    expect(await liveState()).toBe('live');
+  }, 60_000);
+
+  it('signs out (the token leaves sessionStorage); no request left the origin and nothing failed', async () => {
+    await clickText('.session button', 'Sign out');
+    await page.waitForSelector('#token');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+
+    expect(requestsElsewhere(record, origin)).toEqual([]);
+    expect(record.requests.filter((url) => url.startsWith(`${origin}/graphql`)).length).toBeGreaterThan(10);
+    expect(sockets.length).toBeGreaterThan(0);
+    for (const url of sockets) expect(url).toBe(`${origin.replace(/^http/, 'ws')}/graphql`);
+    expect(record.problems).toEqual([]);
+  }, 30_000);
+});
