@@ -398,23 +398,24 @@ describe('the event loop', () => {
 
   it('never stalls more than 50 ms while the worker parses 2,000 operations (no database involved)', async () => {
     const text = JSON.stringify(realisticSpec(400));
-    let maxima: number[] = [];
-    // Wall time, as above: a slow run is repeated once.
-    for (let attempt = 0; attempt < 2 && !(maxima.length && maxima.every((m) => m < 50)); attempt++) {
+    // Wall time, as above: each step is judged by its best of up to five runs. Parsing on this thread
+    // stalls it for hundreds of ms in every run; another test process taking the cores stalls one run.
+    const best = new Map<string, number>();
+    for (let attempt = 0; attempt < 5 && !(best.size && [...best.values()].every((m) => m < 50)); attempt++) {
       await closeSpecWorker();
-      maxima = (
-        await measureSteps(
-          ['cold', 'warm'].map((name) => [
-            name,
-            async () => {
-              const parsed = await parseSpecDocument(text);
-              expect(parsed.operations).toHaveLength(2_000);
-              return { status: 200, body: null };
-            },
-          ]),
-        )
-      ).map(([, , max]) => max);
+      const steps = await measureSteps(
+        ['cold', 'warm'].map((name) => [
+          name,
+          async () => {
+            const parsed = await parseSpecDocument(text);
+            expect(parsed.operations).toHaveLength(2_000);
+            return { status: 200, body: null };
+          },
+        ]),
+      );
+      for (const [name, , max] of steps) best.set(name, Math.min(best.get(name) ?? Infinity, max));
     }
+    const maxima = [...best.values()];
     console.log(
       `event loop while parsing 2,000 operations: max delay ${maxima.map((m) => `${m.toFixed(1)} ms`).join(' (cold worker), ')} (warm)`,
     );
