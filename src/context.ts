@@ -60,6 +60,15 @@ export interface RequestContext {
   door: 'graphql' | 'rest';
   /** Live updates: this process's subscribers of committed events (GraphQL subscriptions). */
   live: LiveHub;
-  /** Whether the caller's credential still holds: a subscription asks before each delivery (a plain request: always). */
-  stillAuthorized(): Promise<boolean>;
+  /**
+   * The caller as its credential resolves now: a subscription asks before each delivery, so a
+   * revoked or expired key, or one whose permissions or member role changed, is judged anew (a
+   * plain request: the principal it started with).
+   */
+  currentPrincipal(): Promise<Principal>;
+  /**
+   * Workspaces the admin token acts in during this request (workspace id → its organization id),
+   * so the events it records carry their organization like an agent key's (webhooks select by it).
+   */
+  adminActing: Map<string, string>;
 }

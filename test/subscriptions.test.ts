@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SUBSCRIBER_BUFFER, SUBSCRIPTIONS_PER_HOLDER } from '../src/live/hub.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { createKey, tenant, type Tenant } from './support/factories.js';
+import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
 
 let app: TestApp;
@@ -194,6 +194,28 @@ describe('subscriptions: delivery', () => {
     expect(reported.reportId).toBeGreaterThan(0);
     await s.close();
   });
+
+  it("scrubs a group's label (a question as asked) like the contentGaps query does", async () => {
+    const t = await setup();
+    const q = 'zzqx rotate the token for jane@example.com';
+    expect((await app.api('GET', `${W}/search?q=${encodeURIComponent(q)}`, { key: t.key })).body).toEqual([]);
+    await app.server.drainEmbeddings(t.workspace.id);
+    const groups = await app.api('GET', `${W}/content-gaps`, { key: t.key });
+    expect(groups.status).toBe(200);
+    const group = groups.body.find((g: any) => g.label.includes('zzqx'));
+    expect(group, JSON.stringify(groups.body)).toBeDefined();
+    expect(group.label).not.toContain('jane@example.com');
+    const s = await subscribe(t.key, 'subscription { contentGapChanged(workspace: "-") { action group { id label } } }', {});
+    const drafted = await app.api('POST', `${W}/content-gaps/${group.id}/proposal`, {
+      key: t.key,
+      body: { title: 'Rotating tokens', section: 'docs', markdown: 'How to rotate.', summary: 'Answer the gap' },
+    });
+    expect(drafted.status).toBe(201);
+    const change = (await s.message(0)).data.contentGapChanged;
+    expect(change.action).toBe('proposal.created');
+    expect(change.group).toEqual({ id: group.id, label: group.label });
+    await s.close();
+  });
 });
 
 describe('subscriptions: refusals', () => {
@@ -261,6 +283,69 @@ describe('subscriptions: refusals', () => {
     await Promise.all([...open, theirs, again].map((s) => s.close()));
   });
 
+  it('judges every operation on an open socket as its key stands now, not as it stood at connection', async () => {
+    const t = await setup();
+    const reviewer = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
+    const client = createClient({
+      url: `${app.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${reviewer.key}` },
+      retryAttempts: 0,
+    });
+    let sockets = 0;
+    client.on('connected', () => sockets++);
+    const run = (query: string) =>
+      new Promise<Received>((resolve) => {
+        // Resolves with the first answer (a query completes by itself; a refusal is an error).
+        client.subscribe(
+          { query },
+          {
+            next: (value) => resolve(value as Received),
+            error: (error) =>
+              resolve({ errors: Array.isArray(error) ? error : [{ message: `closed ${(error as any).code} ${(error as any).reason}` }] }),
+            complete: () => resolve({}),
+          },
+        );
+      });
+    // A subscription that stays open holds the connection across the revocation.
+    const held: Received[] = [];
+    const stopHeld = client.subscribe(
+      { query: PROPOSALS, variables: { w: '-' } },
+      { next: (v) => void held.push(v as Received), error: () => undefined, complete: () => undefined },
+    );
+    const before = await run('{ proposals(workspace: "-") { items { id } } }');
+    expect(before.errors).toBeUndefined();
+    const revoked = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: reviewer.id });
+    expect(revoked.errors).toBeUndefined();
+    // The same socket, after the revocation: a query and a new subscription are both refused.
+    const query = await run('{ proposals(workspace: "-") { items { id } } }');
+    expect(query.errors?.[0].extensions?.code, JSON.stringify(query)).toBe('unauthorized');
+    const liveBefore = app.server.live.size;
+    const subscription = await run('subscription { proposalChanged(workspace: "-") { action } }');
+    expect(subscription.errors?.[0].extensions?.code, JSON.stringify(subscription)).toBe('unauthorized');
+    expect(app.server.live.size).toBe(liveBefore);
+    expect(sockets).toBe(1); // all of it on the connection opened before the revocation
+    stopHeld();
+    await client.dispose();
+  });
+
+  it('ends a subscription with permission_denied once its member is demoted below the permissions it needs', async () => {
+    const t = await setup();
+    const s = await subscribe(t.key, PROPOSALS, { w: '-' });
+    await propose(t.key, 'Before the demotion');
+    expect((await s.message(0)).data.proposalChanged.action).toBe('proposal.created');
+    const demoted = await app.gql('mutation($id: ID!) { updateMember(id: $id, input: { role: "viewer" }) { role } }', { id: t.member.id });
+    expect(demoted.errors).toBeUndefined();
+    // A viewer may no longer review: the next event (another member's proposal) ends the stream.
+    const editor = await createMember(app, t.org.id, { role: 'editor' });
+    const other = await createKey(app, editor.id, { permissions: ['proposal.create'], workspaceId: t.workspace.id });
+    await propose(other.key, 'After the demotion');
+    const message = await s.message(1);
+    expect(message.errors?.[0].extensions?.code).toBe('permission_denied');
+    expect(message.data).toBeUndefined();
+    await s.close();
+  });
+
   it('ends a subscription with unauthorized once its key is revoked', async () => {
     const t = await setup();
     const reviewer = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
@@ -272,6 +357,24 @@ describe('subscriptions: refusals', () => {
     expect(message.errors?.[0].extensions?.code).toBe('unauthorized');
     expect(message.data).toBeUndefined();
     await s.close();
+  });
+});
+
+describe('subscriptions: the rate limit', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await startTestApp({ rateLimit: { max: 3, windowSeconds: 3600 } });
+  }, 120_000);
+  afterAll(async () => limited?.close());
+
+  it('charges each operation on the socket to the key and refuses the one past the limit with rate_limited', async () => {
+    const t = await tenant(limited);
+    const open: Subscriber[] = [];
+    for (let i = 0; i < 3; i++) open.push(await subscribe(t.key, PROPOSALS, { w: '-' }, limited));
+    const over = new Subscriber(limited.url, t.key, PROPOSALS, { w: '-' });
+    const refusal = await over.message(0);
+    expect(refusal.errors?.[0].extensions).toMatchObject({ code: 'rate_limited', details: { limit: 3, windowSeconds: 3600 } });
+    await Promise.all([...open, over].map((s) => s.close()));
   });
 });
 
@@ -311,6 +414,32 @@ describe('subscriptions: backpressure', () => {
     expect(failure.code).toBe('rate_limited');
     expect(app.server.live.size).toBe(before);
   });
+
+  it(`keeps a subscriber that reads, even when one transaction hands it more than ${SUBSCRIBER_BUFFER} events at once`, async () => {
+    const t = await setup();
+    const stream = await app.server.live.subscribe(t.workspace.id, () => true);
+    const burst = SUBSCRIBER_BUFFER + 150;
+    const received: string[] = [];
+    const reading = (async () => {
+      while (received.length < burst) {
+        const step = await stream.next();
+        if (step.done) throw new Error(`ended after ${received.length} events`);
+        received.push(step.value.id);
+      }
+    })();
+    // One statement, one transaction: the hub reads all of them in one batch.
+    await app.server.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into events (organization_id, workspace_id, actor, action, target_type, target_id, created_at)
+         select ?, ?, 'admin', 'memory.note.updated', 'memory_note', g::text, now() from generate_series(1, ?) g`,
+        [t.org.id, t.workspace.id, burst],
+      );
+    await reading;
+    expect(new Set(received).size).toBe(burst);
+    await stream.return!();
+  });
 });
 
 describe('GraphQL review by the admin token', () => {
@@ -330,6 +459,15 @@ describe('GraphQL review by the admin token', () => {
     expect((await app.api('GET', `${W}/articles/install`, { key: t.key })).body.markdown).toBe('Reviewed by the admin text');
     const audit = await app.gql('query($ws: ID!) { auditEvents(workspaceId: $ws, limit: 1) { action agentKeyId } }', { ws });
     expect(audit.data.auditEvents[0]).toEqual({ action: 'proposal.approved', agentKeyId: null });
+    // Its events carry the workspace's organization, as a key's do: webhooks select events by it.
+    const organizations = await app.server.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `select distinct organization_id::text as id from events where workspace_id = ? and action in ('proposal.approved', 'article.updated')`,
+        [ws],
+      );
+    expect(organizations).toEqual([{ id: t.org.id }]);
     // "-" names no workspace for the admin token; a key's own operations stay the key's.
     const dash = await app.gql('{ proposals(workspace: "-") { items { id } } }', {});
     expect(dash.errors?.[0].extensions.code).toBe('not_found');

@@ -29,11 +29,11 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
     const principal = principalOf(ctx) ?? { kind: 'anonymous' };
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid'))
       return Promise.reject(new UnauthorizedError());
-    return Promise.resolve(make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', alwaysAuthorized));
+    return Promise.resolve(
+      make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', () => Promise.resolve(principal)),
+    );
   };
 }
-
-const alwaysAuthorized = () => Promise.resolve(true);
 
 /** Builds a request context for a principal: an HTTP request's (contextFactory), or a WebSocket operation's. */
 export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live }: ContextDeps) {
@@ -42,7 +42,7 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
     principal: Principal,
     requestId: string,
     door: RequestContext['door'],
-    stillAuthorized: RequestContext['stillAuthorized'],
+    currentPrincipal: RequestContext['currentPrincipal'],
   ): RequestContext => {
     let em: EntityManager | undefined;
     return {
@@ -59,7 +59,8 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
       responseHeaders: {},
       door,
       live,
-      stillAuthorized,
+      currentPrincipal,
+      adminActing: new Map(),
     };
   };
 }

@@ -128,7 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     keyCache: domain.keyCache,
     limiter: domain.limiter,
     logger: options.logger,
-    makeContext: (principal, requestId, stillAuthorized) => makeContext(principal, requestId, 'graphql', stillAuthorized),
+    makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
   });
   const backend = {
     schema: domain.schema,

@@ -18,7 +18,7 @@ import type { KeyCache } from '../auth/keyCache.js';
 import { resolvePrincipal, type Credentials } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
-import { classifyError } from '../errors.js';
+import { classifyError, UnauthorizedError, type DomainError } from '../errors.js';
 import { rateLimitedError, type RateLimiter } from '../rateLimit.js';
 import { countRootFields } from './graphqlLimits.js';
 
@@ -36,7 +36,7 @@ interface SubscriptionOptions {
   keyCache: KeyCache;
   limiter: RateLimiter;
   logger: Logger;
-  makeContext(principal: Principal, requestId: string, stillAuthorized: () => Promise<boolean>): RequestContext;
+  makeContext(principal: Principal, requestId: string, currentPrincipal: () => Promise<Principal>): RequestContext;
 }
 
 interface Caller {
@@ -48,8 +48,9 @@ interface Caller {
  * GraphQL over WebSocket at /graphql (graphql-ws, protocol `graphql-transport-ws`), for
  * subscriptions (and any other operation). The credential is the `authorization` of the
  * connection_init payload (or the upgrade request's header): no valid credential, and the
- * connection is closed with 4403. Each operation is validated under the HTTP door's limits and
- * charged to the key's rate limit like a request per root field; errors carry the same codes. A
+ * connection is closed with 4403. Each operation resolves the credential again (a key revoked
+ * since is refused with `unauthorized`), is validated under the HTTP door's limits and charged to
+ * the key's rate limit like a request per root field; errors carry the same codes. A
  * subscription re-checks its caller before every delivery (see services/live.ts), holds one of
  * the caller's slots, and ends with `rate_limited` when its client falls too far behind.
  */
@@ -91,7 +92,12 @@ export function subscriptionServer(options: SubscriptionOptions) {
             return true;
           },
           onSubscribe: async (ctx, _id, payload) => {
-            const { principal } = callerOf(ctx);
+            // Every operation on the socket is authorised as its credential stands now, not as it
+            // stood when the connection opened: a key revoked or changed since is judged anew.
+            const caller = callerOf(ctx);
+            const principal = await authorize(caller.header);
+            if (principal.kind === 'anonymous' || principal.kind === 'invalid') return refuse(new UnauthorizedError());
+            caller.principal = principal;
             if (principal.kind !== 'agent') return;
             // One charge per root field, as over HTTP.
             let fields = 1;
@@ -109,17 +115,13 @@ export function subscriptionServer(options: SubscriptionOptions) {
             }
             for (let i = 0; i < fields; i++) {
               const result = await options.limiter.hit(principal.keyId);
-              if (!result.allowed) {
-                const refusal = rateLimitedError(result, options.limiter.windowSeconds);
-                return [new GraphQLError(refusal.message, { extensions: { code: refusal.code, details: refusal.details } })];
-              }
+              if (!result.allowed) return refuse(rateLimitedError(result, options.limiter.windowSeconds));
             }
           },
           context: (ctx) => {
             const caller = callerOf(ctx);
-            // A subscription asks before each delivery: the key may have been revoked or expired since.
-            const stillAuthorized = async () => (await authorize(caller.header)).kind === caller.principal.kind;
-            return options.makeContext(caller.principal, randomUUID(), stillAuthorized);
+            // A subscription asks before each delivery: the key may have been revoked, expired or changed since.
+            return options.makeContext(caller.principal, randomUUID(), () => authorize(caller.header));
           },
           onNext: (_ctx, _id, _payload, _args, result) =>
             result.errors?.length ? { ...result, errors: formatErrors(result.errors) } : undefined,
@@ -138,10 +140,18 @@ export function subscriptionServer(options: SubscriptionOptions) {
       const server = wss;
       wss = null;
       for (const client of server.clients) client.close(1001, 'Server shutting down');
+      // A client that does not answer the close within a second is cut off (ws would wait 30 s).
+      const cutOff = setTimeout(() => server.clients.forEach((client) => client.terminate()), 1000);
       await disposable?.dispose();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      clearTimeout(cutOff);
     },
   };
+}
+
+/** An operation refused before it runs: graphql-ws passes the errors through onError, which classifies them by their domain error. */
+function refuse(error: DomainError): GraphQLError[] {
+  return [new GraphQLError(error.message, { originalError: error })];
 }
 
 export type SubscriptionServer = ReturnType<typeof subscriptionServer>;

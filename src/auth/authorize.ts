@@ -84,6 +84,7 @@ async function adminScope(ctx: RequestContext, workspace: string): Promise<Scope
     plan: row.plan,
     requireTwoFactor: row.require_two_factor,
   };
+  ctx.adminActing.set(workspace.toLowerCase(), row.organization_id);
   return { workspaceId: workspace.toLowerCase(), agent, permissions: new Set(PERMISSIONS) };
 }
 

@@ -21,6 +21,12 @@ export const SUBSCRIPTIONS_PER_HOLDER = 10;
 export const ADMIN_SUBSCRIPTIONS = 100;
 /** Events a subscriber may fall behind by; beyond that its subscription ends with an error (it must re-read, then subscribe again). */
 export const SUBSCRIBER_BUFFER = 256;
+/**
+ * One read may hand a subscriber more than SUBSCRIBER_BUFFER events at once (a spec sync writes
+ * hundreds in one transaction; a long transaction elsewhere holds a backlog back): the hub then
+ * waits this long for it to catch up before it ends a subscriber still over the limit.
+ */
+const CATCH_UP_MS = 2000;
 /** How often a process with subscribers reads new events (writes in this process also wake it at once). */
 const POLL_MS = 200;
 /** A subscription's lease: renewed while it is open, so a process that dies frees its slots within this time. */
@@ -39,6 +45,12 @@ interface Subscriber {
   before: Snapshot;
   accept(event: LiveEvent): boolean;
   push(event: LiveEvent): void;
+  /** Events handed over and not yet taken by its client. */
+  readonly behind: number;
+  /** Resolves once it has taken events (or ended). */
+  progressed(): Promise<void>;
+  /** Ends it with SubscriberTooSlowError, after the first SUBSCRIBER_BUFFER of its events. */
+  overrun(): void;
 }
 
 /** A subscriber that fell more than SUBSCRIBER_BUFFER events behind (a slow or stalled client). */
@@ -67,6 +79,8 @@ export class LiveHub {
   private renewTimer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
   private again = false;
+  /** Reads and joining subscribers take turns (see exclusive). */
+  private turn: Promise<unknown> = Promise.resolve();
   private readonly leases = new Set<string>();
   private readonly offSignal: () => void;
   private closed = false;
@@ -95,6 +109,8 @@ export class LiveHub {
     // The count runs after the lock is held, in a statement of its own (a snapshot taken after it).
     const taken = await freshEm(this.orm).transactional(async (em) => {
       await sql(em, `select pg_advisory_xact_lock(hashtext('wks_live:' || ?))`, [holder]);
+      // Leases a dead process left behind are gone once they expire.
+      await sql(em, 'delete from live_subscriptions where holder = ? and expires_at <= now()', [holder]);
       const rows = await sql(
         em,
         `insert into live_subscriptions (id, holder, workspace_id, field, expires_at)
@@ -137,58 +153,76 @@ export class LiveHub {
   /** A stream of the workspace's events that `accept` selects: those committed after this call. */
   async subscribe(workspaceId: string, accept: (event: LiveEvent) => boolean): Promise<LiveStream> {
     if (this.closed) throw new Error('the live hub is closed');
-    const [{ snapshot }] = await sql<{ snapshot: string }>(this.db, 'select pg_current_snapshot()::text as snapshot');
-    const before = parseSnapshot(snapshot);
-    // Everything below the snapshot's xmin has committed: the cursor of a hub that was idle starts there.
-    this.cursor ??= { xid: before.xmin.toString(), id: '0' };
     const buffer: LiveEvent[] = [];
     let waiting: ((result: IteratorResult<LiveEvent>) => void) | null = null;
-    let failing: ((error: Error) => void) | null = null;
     let failure: Error | null = null;
     let done = false;
+    let progress: (() => void) | null = null;
+    const progressed = () => {
+      const wake = progress;
+      progress = null;
+      wake?.();
+    };
     const finish = () => {
       done = true;
       this.subscribers.delete(subscriber);
       if (!this.subscribers.size) this.stopPolling();
+      progressed();
     };
     const subscriber: Subscriber = {
       workspaceId,
-      before,
+      before: { xmin: 0n, xmax: 0n, running: new Set() },
       accept,
       push: (event) => {
         if (done) return;
         if (waiting) {
           const resolve = waiting;
-          waiting = failing = null;
+          waiting = null;
           resolve({ value: event, done: false });
-          return;
-        }
-        if (buffer.length >= SUBSCRIBER_BUFFER) {
-          // Backpressure: a client that cannot keep up is told so, rather than losing events silently.
-          failure = new SubscriberTooSlowError();
-          finish();
           return;
         }
         buffer.push(event);
       },
+      get behind() {
+        return buffer.length;
+      },
+      progressed: () => (done ? Promise.resolve() : new Promise<void>((resolve) => (progress = resolve))),
+      overrun: () => {
+        // Backpressure: a client that cannot keep up is told so, rather than losing events silently.
+        buffer.length = Math.min(buffer.length, SUBSCRIBER_BUFFER);
+        failure = new SubscriberTooSlowError();
+        finish();
+      },
     };
-    this.subscribers.add(subscriber);
-    this.startPolling();
+    // The snapshot is taken and the subscriber registered between two reads, never during one: a
+    // read that began before it joined could otherwise move the cursor past an event committed
+    // after its snapshot, which it would then never receive.
+    await this.exclusive(async () => {
+      const [{ snapshot }] = await sql<{ snapshot: string }>(this.db, 'select pg_current_snapshot()::text as snapshot');
+      subscriber.before = parseSnapshot(snapshot);
+      if (this.closed) throw new Error('the live hub is closed');
+      // Everything below the snapshot's xmin has committed: the cursor of a hub that was idle starts there.
+      this.cursor ??= { xid: subscriber.before.xmin.toString(), id: '0' };
+      this.subscribers.add(subscriber);
+      this.startPolling();
+    });
     const stream: LiveStream = {
       workspaceId,
       next: () => {
-        if (buffer.length) return Promise.resolve({ value: buffer.shift()!, done: false });
+        if (buffer.length) {
+          const value = buffer.shift()!;
+          progressed();
+          return Promise.resolve({ value, done: false });
+        }
         if (failure) return Promise.reject(failure);
         if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve, reject) => {
-          waiting = resolve;
-          failing = reject;
-        });
+        progressed();
+        return new Promise((resolve) => (waiting = resolve));
       },
       return: () => {
         finish();
         const resolve = waiting;
-        waiting = failing = null;
+        waiting = null;
         resolve?.({ value: undefined, done: true });
         return Promise.resolve({ value: undefined, done: true });
       },
@@ -200,8 +234,37 @@ export class LiveHub {
         return stream;
       },
     };
-    void failing;
     return stream;
+  }
+
+  /** Runs `work` when no read and no other joining subscriber is running, and holds them off until it is done. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * After a read handed out its events: a subscriber more than SUBSCRIBER_BUFFER behind gets up to
+   * CATCH_UP_MS to take them (the next read waits), then is ended if it is still over.
+   */
+  private async awaitLaggards(): Promise<void> {
+    const deadline = Date.now() + CATCH_UP_MS;
+    for (;;) {
+      const laggards = [...this.subscribers].filter((s) => s.behind > SUBSCRIBER_BUFFER);
+      const left = deadline - Date.now();
+      if (!laggards.length) return;
+      if (left <= 0) {
+        for (const s of laggards) s.overrun();
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.race(laggards.map((s) => s.progressed())),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, 100)))),
+      ]);
+      clearTimeout(timer);
+    }
   }
 
   /** Reads new events soon (this process committed a write). */
@@ -226,7 +289,7 @@ export class LiveHub {
       this.again = true;
       return this.reading;
     }
-    this.reading = this.readOnce()
+    this.reading = this.exclusive(() => this.readOnce())
       .catch((err: unknown) => this.logger.warn({ err }, 'live updates: reading new events failed; retrying'))
       .finally(() => {
         this.reading = null;
@@ -267,6 +330,7 @@ export class LiveHub {
           if (subscriber.workspaceId === event.workspaceId && !committedIn(subscriber.before, xid) && subscriber.accept(event))
             subscriber.push(event);
       }
+      await this.awaitLaggards();
       if (events.length === BATCH) {
         const last = events.at(-1)!;
         this.cursor = { xid: last.xid, id: last.id! };

@@ -38,7 +38,7 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
   const p = ctx.principal;
   const agent = p.kind === 'agent' ? p : null;
   return [
-    input.organizationId ?? agent?.organizationId ?? null,
+    input.organizationId ?? agent?.organizationId ?? (input.workspaceId ? ctx.adminActing.get(input.workspaceId) : null) ?? null,
     input.workspaceId ?? null,
     agent ? 'agent' : 'admin',
     agent?.keyId ?? null,

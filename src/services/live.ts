@@ -9,6 +9,7 @@ import { isUuid } from '../ids.js';
 import { ADMIN_SUBSCRIPTIONS, SUBSCRIPTIONS_PER_HOLDER, type LiveEvent, type LiveStream } from '../live/hub.js';
 import { listGroups } from './contentGaps.js';
 import { findProposal } from './proposals.js';
+import { scrub } from './scrub.js';
 
 /** What a proposal subscriber receives: the event's type and the proposal as it is now. */
 export interface ProposalChangeValue {
@@ -25,14 +26,17 @@ export interface ContentGapChangeValue {
 
 /**
  * A live subscription: a slot of the caller's cap is held while it is open, each event is turned
- * into its value by `load` (null: skip it), and the caller is checked again before each delivery,
- * so a revoked key or an expired one stops receiving at its next event.
+ * into its value by `load` (null: skip it), and before each delivery the caller is authorised
+ * again by `recheck`, as its credential stands then: a revoked or expired key stops receiving at
+ * its next event (`unauthorized`), and so does one that lost a permission or whose member lost
+ * the role (`permission_denied`).
  */
 async function liveStream<T>(
   ctx: RequestContext,
   holder: string,
   workspaceId: string,
   field: string,
+  recheck: (now: RequestContext) => Promise<unknown>,
   accept: (event: LiveEvent) => boolean,
   load: (event: LiveEvent) => Promise<T | null>,
 ): Promise<AsyncIterableIterator<T>> {
@@ -59,7 +63,9 @@ async function liveStream<T>(
             await release();
             return { value: undefined, done: true };
           }
-          if (!(await ctx.stillAuthorized())) throw new UnauthorizedError();
+          const principal = await ctx.currentPrincipal();
+          if (principal.kind === 'anonymous' || principal.kind === 'invalid') throw new UnauthorizedError();
+          await recheck(Object.create(ctx, { principal: { value: principal } }) as RequestContext);
           const value = await load(step.value);
           if (value !== null) return { value, done: false };
         }
@@ -100,11 +106,13 @@ export async function auditEventStream(
     holderOf(ctx),
     workspaceId.toLowerCase(),
     'auditEventAdded',
+    (now) => Promise.resolve(requireAdmin(now)),
     (e) => !action || e.action === action,
     async (e) => {
       const [row] = await sql<Record<string, unknown>>(ctx.db, 'select * from events where id = ?', [e.id]);
       if (!row) return null;
-      const event = ctx.em.map(AuditEvent, row);
+      // A fork per event: the subscription's own EntityManager would keep every event it ever delivered.
+      const event = ctx.em.fork().map(AuditEvent, row);
       event.payload = (row.payload as Record<string, unknown> | null) ?? null;
       return event;
     },
@@ -113,12 +121,14 @@ export async function auditEventStream(
 
 /** Proposals of a workspace as they are created, approved and rejected (reviewers: like the `proposals` query). */
 export async function proposalStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ProposalChangeValue>> {
-  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+  const reviewer = (c: RequestContext) => authorize(c, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+  const scope = await reviewer(ctx);
   return liveStream(
     ctx,
     holderOf(ctx),
     scope.workspaceId,
     'proposalChanged',
+    reviewer,
     (e) => e.action.startsWith('proposal.'),
     async (e) => {
       const proposal = await findProposal(ctx.em.fork(), scope.workspaceId, Number(e.targetId));
@@ -129,12 +139,14 @@ export async function proposalStream(ctx: RequestContext, workspace: string): Pr
 
 /** Content-gap reports, groups resolved, and proposals drafted from groups (like the `contentGaps` query: article.create). */
 export async function contentGapStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ContentGapChangeValue>> {
-  const scope = await authorize(ctx, workspace, ['article.create'], { adminMayAct: true });
+  const drafter = (c: RequestContext) => authorize(c, workspace, ['article.create'], { adminMayAct: true });
+  const scope = await drafter(ctx);
   return liveStream(
     ctx,
     holderOf(ctx),
     scope.workspaceId,
     'contentGapChanged',
+    drafter,
     (e) => e.action.startsWith('content_gap.') || e.action.startsWith('proposal.'),
     async (e) => {
       let groupId: number | null;
@@ -157,6 +169,8 @@ export async function contentGapStream(ctx: RequestContext, workspace: string): 
         groupId = proposal.gap_group_id;
       }
       const [group] = groupId === null ? [] : await listGroups(ctx.em.fork(), scope.workspaceId, true, groupId);
+      // The label is a question as it was asked: scrubbed like the contentGaps query's.
+      if (group) group.label = scrub(group.label).text;
       return { action: e.action, reportId, group: group ?? null };
     },
   );
