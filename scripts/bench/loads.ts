@@ -158,6 +158,8 @@ export const SEMANTIC_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, 'semanti
 export const HYBRID_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, 'hybrid'));
 /** Questions that differ from SEMANTIC_PATHS, to warm the model up without filling the query-vector cache. */
 export const SEMANTIC_WARM_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(`what about the ${q.slice(9)}`, 'semantic'));
+/** Hybrid questions asked nowhere else in the bench, so every one is embedded (no query-vector cache hit). */
+export const HYBRID_NEW_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(`tell me about the ${q.slice(9)}`, 'hybrid'));
 
 /** GET requests cycling through `paths` on the service. */
 export function cycling(b: Bench, paths: string[], headers: Record<string, string>): AutocannonLoad {

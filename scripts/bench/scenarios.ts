@@ -14,6 +14,7 @@ import {
   noteUpdates,
   pngUploads,
   SEMANTIC_PATHS,
+  HYBRID_NEW_PATHS,
   HYBRID_PATHS,
   SEMANTIC_WARM_PATHS,
   serviceNote,
@@ -231,6 +232,12 @@ export const SCENARIOS: Scenario[] = [
         label: (b) => `semantic, repeated queries (${b.corpus})`,
         connections: 1,
         drive: sequential((b) => ({ paths: SEMANTIC_PATHS, headers: b.searchAuth, count: 600, ranking: 'semantic' })),
+      },
+      {
+        id: 'hybrid-new-latency',
+        label: (b) => `hybrid, new queries (${b.corpus})`,
+        connections: 1,
+        drive: sequential((b) => ({ paths: HYBRID_NEW_PATHS, headers: b.searchAuth, count: HYBRID_NEW_PATHS.length, ranking: 'hybrid' })),
       },
       {
         id: 'hybrid-repeated-latency',
