@@ -153,47 +153,10 @@ export class LiveHub {
   /** A stream of the workspace's events that `accept` selects: those committed after this call. */
   async subscribe(workspaceId: string, accept: (event: LiveEvent) => boolean): Promise<LiveStream> {
     if (this.closed) throw new Error('the live hub is closed');
-    const buffer: LiveEvent[] = [];
-    let waiting: ((result: IteratorResult<LiveEvent>) => void) | null = null;
-    let failure: Error | null = null;
-    let done = false;
-    let progress: (() => void) | null = null;
-    const progressed = () => {
-      const wake = progress;
-      progress = null;
-      wake?.();
-    };
-    const finish = () => {
-      done = true;
-      this.subscribers.delete(subscriber);
+    const { subscriber, stream } = bufferedSubscriber(workspaceId, accept, (gone) => {
+      this.subscribers.delete(gone);
       if (!this.subscribers.size) this.stopPolling();
-      progressed();
-    };
-    const subscriber: Subscriber = {
-      workspaceId,
-      before: { xmin: 0n, xmax: 0n, running: new Set() },
-      accept,
-      push: (event) => {
-        if (done) return;
-        if (waiting) {
-          const resolve = waiting;
-          waiting = null;
-          resolve({ value: event, done: false });
-          return;
-        }
-        buffer.push(event);
-      },
-      get behind() {
-        return buffer.length;
-      },
-      progressed: () => (done ? Promise.resolve() : new Promise<void>((resolve) => (progress = resolve))),
-      overrun: () => {
-        // Backpressure: a client that cannot keep up is told so, rather than losing events silently.
-        buffer.length = Math.min(buffer.length, SUBSCRIBER_BUFFER);
-        failure = new SubscriberTooSlowError();
-        finish();
-      },
-    };
+    });
     // The snapshot is taken and the subscriber registered between two reads, never during one: a
     // read that began before it joined could otherwise move the cursor past an event committed
     // after its snapshot, which it would then never receive.
@@ -206,34 +169,6 @@ export class LiveHub {
       this.subscribers.add(subscriber);
       this.startPolling();
     });
-    const stream: LiveStream = {
-      workspaceId,
-      next: () => {
-        if (buffer.length) {
-          const value = buffer.shift()!;
-          progressed();
-          return Promise.resolve({ value, done: false });
-        }
-        if (failure) return Promise.reject(failure);
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        progressed();
-        return new Promise((resolve) => (waiting = resolve));
-      },
-      return: () => {
-        finish();
-        const resolve = waiting;
-        waiting = null;
-        resolve?.({ value: undefined, done: true });
-        return Promise.resolve({ value: undefined, done: true });
-      },
-      throw: (error?: unknown) => {
-        finish();
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-      },
-      [Symbol.asyncIterator]() {
-        return stream;
-      },
-    };
     return stream;
   }
 
@@ -353,6 +288,87 @@ export class LiveHub {
       await sql(this.db, 'delete from live_subscriptions where id = any(?::uuid[])', [pgArray([...this.leases])]).catch(() => undefined);
     this.leases.clear();
   }
+}
+
+/**
+ * A subscriber's buffer and the stream its client reads from it: events are handed to a waiting
+ * reader at once, else buffered (the hub judges how far behind it may fall); `leave` is called
+ * when it ends, by its client or by the hub.
+ */
+function bufferedSubscriber(
+  workspaceId: string,
+  accept: (event: LiveEvent) => boolean,
+  leave: (subscriber: Subscriber) => void,
+): { subscriber: Subscriber; stream: LiveStream } {
+  const buffer: LiveEvent[] = [];
+  let waiting: ((result: IteratorResult<LiveEvent>) => void) | null = null;
+  let failure: Error | null = null;
+  let done = false;
+  let progress: (() => void) | null = null;
+  const progressed = () => {
+    const wake = progress;
+    progress = null;
+    wake?.();
+  };
+  const finish = () => {
+    done = true;
+    leave(subscriber);
+    progressed();
+  };
+  const subscriber: Subscriber = {
+    workspaceId,
+    before: { xmin: 0n, xmax: 0n, running: new Set() }, // taken when it joins the hub (LiveHub.subscribe)
+    accept,
+    push: (event) => {
+      if (done) return;
+      if (waiting) {
+        const resolve = waiting;
+        waiting = null;
+        resolve({ value: event, done: false });
+        return;
+      }
+      buffer.push(event);
+    },
+    get behind() {
+      return buffer.length;
+    },
+    progressed: () => (done ? Promise.resolve() : new Promise<void>((resolve) => (progress = resolve))),
+    overrun: () => {
+      // Backpressure: a client that cannot keep up is told so, rather than losing events silently.
+      buffer.length = Math.min(buffer.length, SUBSCRIBER_BUFFER);
+      failure = new SubscriberTooSlowError();
+      finish();
+    },
+  };
+  const stream: LiveStream = {
+    workspaceId,
+    next: () => {
+      if (buffer.length) {
+        const value = buffer.shift()!;
+        progressed();
+        return Promise.resolve({ value, done: false });
+      }
+      if (failure) return Promise.reject(failure);
+      if (done) return Promise.resolve({ value: undefined, done: true });
+      progressed();
+      return new Promise((resolve) => (waiting = resolve));
+    },
+    return: () => {
+      finish();
+      const resolve = waiting;
+      waiting = null;
+      resolve?.({ value: undefined, done: true });
+      return Promise.resolve({ value: undefined, done: true });
+    },
+    throw: (error?: unknown) => {
+      finish();
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    },
+    [Symbol.asyncIterator]() {
+      return stream;
+    },
+  };
+  return { subscriber, stream };
 }
 
 /** A PostgreSQL snapshot (`pg_current_snapshot()`): `xmin:xmax:xip,…`. */
