@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { similarity, trigrams } from '../src/services/nearDuplicates.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant, type Tenant } from './support/factories.js';
+import { ownDatabase } from './support/ownDatabase.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -122,7 +123,10 @@ describe('near-duplicate warning on memory writes', () => {
 
 describe('with MEMORY_HISTORY_KEPT=0 and MEMORY_NEAR_DUPLICATES=off', () => {
   it('keeps no revisions and reports no near-duplicates; notes written meanwhile get no keys until the check is on', async () => {
-    const lean = await startTestApp({ memoryHistoryKept: 0, memoryNearDuplicates: false });
+    // A database of its own on PostgreSQL: other test processes run the check, and their housekeeping
+    // would rightly give this workspace's notes their keys.
+    const database = await ownDatabase('wks_lean');
+    const lean = await startTestApp({ memoryHistoryKept: 0, memoryNearDuplicates: false, databaseUrl: database?.url });
     try {
       const t = await tenant(lean);
       const write = (path: string, body: string) =>
@@ -142,6 +146,7 @@ describe('with MEMORY_HISTORY_KEPT=0 and MEMORY_NEAR_DUPLICATES=off', () => {
       expect(n).toBe(1);
     } finally {
       await lean.close();
+      await database?.drop();
     }
   });
 });

@@ -16,6 +16,8 @@ interface BackgroundOptions {
   vectorIndex: VectorIndex;
   embeddingWorker: boolean;
   webhookDispatcher: boolean;
+  /** MEMORY_NEAR_DUPLICATES: when off, this process gives notes no near-duplicate keys, not even in housekeeping. */
+  nearDuplicates: boolean;
   allowLoopback: boolean;
   webhookRetryScheduleMs?: number[];
 }
@@ -51,9 +53,11 @@ export function startBackground(options: BackgroundOptions): Background {
   // notes deleted long ago go here, and notes written before near-duplicate detection get their
   // band keys (a few thousand per pass, the first pass soon after start).
   const backfill = () =>
-    backfillNearKeysFor(freshEm(orm), NEAR_BACKFILL_BATCHES).catch((error) =>
-      logger.warn({ err: error }, 'near-duplicate key backfill failed'),
-    );
+    options.nearDuplicates
+      ? backfillNearKeysFor(freshEm(orm), NEAR_BACKFILL_BATCHES).catch((error) =>
+          logger.warn({ err: error }, 'near-duplicate key backfill failed'),
+        )
+      : undefined;
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));

@@ -79,6 +79,7 @@ async function createDomain(options: AppOptions) {
     vectorIndex,
     embeddingWorker: options.embeddingWorker,
     webhookDispatcher: options.webhookDispatcher,
+    nearDuplicates: options.memory.nearDuplicates,
     allowLoopback: options.outboundAllowLoopback,
     webhookRetryScheduleMs: options.webhookRetryScheduleMs,
   });

@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** Runs one statement on the server's maintenance connection (`DATABASE_URL`). */
+async function onServer(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * On PostgreSQL, a fresh database of the test's own beside the shared one (no other test process
+ * reaches it): its URL and a drop. On the embedded database (no DATABASE_URL): undefined, since every
+ * test app has a database of its own there already.
+ */
+export async function ownDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) return undefined;
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await onServer(serverUrl, `create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => onServer(serverUrl, `drop database if exists ${name} with (force)`) };
+}
