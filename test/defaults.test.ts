@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceClient, type ApiResponse, type ServiceClient } from './support/app.js';
 import { tenant } from './support/factories.js';
+import { ownDatabase } from './support/ownDatabase.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
 import { until } from './support/wait.js';
 
@@ -14,32 +14,15 @@ import { until } from './support/wait.js';
 // dispatch on, loopback refused). It has a database of its own (a fresh embedded directory, or a
 // database created on the server): its dispatcher refuses loopback, so on the shared database it
 // would fail other files' deliveries to their local receivers.
-const serverUrl = process.env.DATABASE_URL;
-const dbName = `wks_defaults_${randomBytes(4).toString('hex')}`;
 const dir = mkdtempSync(join(tmpdir(), 'wks-defaults-'));
 const ADMIN = `adm_defaults_${randomBytes(16).toString('hex')}`;
 
-/** Runs one statement on the server's maintenance connection (create or drop this file's database). */
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 let service: ServiceProcess;
 let client: ServiceClient;
+let own: Awaited<ReturnType<typeof ownDatabase>>;
 beforeAll(async () => {
-  let database: Record<string, string> = { DATA_DIR: join(dir, 'data') };
-  if (serverUrl) {
-    await onServer(`create database ${dbName}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${dbName}`;
-    database = { DATABASE_URL: url.toString() };
-  }
+  own = await ownDatabase('wks_defaults');
+  const database: Record<string, string> = own ? { DATABASE_URL: own.url } : { DATA_DIR: join(dir, 'data') };
   // Undo every setting the test helpers make (loopback, no dispatcher, no embeddings, small pools).
   service = await spawnService({
     ...database,
@@ -53,7 +36,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await service?.stop();
-  if (serverUrl) await onServer(`drop database if exists ${dbName} with (force)`);
+  await own?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
