@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fuseRankings } from '../src/search/fusion.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 
@@ -54,6 +55,9 @@ describe('hybrid search (mode=hybrid)', () => {
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     expect(scores[0]).toBeCloseTo(1 / 6 + 0.25 / (5 + 1 + slugs(semantic).indexOf(both[0])), 5);
     expect(hybrid.body.find((h: any) => h.slug === 'password-rules').snippet).toContain('<mark>');
+    // The database fuses exactly as fuseRankings does: same order (ties included), same scores.
+    const expected = fuseRankings(slugs(fullText), slugs(semantic), (s) => s).map((f) => [f.item, Math.round(f.score * 1e6) / 1e6]);
+    expect(hybrid.body.map((h: any) => [h.slug, h.score])).toEqual(expected);
   });
 
   it('pages with a cursor that keeps the hybrid ranking; limit and mode are checked (400)', async () => {

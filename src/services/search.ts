@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
-import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
+import { fusedScoreSql, HYBRID_DEPTH } from '../search/fusion.js';
 import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
@@ -46,10 +46,7 @@ export async function search(
     else result = { ...ranked, ranking: mode, fallbackReason: null };
   }
   result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset)), ranking: 'fulltext', fallbackReason };
-  result.suggestions =
-    !result.items.length && offset === 0
-      ? await suggestQueries(ctx.db, scope, q, async (c) => (await fullTextRows(ctx, scope, c, 1, 0, false)).length > 0)
-      : [];
+  result.suggestions = !result.items.length && offset === 0 ? await suggestQueries(ctx.db, scope, q) : [];
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
   return result;
 }
@@ -207,6 +204,9 @@ async function visibleHits(
  * that have it; ties keep full-text order).
  * Falls back to full text only when embeddings cannot be used at all (embedder unavailable, items
  * pending); a query nothing is semantically close to fuses full text alone.
+ *
+ * Both rankings are asked at once (full text while the question is embedded); one more statement
+ * then keeps the semantic neighbours this key may see, fuses, pages and makes the snippets.
  */
 async function hybridSearch(
   ctx: RequestContext,
@@ -221,22 +221,66 @@ async function hybridSearch(
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
   ]);
   if ('reason' in neighbours) return neighbours;
-  const semantic = neighbours.length ? await visibleHits(ctx, scope, q, neighbours, 0, depth, false) : [];
-  const asItem = (r: { type: ItemType; item_id: number }) => ({ itemType: r.type, itemId: Number(r.item_id) });
-  const ranked = fuseRankings(fullText.slice(0, depth).map(asItem), semantic.map(asItem), (i) => `${i.itemType}:${i.itemId}`);
-  const pageItems = ranked.slice(offset, offset + size);
-  if (!pageItems.length) return { items: [], nextCursor: null };
-  const rows = await visibleHits(
-    ctx,
-    scope,
-    q,
-    pageItems.map((p) => p.item),
-    0,
-    size,
-    true,
+  const ranked = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
+  if (!ranked.length && !neighbours.length) return { items: [], nextCursor: null };
+  const rows = await fusedPage(ctx, scope, q, ranked, neighbours, offset, size);
+  return page(scope, rows, size, offset, 'hybrid', (rows[0]?.fused ?? 0) > offset + size);
+}
+
+/**
+ * In one statement: of the semantic `neighbours` (nearest first), those this key may see, ranked
+ * among themselves; fused with the full-text ranking `fullText` (visible already) as
+ * `fuseRankings` fuses; the page from `offset` with titles, slugs and snippets, and how many items
+ * the fusion ranked.
+ */
+async function fusedPage(
+  ctx: RequestContext,
+  scope: Scope,
+  q: string,
+  fullText: { itemType: ItemType; itemId: number }[],
+  neighbours: { itemType: ItemType; itemId: number }[],
+  offset: number,
+  size: number,
+) {
+  return sql<HitRow & { fused: number }>(
+    ctx.db,
+    `with ft as (select * from unnest(:ft_types::text[], :ft_ids::int[]) with ordinality as f(type, id, rank)),
+     n as (select * from unnest(:n_types::text[], :n_ids::int[]) with ordinality as n(type, id, ord)),
+     sem as (
+       select v.type, v.id, row_number() over (order by v.ord) as rank from (
+         select n.type, n.id, n.ord from n
+           join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
+          where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
+         union all
+         select n.type, n.id, n.ord from n
+           join changelog_entries c on n.type = 'changelog' and c.id = n.id
+          where c.workspace_id = :workspace and c.status = 'published') v),
+     fused as (
+       select coalesce(ft.type, sem.type) as type, coalesce(ft.id, sem.id) as id,
+              ${fusedScoreSql('ft.rank', 'sem.rank')} as score,
+              coalesce(ft.rank, :ft_count + sem.rank) as first
+         from ft full join sem on sem.type = ft.type and sem.id = ft.id),
+     page as (select * from fused order by score desc, first offset :offset limit :size)
+     select p.type, p.id as item_id, a.slug, case when p.type = 'changelog' then p.id end as id, coalesce(a.title, c.title) as title,
+            p.score, ${headlineSql('coalesce(a.markdown, c.markdown)', "websearch_to_tsquery('english', :q)")} as snippet,
+            (select count(*) from fused)::int as fused
+       from page p
+       left join articles a on p.type = 'article' and a.id = p.id and a.workspace_id = :workspace
+       left join changelog_entries c on p.type = 'changelog' and c.id = p.id and c.workspace_id = :workspace
+      order by p.score desc, p.first`,
+    {
+      ft_types: pgArray(fullText.map((i) => i.itemType)),
+      ft_ids: pgArray(fullText.map((i) => i.itemId)),
+      n_types: pgArray(neighbours.map((i) => i.itemType)),
+      n_ids: pgArray(neighbours.map((i) => i.itemId)),
+      workspace: scope.workspaceId,
+      see_restricted: canSeeRestricted(scope),
+      ft_count: fullText.length,
+      offset,
+      size,
+      q,
+    },
   );
-  const hits = rows.map((r) => ({ ...r, score: pageItems[Number(r.ord) - 1].score }));
-  return page(scope, hits, size, offset, 'hybrid', ranked.length > offset + size);
 }
 
 /**
