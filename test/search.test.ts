@@ -224,7 +224,11 @@ describe('embedding worker with an HTTP embedder', () => {
     try {
       const t = await tenant(remote);
       expect((await remote.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } })).status).toBe(201);
-      const body = { title: 'Password reset', section: 'docs', markdown: 'Request a reset link.' };
+      const body = {
+        title: 'Password reset',
+        section: 'docs',
+        markdown: '## Steps\n\nRequest a **reset** [link](https://example.com/r) in `Settings`.',
+      };
       expect((await remote.api('POST', `${W}/articles`, { key: t.key, body })).status).toBe(201);
       const db = remote.server.orm.em.fork().getConnection();
       const queue = () =>
@@ -250,6 +254,8 @@ describe('embedding worker with an HTTP embedder', () => {
       expect(found.headers.get('x-search-ranking')).toBe('semantic');
       expect(found.body.map((h: { slug: string }) => h.slug)).toEqual(['password-reset']);
       expect(new Set(endpoint.state.authorizations)).toEqual(new Set(['Bearer emb-test-key']));
+      // The encoder reads the article as a reader would, without Markdown's marks.
+      expect(endpoint.state.inputs).toContain('Password reset Steps Request a reset link in Settings.');
       // With nothing pending, an endpoint that fails a (new) query is "unavailable", never a 500.
       endpoint.state.healthy = false;
       const down = await ask('reset');

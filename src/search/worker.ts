@@ -106,13 +106,17 @@ export class EmbeddingWorker {
   private async texts(em: ReturnType<MikroORM['em']['fork']>, claimed: Claimed[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     const ids = (type: ItemType) => pgArray(claimed.filter((c) => c.item_type === type).map((c) => c.item_id));
-    const load = async (type: ItemType, query: string) => {
+    const load = async (type: ItemType, query: string, readable: (text: string) => string = (t) => t) => {
       if (!claimed.some((c) => c.item_type === type)) return;
       for (const row of await sql<{ id: number; text: string }>(em, query, [ids(type)]))
-        out.set(`${type}:${row.id}`, row.text.slice(0, MAX_CHARS));
+        out.set(`${type}:${row.id}`, readable(row.text).slice(0, MAX_CHARS));
     };
-    await load('article', `select id, title || E'\\n' || markdown as text from articles where id = any(?::int[])`);
-    await load('changelog', `select id, title || E'\\n' || markdown as text from changelog_entries where id = any(?::int[])`);
+    await load('article', `select id, title || E'\\n' || markdown as text from articles where id = any(?::int[])`, withoutMarkup);
+    await load(
+      'changelog',
+      `select id, title || E'\\n' || markdown as text from changelog_entries where id = any(?::int[])`,
+      withoutMarkup,
+    );
     await load(
       'gap',
       `select id, question as text from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
@@ -125,6 +129,23 @@ export class EmbeddingWorker {
     );
     return out;
   }
+}
+
+/**
+ * Markdown as a reader sees it, for the sentence encoder: no heading marks, emphasis, code ticks,
+ * table bars, escapes, link targets or images; whitespace collapsed. Measured by
+ * `npm run eval:search` on its tuning questions: semantic recall@5 0.221 -> 0.240 over the raw
+ * Markdown (the same at 600 and 2,000 characters: the encoder reads the beginning only).
+ */
+export function withoutMarkup(markdown: string): string {
+  return markdown
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\\([\\`*_{}[\]()#+\-.!|])/g, '$1')
+    .replace(/[*`]+/g, '')
+    .replace(/[#_>|]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 const key = (c: { item_type: string; item_id: number }) => `${c.item_type}:${c.item_id}`;

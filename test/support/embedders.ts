@@ -12,7 +12,7 @@ export function failingEmbedder(secret: string): Embedder {
 
 /** A local OpenAI-style `/embeddings` endpoint: the same unit vector for every text while `healthy`, else 503; records each request's Authorization. */
 export async function startEmbeddingsEndpoint() {
-  const state = { healthy: true, authorizations: [] as (string | undefined)[] };
+  const state = { healthy: true, authorizations: [] as (string | undefined)[], inputs: [] as string[] };
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -20,6 +20,7 @@ export async function startEmbeddingsEndpoint() {
       state.authorizations.push(req.headers.authorization);
       if (!state.healthy) return void res.writeHead(503).end();
       const input = (JSON.parse(body) as { input: string[] }).input;
+      state.inputs.push(...input);
       const data = input.map((_, index) => ({ index, embedding: Array.from({ length: 8 }, (__, i) => (i === 0 ? 1 : 0)) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
     });
