@@ -2,7 +2,7 @@ import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql, sqlRelaxed } from '../db/sql.js';
 import { invalidField } from '../errors.js';
-import { ARTICLE_VISIBLE, articleVisible } from './articles.js';
+import { articleVisible } from './articles.js';
 import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
@@ -120,7 +120,7 @@ async function semanticSearch(
   const neighbours = await semanticNeighbours(ctx, scope.workspaceId, q, offset + size + 50, SEARCHED);
   if ('reason' in neighbours) return neighbours;
   if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
-  const rows = await visibleHits(ctx, scope, q, neighbours, offset, size, true);
+  const rows = await visibleHits(ctx, scope, q, neighbours, offset, size);
   const visible = rows[0]?.visible ?? 0;
   if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
   const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].similarity }));
@@ -156,8 +156,24 @@ export async function semanticNeighbours(
 }
 
 /**
+ * SQL: the rows of the CTE `n` (type, id, ord: items in some order) that name an item this key may
+ * see — an article not archived and visible (`:see_restricted`), or a published changelog entry, of
+ * `:workspace` — with `extra` columns of the article (`a`) or entry (`c`), the same for both.
+ */
+function visibleItems(extra: { article: string; changelog: string } = { article: '', changelog: '' }): string {
+  return `
+       select n.type, n.id, n.ord${extra.article} from n
+         join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
+        where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
+       union all
+       select n.type, n.id, n.ord${extra.changelog} from n
+         join changelog_entries c on n.type = 'changelog' and c.id = n.id
+        where c.workspace_id = :workspace and c.status = 'published'`;
+}
+
+/**
  * In one statement: which of `items` (in their order) this key may see, how many, and from
- * `offset` the next `size` with titles, slugs and (when asked) snippets.
+ * `offset` the next `size` with titles, slugs and snippets.
  */
 async function visibleHits(
   ctx: RequestContext,
@@ -166,35 +182,25 @@ async function visibleHits(
   items: { itemType: ItemType; itemId: number }[],
   offset: number,
   size: number,
-  snippets: boolean,
 ) {
   return sql<HitRow & { ord: string; visible: number }>(
     ctx.db,
-    `with n as (select * from unnest(?::text[], ?::int[]) with ordinality as n(type, id, ord)),
-     visible as (
-       select n.type, n.id, n.ord, a.slug, a.title, a.markdown from n
-         join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
-        where a.workspace_id = ? and a.status <> 'ARCHIVED' and ${ARTICLE_VISIBLE}
-       union all
-       select n.type, n.id, n.ord, null, c.title, c.markdown from n
-         join changelog_entries c on n.type = 'changelog' and c.id = n.id
-        where c.workspace_id = ? and c.status = 'published'),
-     page as (select * from visible order by ord offset ? limit ?)
+    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord)),
+     visible as (${visibleItems({ article: ', a.slug, a.title, a.markdown', changelog: ', null, c.title, c.markdown' })}),
+     page as (select * from visible order by ord offset :offset limit :size)
      select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
-            case when ?::boolean then ${headlineSql('p.markdown', "websearch_to_tsquery('english', ?)")} end as snippet,
+            ${headlineSql('p.markdown', "websearch_to_tsquery('english', :q)")} as snippet,
             (select count(*) from visible)::int as visible
        from page p order by p.ord`,
-    [
-      pgArray(items.map((n) => n.itemType)),
-      pgArray(items.map((n) => n.itemId)),
-      scope.workspaceId,
-      canSeeRestricted(scope),
-      scope.workspaceId,
+    {
+      types: pgArray(items.map((n) => n.itemType)),
+      ids: pgArray(items.map((n) => n.itemId)),
+      workspace: scope.workspaceId,
+      see_restricted: canSeeRestricted(scope),
       offset,
       size,
-      snippets,
       q,
-    ],
+    },
   );
 }
 
@@ -221,9 +227,9 @@ async function hybridSearch(
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
   ]);
   if ('reason' in neighbours) return neighbours;
-  const ranked = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  if (!ranked.length && !neighbours.length) return { items: [], nextCursor: null };
-  const rows = await fusedPage(ctx, scope, q, ranked, neighbours, offset, size);
+  const fullTextRanking = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
+  if (!fullTextRanking.length && !neighbours.length) return { items: [], nextCursor: null };
+  const rows = await fusedPage(ctx, scope, q, fullTextRanking, neighbours, offset, size);
   return page(scope, rows, size, offset, 'hybrid', (rows[0]?.fused ?? 0) > offset + size);
 }
 
@@ -246,15 +252,7 @@ async function fusedPage(
     ctx.db,
     `with ft as (select * from unnest(:ft_types::text[], :ft_ids::int[]) with ordinality as f(type, id, rank)),
      n as (select * from unnest(:n_types::text[], :n_ids::int[]) with ordinality as n(type, id, ord)),
-     sem as (
-       select v.type, v.id, row_number() over (order by v.ord) as rank from (
-         select n.type, n.id, n.ord from n
-           join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
-          where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
-         union all
-         select n.type, n.id, n.ord from n
-           join changelog_entries c on n.type = 'changelog' and c.id = n.id
-          where c.workspace_id = :workspace and c.status = 'published') v),
+     sem as (select v.type, v.id, row_number() over (order by v.ord) as rank from (${visibleItems()}) v),
      fused as (
        select coalesce(ft.type, sem.type) as type, coalesce(ft.id, sem.id) as id,
               ${fusedScoreSql('ft.rank', 'sem.rank')} as score,
