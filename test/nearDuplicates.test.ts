@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { similarity, trigrams } from '../src/services/nearDuplicates.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { tenant, type Tenant } from './support/factories.js';
+import { createKey, tenant, type Tenant } from './support/factories.js';
 import { ownDatabase } from './support/ownDatabase.js';
 
 let app: TestApp;
@@ -105,6 +105,29 @@ describe('near-duplicate warning on memory writes', () => {
     );
     expect(res.errors).toBeUndefined();
     expect(res.data.putMemoryNote.similar).toEqual([{ path: 'ops/deploys', score: 1 }]);
+  });
+
+  it('never tells a key that may not read notes which notes are close (no paths, no scores), on REST and GraphQL', async () => {
+    const t = await tenant(app);
+    expect((await put(t, 'secrets/prod-db', BASE)).status).toBe(200);
+    const writer = await createKey(app, t.member.id, { permissions: ['memory.write'], workspaceId: t.workspace.id });
+    expect((await app.api('GET', `${NOTE}?path=secrets/prod-db`, { key: writer.key })).status).toBe(403);
+    const probe = await app.api('PUT', NOTE, {
+      key: writer.key,
+      body: { path: 'probe/one', body: BASE, kind: 'note', links: [], tags: [] },
+    });
+    expect(probe.status).toBe(200);
+    expect(probe.body).not.toHaveProperty('similar');
+    const res = await app.gql(
+      'mutation($input: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $input) { path similar { path score } } }',
+      { input: { path: 'probe/two', body: BASE.replace('Tuesday', 'Friday'), kind: 'note', links: [], tags: [] } },
+      writer.key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data.putMemoryNote).toEqual({ path: 'probe/two', similar: null });
+    // The same probe by a key that may read notes is told (the check itself still runs).
+    const reader = await put(t, 'probe/three', BASE);
+    expect(reader.body.similar.map((s: any) => s.path).sort()).toEqual(['probe/one', 'probe/two', 'secrets/prod-db']);
   });
 
   it('gives notes written before detection their keys in the housekeeping pass', async () => {

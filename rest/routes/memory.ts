@@ -82,7 +82,7 @@ export const MEMORY_ROUTES: Route[] = [
       'A condition that does not hold is 412 `precondition_failed` with the current ETag in `details.etag`, and nothing changes. ' +
       `When the write creates a new path whose body is very close to existing notes (trigram similarity ≥ ${NEAR_THRESHOLD}, bodies of at least ` +
       `${NEAR_MIN_TRIGRAMS} distinct trigrams), the answer adds \`similar: [{path, score}]\` (closest first, at most ${NEAR_LIMIT}) so the agent can merge ` +
-      'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise.',
+      'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise, and always for a key without `memory.read`.',
     permissions: ['memory.write'],
     headers: {
       'if-match': ifMatch,

@@ -175,7 +175,8 @@ export async function putNote(
         },
       );
       if (written?.queued) signalEmbeddingWork();
-      if (written?.action === 'memory.note.created' && keys) {
+      // Other notes' paths and how close they are tell what those notes say: only for a key that may read them.
+      if (written?.action === 'memory.note.created' && keys && scope.permissions.has('memory.read')) {
         const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, grams, keys);
         return similar.length ? { ...plainNote(written), similar } : plainNote(written);
       }
