@@ -1,3 +1,5 @@
+import type { Permission } from '../src/auth/permissions.js';
+import { PermissionDeniedError, type DomainError } from '../src/errors.js';
 import { EVENT_TYPES } from '../src/webhooks/events.js';
 import type { CompiledRoute } from './compile.js';
 import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from './envelope.js';
@@ -212,10 +214,14 @@ function errorExample(status: number): Record<string, unknown> {
   return { error: { code, message, status, details } };
 }
 
+/** A permission that exists (typed), so the example names one a client could be missing. */
+const EXAMPLE_PERMISSION: Permission = 'article.update';
+const fromError = (error: DomainError): [string, string, unknown] => [error.code, error.message, error.details];
+
 const ERROR_EXAMPLES: Record<number, [string, string, unknown]> = {
   400: ['invalid_request', 'title: must not be empty', [{ field: 'title', message: 'must not be empty', in: 'body' }]],
   401: ['unauthorized', 'Missing or invalid agent key.', null],
-  403: ['permission_denied', 'This key lacks article.write.', { missing: ['article.write'] }],
+  403: fromError(new PermissionDeniedError([EXAMPLE_PERMISSION])),
   404: ['not_found', 'Article not found.', null],
   405: ['method_not_allowed', 'PATCH is not allowed here; use GET, PUT, DELETE.', null],
   409: ['conflict', 'The article changed since the proposal was made.', null],

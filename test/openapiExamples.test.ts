@@ -105,6 +105,21 @@ describe('the served OpenAPI document: examples, variants and tags', () => {
     }
   });
 
+  it('names only permissions that exist in its error examples, with the message the service really sends', async () => {
+    const { PERMISSIONS } = await import('../src/auth/permissions.js');
+    const example = doc.components.responses.Error403.content['application/json'].example.error;
+    expect(example.details.missing.length).toBeGreaterThan(0);
+    for (const name of example.details.missing) expect(PERMISSIONS).toContain(name);
+    // A viewer key creating an article gets the same sentence shape.
+    const viewer = await tenant(app, { permissions: ['article.read'] });
+    const res = await app.api('POST', '/api/v1/workspaces/-/articles', {
+      key: viewer.key,
+      body: { title: 'T', section: 'guides', markdown: 'x' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toBe(example.message.replace(example.details.missing.join(', '), 'article.create'));
+  });
+
   it('describes every tag', () => {
     const used = new Set(operations().flatMap(([, op]) => (op as any).tags as string[]));
     expect(new Set(doc.tags.map((t: any) => t.name))).toEqual(used);
