@@ -306,6 +306,45 @@ describe('fetch limits and failed syncs', () => {
     expect(status).toMatchObject({ lastSyncResult: 'failed', lastSyncError: expect.stringMatching(/HTTP 500/) });
     expect(await snapshot()).toEqual(before);
   });
+
+  it('names the operation and the schema fault of a 3.1 schema whose enum is not an array, on attach and in a failed sync', async () => {
+    const t = await tenant(app);
+    const withEnum = (value: unknown) => ({
+      openapi: '3.1.0',
+      info: { title: 'Odd', version: '1' },
+      paths: {
+        '/pets/{kind}': {
+          get: {
+            operationId: 'listPets',
+            parameters: [{ name: 'kind', in: 'path', required: true, schema: { type: 'string', enum: value } }],
+            responses: { 200: { description: 'OK' } },
+          },
+        },
+      },
+    });
+    const attached = await attach(t, { spec: withEnum('dog') });
+    expect(attached.status).toBe(400);
+    expect(attached.body.error.message).toBe(
+      'The spec\'s operation GET /pets/{kind} has a schema whose `enum` is a string ("dog"), not an array.',
+    );
+    expect(attached.body.error.details).toEqual([
+      {
+        field: 'spec',
+        path: '#/paths/~1pets~1{kind}/get',
+        message: 'GET /pets/{kind} has a schema whose `enum` is a string ("dog"), not an array',
+      },
+    ]);
+    served.body = JSON.stringify(withEnum(['dog', 'cat']));
+    expect((await attach(t, { url: `${specUrl}/openapi.json` })).status).toBe(200);
+    served.body = JSON.stringify(withEnum({ dog: 1 }));
+    expect((await app.api('POST', `${W}/openapi/sync`, { key: t.key })).status).toBe(400);
+    const status = (await app.api('GET', `${W}/openapi`, { key: t.key })).body;
+    expect(status).toMatchObject({
+      lastSyncResult: 'failed',
+      lastSyncError: "The spec's operation GET /pets/{kind} has a schema whose `enum` is an object, not an array.",
+      operationCount: 1,
+    });
+  });
 });
 
 describe('detach, placement, sections, delete', () => {

@@ -89,12 +89,25 @@ async function parseSpec(doc: JsonObject, timeoutMs: number, derefMs: number): P
       const tag = str(arr(get(op, 'tags'))[0]) || UNTAGGED;
       const servers = isSwagger ? [get(api, 'host'), get(api, 'basePath')] : get(api, 'servers');
       const hash = createHash('sha256').update(stableJson({ method, path, op, parameters, servers })).digest('hex').slice(0, 32);
-      const markdown = renderOperation({ method, path, op, parameters, api, isSwagger, title });
+      const markdown = renderNamed({ method, path, op, parameters, api, isSwagger, title });
       operations.push({ key, method: method.toUpperCase(), path, title, tag, hash, markdown });
     }
   }
   const info = get(api, 'info');
   return { title: str(get(info, 'title')) ?? null, version: str(get(info, 'version')) ?? null, openapiVersion, operations, warnings };
+}
+
+/** Renders one operation's page; a schema it cannot render is a rejection naming the operation (a JSON pointer). */
+function renderNamed(input: Parameters<typeof renderOperation>[0]): string {
+  try {
+    return renderOperation(input);
+  } catch (error) {
+    if (!(error instanceof SpecRejection)) throw error;
+    const pointer = `#/paths/${input.path.replaceAll('~', '~0').replaceAll('/', '~1')}/${input.method}`;
+    const where = `${input.method.toUpperCase()} ${input.path}`;
+    const findings = error.findings.map((f) => ({ ...f, path: pointer, message: `${where} ${f.message}` }));
+    throw new SpecRejection(`The spec's operation ${where} ${findings[0].message.slice(where.length + 1)}.`, findings);
+  }
 }
 
 /** swagger-parser's validation and dereferencing; its findings (or its own time limit) become a rejection. */

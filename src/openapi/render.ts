@@ -1,3 +1,5 @@
+import { rejectSpec, type SpecRejection } from './rejection.js';
+
 // The document is a client's untyped JSON (or YAML): it is read through the typed accessors at the
 // end of this file, which parse.ts shares (the spec worker loads only parse, render, expansion and
 // rejection, see workerModules.ts, so they live here rather than in a module of their own).
@@ -157,27 +159,32 @@ function typeName(schema: JsonValue | undefined, depth = 0): string {
 
 /**
  * The first eight values of an `enum`, comma-separated. OpenAPI 3.1 lets any JSON through as a
- * schema: an `enum` that is no array has always failed rendering, with the very errors thrown here
- * (a failed sync stores the message). An object can inherit an array's methods: the dereferencer
- * merges a `__proto__` key beside a `$ref` into the prototype of the object it builds.
+ * schema, so an `enum` that is no array is the document's fault, named as such (parse.ts adds the
+ * operation). An object can inherit an array's methods (the dereferencer merges a `__proto__` key
+ * beside a `$ref` into the prototype of the object it builds): only a real array is read.
  */
 function enumText(values: JsonValue): string {
   if (Array.isArray(values)) return joinText(values.slice(0, 8), ', ');
-  if (typeof values === 'string') throw new TypeError('schema.enum.slice(...).join is not a function');
-  const slice: unknown = isObject(values) ? Reflect.get(values, 'slice') : undefined;
-  if (slice !== Array.prototype.slice) throw new TypeError('schema.enum.slice is not a function');
-  return joinText(Array.prototype.slice.call(values, 0, 8), ', ');
+  throw unrenderable(`has a schema whose \`enum\` is ${describeValue(values)}, not an array`);
 }
 
-/**
- * The names a schema's `required` lists, as `new Set(required ?? [])` reads them: a string is its
- * characters, and anything not iterable fails (OpenAPI 3.1 does not validate schemas) as it always has.
- */
+/** The names a schema's `required` lists (a string reads as its characters, as it always has); a non-list is the document's fault. */
 function requiredNames(value: JsonValue | undefined): Set<unknown> {
   if (value === undefined || value === null) return new Set();
   if (isIterable(value)) return new Set(value);
-  const described = typeof value === 'object' ? 'object' : `${typeof value} ${text(value)}`;
-  throw new TypeError(`${described} is not iterable (cannot read property Symbol(Symbol.iterator))`);
+  throw unrenderable(`has a schema whose \`required\` is ${describeValue(value)}, not an array`);
+}
+
+/** A schema the pages cannot be rendered from: a rejection parse.ts completes with the operation. */
+function unrenderable(finding: string): SpecRejection {
+  return rejectSpec(`An operation ${finding}.`, finding);
+}
+
+/** A value's JSON type, and a short excerpt of a scalar, for messages about the client's document. */
+function describeValue(value: JsonValue): string {
+  if (isObject(value)) return 'an object';
+  const excerpt = JSON.stringify(value).slice(0, 40);
+  return `a ${value === null ? 'null' : typeof value} (${excerpt})`;
 }
 
 /**
