@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { BODY_LIMITS } from '../src/contract/rules.js';
 import { InvalidRequestError } from '../src/errors.js';
+import { headerValue } from '../src/headerValue.js';
 import type { CompiledRoute } from './compile.js';
 import { readMultipartFile } from './multipart.js';
 import { runRoute, type RouteBackend, type RouteBody } from './run.js';
@@ -40,7 +41,7 @@ export function routeHandler(compiled: CompiledRoute, backend: GraphQLBackend) {
         body: route.body || route.upload ? body : undefined,
       });
       ctx.status = out.status;
-      for (const [name, value] of Object.entries(out.headers)) ctx.set(name, value);
+      for (const [name, value] of Object.entries(out.headers)) ctx.set(name, headerValue(value));
       if (out.nextCursor) ctx.set('Link', `<${nextUrl(ctx, out.nextCursor)}>; rel="next"`);
       if (out.raw !== undefined) {
         ctx.type = 'application/json';

@@ -50,6 +50,39 @@ describe('uploads (20)', () => {
     expect(b.body.url).toBe(a.body.url);
   });
 
+  it('never lets a stored row that lies (type, digest, CR/LF) break the public URL or be handed to another upload', async () => {
+    const own = await tenant(app);
+    const genuine = png(7, 3);
+    const digest = (await import('node:crypto')).createHash('sha256').update(genuine).digest('hex');
+    const html = Buffer.from('<html><meta http-equiv="refresh" content="0;url=https://evil.test"><form action="https://evil.test"></form>');
+    const sql = (text: string, params: unknown[]) => app.server.orm.em.fork().getConnection().execute(text, params);
+    const plant = async (id: string, contentType: string, sha256: string) =>
+      sql(
+        `insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at)
+         values (?, ?, ?, 'png', ?, 1, 1, ?, ?, now())`,
+        [id, own.workspace.id, contentType, html.length, sha256, html],
+      );
+    // A row as an unchecked import could leave it: HTML under a .png name, typed text/html, with the genuine file's digest.
+    await plant('plantedAAAAAAAAAAAAAAA', 'text/html', digest);
+    await plant('plantedBBBBBBBBBBBBBBB', 'image/png\r\nSet-Cookie: a=b', `${digest.slice(0, 10)}\r\nX-Evil: 1`);
+    for (const id of ['plantedAAAAAAAAAAAAAAA', 'plantedBBBBBBBBBBBBBBB']) {
+      const served = await fetch(`${app.url}/uploads/${id}.png`);
+      expect(served.status, id).toBe(200);
+      expect(served.headers.get('content-type')).toBe('image/png');
+      expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(served.headers.get('content-security-policy')).toBe("default-src 'none'");
+      expect(served.headers.get('set-cookie')).toBeNull();
+      expect(served.headers.get('x-evil')).toBeNull();
+    }
+    expect((await fetch(`${app.url}/uploads/plantedBBBBBBBBBBBBBBB.png`)).headers.get('etag')).toMatch(/^"[0-9a-f]{10}%0D%0AX-Evil: 1"$/);
+    // The genuine PNG with the planted digest gets a URL of its own that serves its own bytes.
+    const res = await upload(genuine, 'x.png', 'image/png', own.key);
+    expect(res.status).toBe(201);
+    expect(res.body.url).not.toContain('planted');
+    expect(Buffer.from(await (await fetch(`${app.url}${res.body.url}`)).arrayBuffer()).equals(genuine)).toBe(true);
+    expect((await upload(genuine, 'x.png', 'image/png', own.key)).body.url).toBe(res.body.url);
+  });
+
   it.each([
     ['a text file named .png', Buffer.from('hello, I am text'), 'evil.png', 'image/png'],
     [

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { freshEm } from '../db/orm.js';
 import { NotFoundError } from '../errors.js';
+import { headerValue } from '../headerValue.js';
 import { findPublicUpload } from '../services/uploads.js';
 import type { Middleware } from './middleware.js';
 
@@ -18,7 +19,7 @@ export function publicUploads(orm: MikroORM): Middleware {
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Content-Security-Policy', "default-src 'none'");
-    ctx.set('ETag', `"${file.sha256}"`);
+    ctx.set('ETag', headerValue(`"${file.sha256}"`));
     ctx.type = file.contentType;
     ctx.body = file.data;
   };

@@ -12,6 +12,7 @@ import { UPLOAD_LIMITS } from '../contract/rules.js';
 
 /** Decided from the bytes (magic numbers), never from the file name or declared type. */
 const ACCEPTED: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+const CONTENT_TYPES: Record<string, string> = Object.fromEntries(Object.entries(ACCEPTED).map(([type, extension]) => [extension, type]));
 
 export interface UploadResult {
   url: string;
@@ -62,8 +63,10 @@ export async function uploadImage(ctx: RequestContext, workspace: string, file: 
   return ctx.em.transactional(async (em) => {
     const [existing] = await sql<UploadRow>(
       em,
-      'select id, extension, content_type, size, width, height from uploads where workspace_id = ? and sha256 = ?',
-      [scope.workspaceId, sha256],
+      // The stored digest is checked against the stored bytes: a row whose digest lies is never handed out.
+      `select id, extension, content_type, size, width, height from uploads
+        where workspace_id = ? and sha256 = ? and sha256(data) = decode(?, 'hex')`,
+      [scope.workspaceId, sha256, sha256],
     );
     if (existing) return toResult(existing, sha256);
     const id = randomBytes(16).toString('base64url');
@@ -84,12 +87,12 @@ export async function findPublicUpload(
 ): Promise<{ contentType: string; data: Buffer; sha256: string } | null> {
   const match = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp|gif)$/.exec(name);
   if (!match) return null;
-  const [row] = await sql<{ content_type: string; data: Buffer; sha256: string }>(
-    em,
-    'select content_type, data, sha256 from uploads where id = ? and extension = ?',
-    [match[1], match[2]],
-  );
-  return row ? { contentType: row.content_type, data: row.data, sha256: row.sha256 } : null;
+  const [row] = await sql<{ data: Buffer; sha256: string }>(em, 'select data, sha256 from uploads where id = ? and extension = ?', [
+    match[1],
+    match[2],
+  ]);
+  // The type follows from the name's extension, which only an accepted image has: stored text never names it.
+  return row ? { contentType: CONTENT_TYPES[match[2]], data: row.data, sha256: row.sha256 } : null;
 }
 
 /** An upload's row without its bytes. */
