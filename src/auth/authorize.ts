@@ -126,8 +126,3 @@ export function requireAdmin(ctx: RequestContext): void {
   if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
   if (p.kind !== 'admin') throw new PermissionDeniedError([], 'This operation needs the admin token.');
 }
-
-/** Restricted sections and articles are visible to members with role editor, admin or owner. */
-export function canSeeRestricted(scope: Scope): boolean {
-  return scope.agent.role !== 'viewer';
-}

@@ -1,6 +1,6 @@
-import { canSeeRestricted, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
+import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import { sql, type SqlTarget } from '../db/sql.js';
-import { articleVisible } from '../services/articles.js';
 import { similarity, trigrams } from '../services/nearDuplicates.js';
 
 /**
@@ -30,7 +30,7 @@ function queryWords(q: string): string[] {
 }
 
 async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
-  const seeAll = canSeeRestricted(scope);
+  const seeAll = seesRestricted(scope);
   const [{ revision }] = await sql<{ revision: string }>(db, 'select content_revision::text as revision from workspaces where id = ?', [
     scope.workspaceId,
   ]);
@@ -40,7 +40,7 @@ async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
   const rows = await sql<{ title: string }>(
     db,
     `select a.title from articles a join sections s on s.id = a.section_id
-      where a.workspace_id = ? and a.status <> 'ARCHIVED' and ${articleVisible()}
+      where a.workspace_id = ? and a.status <> 'ARCHIVED' and ${articleVisible('a', 's')}
      union all
      select title from changelog_entries where workspace_id = ? and status = 'published'`,
     [scope.workspaceId, seeAll, scope.workspaceId],
@@ -77,14 +77,14 @@ async function fullTextFinds(
         select 1 from (select a.section_id, a.visibility from articles a
                         where a.workspace_id = :workspace and a.search @@ ${query} and a.status <> 'ARCHIVED' offset 0) a
           join sections s on s.id = a.section_id
-         where ${articleVisible(':see_restricted')})
+         where ${articleVisible('a', 's', ':see_restricted')})
       or exists (
         select 1 from (select from changelog_entries c
                         where c.workspace_id = :workspace and c.status = 'published' and c.search @@ ${query} offset 0) c)`;
   };
   const [row] = await sql<Record<string, boolean>>(db, `select ${queries.map((_, i) => `${finds(`q${i}`)} as found_${i}`).join(',\n')}`, {
     workspace: scope.workspaceId,
-    see_restricted: canSeeRestricted(scope),
+    see_restricted: seesRestricted(scope),
     ...Object.fromEntries(queries.map((q, i) => [`q${i}`, q])),
   });
   return queries.map((_, i) => row[`found_${i}`]);

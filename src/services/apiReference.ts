@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
+import { authorize, type Scope } from '../auth/authorize.js';
+import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql } from '../db/sql.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
@@ -8,7 +9,7 @@ import { parseSpecDocument, type ParsedSpec, type SpecOperation } from '../opena
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork } from '../search/vectors.js';
 import type { ApiPage, ApiSpecStatus, SyncPlan } from '../types/apiReference.js';
 import { nextFreeSlug, slugify } from '../slug.js';
-import { ARTICLE_VISIBLE, describeArticleChange, moveArticle } from './articles.js';
+import { describeArticleChange, moveArticle } from './articles.js';
 import { recordAudit } from './audit.js';
 import { addSection, insertSection, lockSectionList } from './sections.js';
 import { removeEmbeddings } from '../search/vectors.js';
@@ -202,8 +203,8 @@ export async function listPages(ctx: RequestContext, workspace: string): Promise
     ctx.em,
     `select a.slug, a.title, s.key as section, a.position, a.api_operation_key, a.api_method, a.api_path, a.api_state
        from articles a join sections s on s.id = a.section_id
-      where a.workspace_id = ? and a.api_state is not null and ${ARTICLE_VISIBLE} order by s.position, s.id, a.position, a.id`,
-    [scope.workspaceId, canSeeRestricted(scope)],
+      where a.workspace_id = ? and a.api_state is not null and ${articleVisible('a', 's')} order by s.position, s.id, a.position, a.id`,
+    [scope.workspaceId, seesRestricted(scope)],
   );
   return rows.map(toApiPage);
 }
@@ -420,9 +421,9 @@ async function loadStatus(em: EntityManager, scope: Scope): Promise<ApiSpecStatu
   // Pages this key may not see do not exist for it: not in the count, not in the last sync's plan.
   const pages = await sql<{ key: string; slug: string; visible: boolean }>(
     em,
-    `select a.api_operation_key as key, a.slug, ${ARTICLE_VISIBLE} as visible from articles a join sections s on s.id = a.section_id
+    `select a.api_operation_key as key, a.slug, ${articleVisible('a', 's')} as visible from articles a join sections s on s.id = a.section_id
       where a.workspace_id = ? and a.api_state is not null`,
-    [canSeeRestricted(scope), scope.workspaceId],
+    [seesRestricted(scope), scope.workspaceId],
   );
   const hidden = pages.filter((p) => !p.visible);
   return {

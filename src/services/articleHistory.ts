@@ -1,5 +1,6 @@
 import { structuredPatch, formatPatch, type StructuredPatch } from 'diff';
-import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
+import { authorize, type Scope } from '../auth/authorize.js';
+import { revisionVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import type { Article } from '../entities/Article.js';
@@ -18,7 +19,7 @@ const ENTRY_COLUMNS = `r.version, r.title, r.status, r.visibility, s.key as sect
  * A version is readable by whoever may read the article now and, when its content was restricted
  * (by the article or its section) at that version, only by keys that may see restricted content.
  */
-const REVISION_VISIBLE = '(:see_restricted::boolean or not r.restricted)';
+const REVISION_VISIBLE = revisionVisible('r', ':see_restricted');
 
 /** Diffs stop looking for a minimal edit after this many changed lines or milliseconds, and replace every line instead. */
 const DIFF_LIMITS = { maxEditLength: 400, timeout: 50 };
@@ -59,7 +60,7 @@ export async function articleRevisions(
     `select ${ENTRY_COLUMNS} from article_revisions r join sections s on s.id = r.section_id
       where r.workspace_id = :workspace and r.article_id = :article and (:before::int is null or r.version < :before::int) and ${REVISION_VISIBLE}
       order by r.version desc limit :limit`,
-    { workspace: scope.workspaceId, article: article.id, before, see_restricted: canSeeRestricted(scope), limit: size + 1 },
+    { workspace: scope.workspaceId, article: article.id, before, see_restricted: seesRestricted(scope), limit: size + 1 },
   );
   return toPage(rows.map(toEntry), size, (e) => [e.version]);
 }
@@ -150,7 +151,7 @@ async function loadRevision(db: SqlTarget, scope: Scope, article: Article, versi
     db,
     `select ${ENTRY_COLUMNS}, r.markdown from article_revisions r join sections s on s.id = r.section_id
       where r.workspace_id = :workspace and r.article_id = :article and r.version = :version and ${REVISION_VISIBLE}`,
-    { workspace: scope.workspaceId, article: article.id, version, see_restricted: canSeeRestricted(scope) },
+    { workspace: scope.workspaceId, article: article.id, version, see_restricted: seesRestricted(scope) },
   );
   if (!row) throw new NotFoundError('Article revision');
   return { ...toEntry(row), markdown: row.markdown! };

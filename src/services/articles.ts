@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, canSeeRestricted, requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
+import { authorize, requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
+import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import { PAID_PLANS, type Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
@@ -25,13 +26,8 @@ const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
   ARCHIVED: ['DRAFT'],
 };
 
-/**
- * SQL: the article `a` in section `s` is visible to the caller; its one placeholder (`?`, or the named
- * one given) is canSeeRestricted(scope).
- * Restricted content (the article's or its section's) only for keys that may see it.
- */
-export const articleVisible = (canSee = '?') => `(${canSee}::boolean or (a.visibility = 'public' and s.visibility = 'public'))`;
-export const ARTICLE_VISIBLE = articleVisible();
+/** SQL: the article `a` in section `s` is visible; its placeholder is seesRestricted(scope). */
+const ARTICLE_VISIBLE = articleVisible('a', 's');
 
 const ARTICLE_COLUMNS =
   'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
@@ -71,7 +67,7 @@ export async function articleTree(
     [scope.workspaceId],
     'workspace_content_revision',
   );
-  const etag = `"t${revision}.${canSeeRestricted(scope) ? 'all' : 'public'}${status ? `.${status.toLowerCase()}` : ''}"`;
+  const etag = `"t${revision}.${seesRestricted(scope) ? 'all' : 'public'}${status ? `.${status.toLowerCase()}` : ''}"`;
   ctx.responseHeaders.ETag = etag;
   if (ifNoneMatch && etagMatches(ifNoneMatch, etag)) throw new NotModifiedError(etag);
   const key = `${scope.workspaceId} ${etag}`;
@@ -91,7 +87,7 @@ export async function articleTree(
 /** Sections and their articles in sidebar order (two queries). */
 async function buildTree(em: EntityManager, scope: Scope, status?: ArticleStatus | null): Promise<TreeSection[]> {
   const sections = await loadSections(em, scope);
-  const params: unknown[] = [scope.workspaceId, canSeeRestricted(scope)];
+  const params: unknown[] = [scope.workspaceId, seesRestricted(scope)];
   let where = `a.workspace_id = ? and ${ARTICLE_VISIBLE}`;
   if (status) {
     where += ' and a.status = ?';
@@ -131,7 +127,7 @@ export async function findArticle(em: EntityManager, scope: Scope, slug: string,
     em,
     `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id
       where a.workspace_id = ? and a.slug = ? and ${ARTICLE_VISIBLE}${lock ? ' for update of a' : ''}`,
-    [scope.workspaceId, slug, canSeeRestricted(scope)],
+    [scope.workspaceId, slug, seesRestricted(scope)],
   );
   if (!row) throw new NotFoundError('Article');
   return toArticle(em, row);

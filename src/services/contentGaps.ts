@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
+import { authorize, type Scope } from '../auth/authorize.js';
+import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql } from '../db/sql.js';
 import { cosine } from '../search/embedder.js';
@@ -12,7 +13,6 @@ import { insertProposal } from './proposals.js';
 import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
-import { ARTICLE_VISIBLE, articleVisible } from './articles.js';
 
 const QUESTION_KEEP = 256;
 const REDACTION_NAMES = [
@@ -42,8 +42,8 @@ export async function reportContentGap(
     const [article] = slug
       ? await sql(
           em,
-          `select ${ARTICLE_VISIBLE} as visible from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ?`,
-          [canSeeRestricted(scope), scope.workspaceId, slug],
+          `select ${articleVisible('a', 's')} as visible from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ?`,
+          [seesRestricted(scope), scope.workspaceId, slug],
         )
       : [];
     const known = Boolean(article);
@@ -142,7 +142,7 @@ export async function listOpenGaps(
     ctx.db,
     `select g.id, g.label, g.report_count, g.search_count, g.report_count + g.search_count as asked, g.first_seen, g.last_seen,
             (select a.slug from articles a join sections s on s.id = a.section_id
-              where a.workspace_id = g.workspace_id and a.slug = g.nearest_article_slug and ${articleVisible(':see_restricted')}) as nearest,
+              where a.workspace_id = g.workspace_id and a.slug = g.nearest_article_slug and ${articleVisible('a', 's', ':see_restricted')}) as nearest,
             (select p.id from proposals p where p.gap_group_id = g.id and p.status = 'open' order by p.id desc limit 1) as proposal_id,
             array(select q.question from (
                     select r.question, r.created_at, r.id from content_gap_reports r where r.group_id = g.id and r.question is not null
@@ -155,7 +155,7 @@ export async function listOpenGaps(
       order by asked desc, g.id desc limit :limit`,
     {
       workspace: scope.workspaceId,
-      see_restricted: canSeeRestricted(scope),
+      see_restricted: seesRestricted(scope),
       after_asked: after?.[0] ?? null,
       after_id: after?.[1] ?? null,
       limit: size + 1,

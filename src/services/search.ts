@@ -1,8 +1,8 @@
-import { authorize, canSeeRestricted, type Scope } from '../auth/authorize.js';
+import { authorize, type Scope } from '../auth/authorize.js';
+import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql, sqlRelaxed } from '../db/sql.js';
 import { invalidField } from '../errors.js';
-import { articleVisible } from './articles.js';
 import { RULES } from '../contract/rules.js';
 import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
@@ -75,7 +75,7 @@ async function fullTextRows(ctx: RequestContext, scope: Scope, q: string, size: 
   const matches = (where: (table: 'a' | 'c') => string) => `
        select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
          from articles a join sections s on s.id = a.section_id
-        where ${where('a')} and a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
+        where ${where('a')} and a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
        union all
        select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
          from changelog_entries c
@@ -99,7 +99,7 @@ async function fullTextRows(ctx: RequestContext, scope: Scope, q: string, size: 
     {
       q,
       workspace: scope.workspaceId,
-      see_restricted: canSeeRestricted(scope),
+      see_restricted: seesRestricted(scope),
       needed: offset + size + 1, // the page, and one more to know whether another page follows
       offset,
       page_and_one: size + 1,
@@ -164,7 +164,7 @@ function visibleItems(extra: { article: string; changelog: string } = { article:
   return `
        select n.type, n.id, n.ord${extra.article} from n
          join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
-        where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible(':see_restricted')}
+        where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
        union all
        select n.type, n.id, n.ord${extra.changelog} from n
          join changelog_entries c on n.type = 'changelog' and c.id = n.id
@@ -196,7 +196,7 @@ async function visibleHits(
       types: pgArray(items.map((n) => n.itemType)),
       ids: pgArray(items.map((n) => n.itemId)),
       workspace: scope.workspaceId,
-      see_restricted: canSeeRestricted(scope),
+      see_restricted: seesRestricted(scope),
       offset,
       size,
       q,
@@ -272,7 +272,7 @@ async function fusedPage(
       n_types: pgArray(neighbours.map((i) => i.itemType)),
       n_ids: pgArray(neighbours.map((i) => i.itemId)),
       workspace: scope.workspaceId,
-      see_restricted: canSeeRestricted(scope),
+      see_restricted: seesRestricted(scope),
       ft_count: fullText.length,
       offset,
       size,

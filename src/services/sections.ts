@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, canSeeRestricted, requirePlan, type Scope } from '../auth/authorize.js';
+import { authorize, requirePlan, type Scope } from '../auth/authorize.js';
+import { articleVisible, sectionVisible, seesRestricted } from '../auth/visibility.js';
 import { PAID_PLANS } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
@@ -18,12 +19,12 @@ export async function listSections(ctx: RequestContext, workspace: string): Prom
 
 /** The visible sections of the scope's workspace in order (one query). */
 export async function loadSections(em: EntityManager, scope: Scope): Promise<Section[]> {
-  const all = canSeeRestricted(scope);
+  const all = seesRestricted(scope);
   const rows = await sql<SectionRow>(
     em,
-    `select ${SECTION_COLUMNS}, count(a.id) filter (where ?::boolean or a.visibility = 'public')::int as article_count
+    `select ${SECTION_COLUMNS}, count(a.id) filter (where ${articleVisible('a', 's')})::int as article_count
        from sections s left join articles a on a.section_id = s.id
-      where s.workspace_id = ? and (?::boolean or s.visibility = 'public')
+      where s.workspace_id = ? and ${sectionVisible('s')}
       group by s.id order by s.position, s.id`,
     [all, scope.workspaceId, all],
   );
@@ -99,8 +100,8 @@ export async function findVisibleSection(
 ): Promise<{ id: number; key: string; visibility: Visibility } | null> {
   const [row] = await sql<{ id: number; key: string; visibility: Visibility }>(
     em,
-    `select id, key, visibility from sections where workspace_id = ? and key = ? and (?::boolean or visibility = 'public')`,
-    [scope.workspaceId, key, canSeeRestricted(scope)],
+    `select s.id, s.key, s.visibility from sections s where s.workspace_id = ? and s.key = ? and ${sectionVisible('s')}`,
+    [scope.workspaceId, key, seesRestricted(scope)],
   );
   return row ?? null;
 }
