@@ -1,5 +1,7 @@
-import type { ExecutionResult, GraphQLSchema } from 'graphql';
+import { Kind, OperationTypeNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import { accessOf, type Access } from '../src/auth/access.js';
+import type { Permission } from '../src/auth/permissions.js';
 import { responseSchema, type JsonSchema } from './jsonSchema.js';
 import { loadOperations, operationVariables, requiredInputFields, variableInputType, type LoadedOperation } from './operations.js';
 import { COMMON_ERRORS, WORKSPACE_PARAM, type ParamDef, type Route } from './routeDefinition.js';
@@ -19,6 +21,8 @@ export interface CompiledRoute {
   /** The document compiled to a function (graphql-jit) over the same schema: runs it with a context and variables. */
   run(contextValue: unknown, variables: Record<string, unknown>): ExecutionResult | Promise<ExecutionResult>;
   errors: number[];
+  /** The permissions its root field's resolver declares (`@Needs`): checked before the body is read, listed by MCP and OpenAPI. */
+  permissions: readonly Permission[];
 }
 
 /**
@@ -43,6 +47,8 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
     if (placeholders.sort().join() !== Object.keys(pathParams).sort().join())
       throw new Error(`${where}: path placeholders and pathParams differ`);
     checkVariables(schema, route, op, pathParams, where);
+    const access = rootAccess(schema, op);
+    if (!access) throw new Error(`${where}: its root field's resolver declares no permissions (@Needs)`);
     const rootSchema = responseSchema(schema, op.document);
     const compiledQuery = compileQuery(schema, op.document, op.name);
     if (!isCompiledQuery(compiledQuery))
@@ -61,8 +67,17 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
       run: (contextValue, variables) => compiledQuery.query(undefined, contextValue, variables),
       // Mutations also answer 409 for a reused or in-flight Idempotency-Key.
       errors: [...new Set([...COMMON_ERRORS, ...(route.method === 'GET' ? [] : [409]), ...(route.extraErrors ?? [])])].sort(),
+      permissions: access.permissions,
     };
   });
+}
+
+/** The access the operation's root field declares on its resolver. */
+function rootAccess(schema: GraphQLSchema, op: LoadedOperation): Access | undefined {
+  const root = op.operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getQueryType();
+  const selection = op.operation.selectionSet.selections[0];
+  const field = selection.kind === Kind.FIELD ? root?.getFields()[selection.name.value] : undefined;
+  return field && accessOf(field);
 }
 
 function checkVariables(schema: GraphQLSchema, route: Route, op: LoadedOperation, pathParams: Record<string, ParamDef>, where: string) {

@@ -45,7 +45,7 @@ export function buildLlmsTxt(routes: CompiledRoute[], about: LlmsAbout): string 
   return lines.join('\n');
 }
 
-function endpointLine({ route, pathParams }: CompiledRoute): string {
+function endpointLine({ route, pathParams, permissions }: CompiledRoute): string {
   const limits = [
     ...Object.entries({ ...pathParams, ...(route.query ?? {}) })
       .filter(([name]) => !OBVIOUS.has(name))
@@ -56,7 +56,7 @@ function endpointLine({ route, pathParams }: CompiledRoute): string {
   ];
   return (
     `- \`${route.method} ${API_PREFIX}${route.path}\` (\`${route.name}\`): ${route.summary}. ` +
-    `Permissions: ${route.permissions.map((p) => `\`${p}\``).join(', ')}.` +
+    `Permissions: ${permissions.map((p) => `\`${p}\``).join(', ')}.` +
     (limits.length ? ` Limits: ${limits.join('; ')}.` : '')
   );
 }

@@ -95,7 +95,7 @@ function buildTools(routes: CompiledRoute[]): ToolDef[] {
     const tool: Tool = {
       name: route.name,
       title: route.summary,
-      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${route.permissions.join(', ')}.)`,
+      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${compiled.permissions.join(', ')}.)`,
       inputSchema: { type: 'object', properties, required, additionalProperties: false },
       annotations: {
         title: route.summary,
@@ -145,7 +145,7 @@ export function createMcpMiddleware(
       { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.filter((t) => t.compiled.route.permissions.every((p) => permissions.has(p))).map((t) => t.tool),
+      tools: tools.filter((t) => t.compiled.permissions.every((p) => permissions.has(p))).map((t) => t.tool),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const def = byName.get(request.params.name);

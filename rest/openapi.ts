@@ -93,11 +93,11 @@ function operationOf(compiled: CompiledRoute): Record<string, unknown> {
     operationId: route.name,
     tags: [route.tag],
     summary: route.summary,
-    description: `${route.description}\n\nPermissions: ${route.permissions.map((p) => `\`${p}\``).join(', ')}.`,
+    description: `${route.description}\n\nPermissions: ${compiled.permissions.map((p) => `\`${p}\``).join(', ')}.`,
     parameters: parametersOf(compiled),
     ...(requestBody ? { requestBody } : {}),
     responses: responsesOf(compiled),
-    'x-permissions': route.permissions,
+    'x-permissions': compiled.permissions,
   };
 }
 

@@ -102,8 +102,6 @@ export interface Route {
   tag: string;
   summary: string;
   description: string;
-  /** Permissions the endpoint needs (documentation and tool filtering; enforced by the service). */
-  permissions: string[];
   pathParams?: Record<string, ParamDef>;
   query?: Record<string, ParamDef>;
   body?: BodyDef;

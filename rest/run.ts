@@ -70,7 +70,7 @@ export async function runRoute(
   let output: RouteOutput;
   try {
     const variables = urlVariables(compiled, input);
-    await backend.authorize(contextValue, input.params.workspace ?? '-', route.permissions);
+    await backend.authorize(contextValue, input.params.workspace ?? '-', compiled.permissions);
     Object.assign(variables, bodyVariables(compiled, (await input.body?.()) ?? {}));
     const key = route.method !== 'GET' ? input.headers['idempotency-key'] : undefined;
     if (key) {

@@ -30,7 +30,6 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'The sidebar tree',
     description:
       'Sections in sidebar order, each with its articles in order (restricted ones only for keys allowed to see them). Optionally only articles of one status.',
-    permissions: ['article.read'],
     query: { status: { schema: statusSchema, description: 'Only articles with this status.' } },
     headers: {
       'if-none-match': paramOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', {
@@ -56,7 +55,6 @@ export const ARTICLE_ROUTES: Route[] = [
     description:
       'Creates a `DRAFT` at the end of the section. The slug is generated from the title (made unique with -2, -3, ' +
       '…) and never changes. An unknown section is a 400.',
-    permissions: ['article.create'],
     body: jsonBody({
       variable: 'input',
       required: ['title', 'section', 'markdown'],
@@ -78,7 +76,6 @@ export const ARTICLE_ROUTES: Route[] = [
     tag: 'Articles',
     summary: 'Read an article',
     description: 'The article with its Markdown. The `ETag` header names its version.',
-    permissions: ['article.read'],
     pathParams: slugParam,
     responseHeaders: etag,
     status: 200,
@@ -94,7 +91,6 @@ export const ARTICLE_ROUTES: Route[] = [
       `Edits title, markdown, visibility and status (send at least one). Changing \`status\` needs \`article.update\` and \`article.publish\`. ${TRANSITIONS_TEXT} ` +
       'With `If-Match: "v<version>"` the edit applies only if the article is still at that version (412 `precondition_failed` otherwise). ' +
       'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
-    permissions: ['article.update'],
     pathParams: slugParam,
     headers: ifMatchHeader,
     body: jsonBody({
@@ -121,7 +117,6 @@ export const ARTICLE_ROUTES: Route[] = [
     description:
       'Moves the article to a 0-based `position` in `section` (default: last), renumbering the articles of both ' +
       'sections in one transaction. Answers the moved article.',
-    permissions: ['article.update'],
     pathParams: slugParam,
     body: jsonBody({
       variable: 'input',
@@ -146,7 +141,6 @@ export const ARTICLE_ROUTES: Route[] = [
       'how it came about (`action`, `changed` fields, `summary`), the agent key and member that made it, the approved proposal or restored version. ' +
       'Every edit, move, status change, approved proposal, restore and OpenAPI sync makes a version. A version written while the content was restricted ' +
       'is listed only to keys allowed to see restricted content. Cursor-paginated.',
-    permissions: ['article.read'],
     pathParams: slugParam,
     query: PAGE_QUERY(RULES.pageLimit),
     status: 200,
@@ -161,7 +155,6 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Read one version of an article',
     description:
       'The article as it was at `version`, with its Markdown (the current version too). 404 when the article has no such version readable by the key.',
-    permissions: ['article.read'],
     pathParams: { ...slugParam, version: versionParam },
     status: 200,
   },
@@ -175,7 +168,6 @@ export const ARTICLE_ROUTES: Route[] = [
     description:
       'What changed from version `from` to version `to` (default: the current one): `changes` lists the other fields whose values differ ' +
       '(title, status, visibility, section, position) and `diff` is a unified diff of the Markdown with 3 lines of context. 404 when either version is not readable.',
-    permissions: ['article.read'],
     pathParams: slugParam,
     query: {
       from: paramOf(RULES.version, 'The older version.', { required: true }),
@@ -194,7 +186,6 @@ export const ARTICLE_ROUTES: Route[] = [
       'Brings back the title and Markdown the article had at `version`, as a new version (status, visibility and placement stay as they are); ' +
       'the new version records the restore. With `If-Match: "v<version>"` it applies only if the article is still at that version (412 otherwise). ' +
       'Pages generated from the attached OpenAPI spec answer 409 `conflict` until detached, as for edits.',
-    permissions: ['article.update'],
     pathParams: { ...slugParam, version: versionParam },
     headers: ifMatchHeader,
     responseHeaders: etag,
@@ -209,7 +200,6 @@ export const ARTICLE_ROUTES: Route[] = [
     tag: 'Proposals',
     summary: "List the caller's edit proposals",
     description: 'Only proposals made with the calling key, newest first; cursor-paginated.',
-    permissions: ['proposal.read'],
     query: {
       status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected'] }, description: 'Only proposals in this state.' },
       ...PAGE_QUERY(RULES.pageLimit),
@@ -228,7 +218,6 @@ export const ARTICLE_ROUTES: Route[] = [
       'An edit names `article` (slug) and sends a new `title` and/or `markdown`; a new draft sends `section`, `title` and `markdown`. Both need a `summary`. ' +
       'The proposal is stored `open`; editors approve or reject it over GraphQL. Approving an edit of an article ' +
       'changed since the proposal was made is refused (409).',
-    permissions: ['proposal.create'],
     body: jsonBody({
       variable: 'input',
       required: ['summary'],
@@ -270,7 +259,6 @@ export const ARTICLE_ROUTES: Route[] = [
     tag: 'Sections',
     summary: 'List sections in sidebar order',
     description: 'Every section the key may see, in sidebar order, with the number of articles in it the key may see.',
-    permissions: ['article.read'],
     status: 200,
   },
   {
@@ -282,7 +270,6 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Create a navigation section',
     description:
       'Adds a section (last, or at `position`, shifting the ones after it). `key` defaults to a slug of the label; an explicit key already in use is a 409.',
-    permissions: ['section.create'],
     body: jsonBody({
       variable: 'input',
       required: ['label'],
@@ -307,7 +294,6 @@ export const ARTICLE_ROUTES: Route[] = [
       'multipart/form-data with one field `file`: a PNG, JPEG, WebP or GIF image, decided by its bytes (not its name or declared type); at most 10 MiB and ' +
       '16,384 px a side / 50 megapixels. `url` is a same-origin path anyone can GET (immutable, unguessable); the ' +
       'same bytes uploaded again return the same URL.',
-    permissions: ['upload.image'],
     upload: { field: 'file', variable: 'file', maxBytes: 10 * 1024 * 1024, description: 'The image in the `file` field.' },
     status: 201,
   },

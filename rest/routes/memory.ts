@@ -36,7 +36,6 @@ export const MEMORY_ROUTES: Route[] = [
     summary: 'List the index of memory notes',
     description:
       'Index entries (path, kind, tags, size in bytes, updatedAt, accessedAt — no bodies), sorted by path (byte order). Cursor-paginated like the changelog.',
-    permissions: ['memory.read'],
     query: {
       prefix: paramOf(RULES.notePrefix, 'Directory-like prefix: `ops` matches `ops` and `ops/…`, not `opsx`.'),
       tag: paramOf(RULES.tag, 'Only notes carrying this tag.'),
@@ -56,7 +55,6 @@ export const MEMORY_ROUTES: Route[] = [
     description:
       'The note at `path`; reading it advances `accessedAt`. 404 when no note has that path. ' +
       'The `ETag` header names its version; with `If-None-Match` naming it, 304 without a body.',
-    permissions: ['memory.read'],
     query: pathQuery,
     headers: {
       'if-none-match': paramOf(RULES.ifNoneMatch, 'An ETag you hold: 304 (no body) while the note is still at that version.', {
@@ -83,7 +81,6 @@ export const MEMORY_ROUTES: Route[] = [
       `When the write creates a new path whose body is very close to existing notes (trigram similarity ≥ ${NEAR_THRESHOLD}, bodies of at least ` +
       `${NEAR_MIN_TRIGRAMS} distinct trigrams), the answer adds \`similar: [{path, score}]\` (closest first, at most ${NEAR_LIMIT}) so the agent can merge ` +
       'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise, and always for a key without `memory.read`.',
-    permissions: ['memory.write'],
     headers: {
       'if-match': ifMatch,
       'if-none-match': paramOf(
@@ -122,7 +119,6 @@ export const MEMORY_ROUTES: Route[] = [
     description:
       'Deletes the note at `path` and frees its quota slot. Answers `{ "path": "<normalised path>", "deleted": true }`; 404 when no note has that path. ' +
       `Its last state stays in the note's history for ${DELETED_HISTORY_DAYS} days. With \`If-Match\`, only the version it names is deleted (else 412).`,
-    permissions: ['memory.write'],
     query: pathQuery,
     headers: { 'if-match': ifMatch },
     status: 200,
@@ -139,7 +135,6 @@ export const MEMORY_ROUTES: Route[] = [
       'The states of the note that later writes replaced or a delete removed, newest first (`version`, kind, tags, links, size, who wrote and replaced it, when; ' +
       `no bodies: read one revision for that). Each note keeps its last ${NOTE_REVISIONS_KEPT}; a deleted note's history stays readable for ${DELETED_HISTORY_DAYS} days. ` +
       'Empty for a note never changed; 404 when the path has neither a note nor readable history. Revisions never count against the note quota. Cursor-paginated.',
-    permissions: ['memory.read'],
     query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit) },
     status: 200,
     list: true,
@@ -152,7 +147,6 @@ export const MEMORY_ROUTES: Route[] = [
     tag: 'Memory',
     summary: 'Read one revision of a memory note',
     description: 'A replaced state of the note at `path`, with its body. 404 when the path has no readable revision of that version.',
-    permissions: ['memory.read'],
     pathParams: { version: paramOf(RULES.version, 'The version the state had (its ETag was "v<version>").') },
     query: pathQuery,
     status: 200,
@@ -172,7 +166,6 @@ export const MEMORY_ROUTES: Route[] = [
       'the similarity floor; ' +
       `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ` +
       '`X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
-    permissions: ['memory.read'],
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
       mode: {

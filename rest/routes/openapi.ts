@@ -16,7 +16,6 @@ export const OPENAPI_ROUTES: Route[] = [
     description:
       'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, ' +
       'result and plan, and warnings. 404 when no spec is attached.',
-    permissions: ['openapi.read'],
     status: 200,
   },
   {
@@ -32,7 +31,6 @@ export const OPENAPI_ROUTES: Route[] = [
       'an invalid spec is a 400 whose `details` list the findings (`path`, `message`) and changes nothing. One page per operation (keyed by operationId, ' +
       'else "METHOD /path"; titled by summary; grouped by first tag, untagged → "API Reference"; `x-hidden` ' +
       'operations skipped). Attaching again replaces the spec and re-syncs.',
-    permissions: ['openapi.manage'],
     body: jsonBody({
       variable: 'input',
       properties: {
@@ -52,7 +50,6 @@ export const OPENAPI_ROUTES: Route[] = [
     summary: 'Detach the spec',
     description:
       'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
-    permissions: ['openapi.manage'],
     status: 200,
   },
   {
@@ -64,7 +61,6 @@ export const OPENAPI_ROUTES: Route[] = [
     summary: 'List generated pages',
     description:
       'Pages generated from the spec (and detached ones) in sidebar order, with section, operation key, method, path and state (`generated` | `detached`).',
-    permissions: ['openapi.read'],
     status: 200,
   },
   {
@@ -77,7 +73,6 @@ export const OPENAPI_ROUTES: Route[] = [
     description:
       'The page stops being generated and becomes an ordinary, editable article; sync never rewrites it again but ' +
       'reports drift. 409 if it is already detached.',
-    permissions: ['openapi.manage'],
     pathParams: slugParam,
     status: 200,
     extraErrors: [409],
@@ -91,7 +86,6 @@ export const OPENAPI_ROUTES: Route[] = [
     summary: 'Move a generated page',
     description:
       'Moves a generated page to a 0-based `position` (default: last) in `section` (default: its current section). Placements survive syncs.',
-    permissions: ['openapi.manage'],
     pathParams: slugParam,
     body: jsonBody({
       variable: 'input',
@@ -112,7 +106,6 @@ export const OPENAPI_ROUTES: Route[] = [
     description:
       'A section that collects the generated pages of one OpenAPI `tag` (default: the label); sync puts new pages of ' +
       'that tag there. A tag already collected is a 409.',
-    permissions: ['openapi.manage'],
     body: jsonBody({
       variable: 'input',
       required: ['label'],
@@ -138,7 +131,6 @@ export const OPENAPI_ROUTES: Route[] = [
       'operations are added, pages whose operation ' +
       'hash changed are rewritten (keeping their section and position), pages of removed operations are deleted; detached pages are never touched but ' +
       'reported in `drifted`. A sync of an unchanged spec changes nothing. Answers the plan.',
-    permissions: ['openapi.manage'],
     status: 200,
   },
 ];

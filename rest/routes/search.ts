@@ -37,7 +37,6 @@ export const SEARCH_ROUTES: Route[] = [
       `\`mode=hybrid\` ${HYBRID_RULE}, ` +
       'falling back to full text when embeddings ' +
       'cannot be used. `X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
-    permissions: ['search.read'],
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
       semantic: { schema: { type: 'boolean', default: false }, description: 'Rank by embedding similarity (falls back to full text).' },
@@ -75,7 +74,6 @@ export const SEARCH_ROUTES: Route[] = [
       'Each call adds one report. Only the first 256 characters of `question` are kept (characters, not bytes). Send the question as asked, without ' +
       'names, e-mail addresses or secrets: e-mail addresses, things that look like secrets and phone numbers are replaced by placeholders before storing, ' +
       'and `message` says so. A `slug` that names no article is kept and flagged, not refused. Answers 202 `{message, reported: true}`.',
-    permissions: ['content_gap.report'],
     body: jsonBody({
       variable: 'input',
       properties: {
@@ -96,7 +94,6 @@ export const SEARCH_ROUTES: Route[] = [
       'Unanswered questions (reports and zero-result searches) grouped by similar meaning, most asked first: `label`, counts, first and last seen, ' +
       'up to 3 `sampleQuestions` (newest first; e-mail addresses, secrets and phone numbers replaced), the `nearestArticle` (only one the key may see) and ' +
       '`state`: `open`, or `proposed` while a proposal made from the group (`proposalId`) waits for review. Resolved groups are not listed. Cursor-paginated.',
-    permissions: ['article.create'],
     query: PAGE_QUERY(RULES.pageLimit),
     status: 200,
     list: true,
@@ -112,7 +109,6 @@ export const SEARCH_ROUTES: Route[] = [
       'Stores an `open` new-draft proposal (as POST /proposals does) linked to the group, which becomes `proposed`; approving the proposal creates the ' +
       'draft and resolves the group, rejecting it leaves the group open. Needs `article.create` and `proposal.create`. 409 when the group is resolved or ' +
       'already has a proposal waiting for review; 404 for a group of another workspace.',
-    permissions: ['article.create', 'proposal.create'],
     pathParams: { group: paramOf(RULES.entryId, 'Id of an open content-gap group (from GET /content-gaps).') },
     body: jsonBody({
       variable: 'input',

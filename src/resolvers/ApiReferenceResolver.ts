@@ -1,5 +1,6 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Ctx, Field, InputType, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { ApiPage, ApiSection, ApiSpecStatus, DetachedSpec, SyncPlan } from '../types/apiReference.js';
 import * as api from '../services/apiReference.js';
@@ -28,52 +29,55 @@ class CreateApiSectionInput {
 /** Generated API-reference pages, endpoints 22–29; rules live in services/apiReference.ts. */
 @Resolver()
 export class ApiReferenceResolver {
+  @Needs(['openapi.read'])
   @Query(() => ApiSpecStatus)
-  apiSpec(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
-    return api.specStatus(ctx, workspace);
+  apiSpec(@Ctx() ctx: RequestContext, @Caller() scope: Scope) {
+    return api.specStatus(ctx, scope);
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => ApiSpecStatus, { description: 'Attaches (or replaces) the spec and generates its pages.' })
-  attachApiSpec(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('input', () => AttachSpecInput) input: AttachSpecInput,
-  ) {
-    return api.attachSpec(ctx, workspace, input, ctx.outbound);
+  attachApiSpec(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('input', () => AttachSpecInput) input: AttachSpecInput) {
+    return api.attachSpec(ctx, scope, input, ctx.outbound);
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => DetachedSpec)
-  detachApiSpec(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
-    return api.detachSpec(ctx, workspace);
+  detachApiSpec(@Ctx() ctx: RequestContext, @Caller() scope: Scope) {
+    return api.detachSpec(ctx, scope);
   }
 
+  @Needs(['openapi.read'])
   @Query(() => [ApiPage])
-  apiPages(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
-    return api.listPages(ctx, workspace);
+  apiPages(@Ctx() ctx: RequestContext, @Caller() scope: Scope) {
+    return api.listPages(ctx, scope);
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => ApiPage)
-  detachApiPage(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('slug') slug: string) {
-    return api.detachPage(ctx, workspace, slug);
+  detachApiPage(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('slug') slug: string) {
+    return api.detachPage(ctx, scope, slug);
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => ApiPage)
   placeApiPage(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('input', () => PlaceApiPageInput) input: PlaceApiPageInput,
   ) {
-    return api.placePage(ctx, workspace, slug, input);
+    return api.placePage(ctx, scope, slug, input);
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => ApiSection)
   async createApiSection(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('input', () => CreateApiSectionInput) input: CreateApiSectionInput,
   ) {
-    const section = await api.createApiSection(ctx, workspace, input);
+    const section = await api.createApiSection(ctx, scope, input);
     return {
       key: section.key,
       label: section.label,
@@ -83,8 +87,9 @@ export class ApiReferenceResolver {
     };
   }
 
+  @Needs(['openapi.manage'])
   @Mutation(() => SyncPlan)
-  syncApiSpec(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
-    return api.syncSpec(ctx, workspace, ctx.outbound);
+  syncApiSpec(@Ctx() ctx: RequestContext, @Caller() scope: Scope) {
+    return api.syncSpec(ctx, scope, ctx.outbound);
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import { Section, type Visibility } from '../entities/Section.js';
@@ -69,24 +70,23 @@ class SidebarSection {
 /** Sections and articles, endpoints 11–15, 18–19; rules live in services/articles.ts and sections.ts. */
 @Resolver()
 export class ArticleResolver {
+  @Needs(['article.read'], { adminMayAct: true })
   @Query(() => [Section], { description: 'Sections in sidebar order.' })
-  sections(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string) {
-    return sections.listSections(ctx, workspace);
+  sections(@Ctx() ctx: RequestContext, @Caller() scope: Scope) {
+    return sections.listSections(ctx, scope);
   }
 
+  @Needs(['section.create'])
   @Mutation(() => Section)
-  createSection(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('input', () => CreateSectionInput) input: CreateSectionInput,
-  ) {
-    return sections.createSection(ctx, workspace, input);
+  createSection(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('input', () => CreateSectionInput) input: CreateSectionInput) {
+    return sections.createSection(ctx, scope, input);
   }
 
+  @Needs(['article.read'])
   @Query(() => [SidebarSection], { description: 'The sidebar tree: sections in order, each with its articles in order.' })
   articleTree(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('status', () => ArticleStatusValue, { nullable: true }) status?: ArticleStatus | null,
     @Arg('ifNoneMatch', () => String, {
       nullable: true,
@@ -95,27 +95,26 @@ export class ArticleResolver {
     })
     ifNoneMatch?: string | null,
   ) {
-    return articles.articleTree(ctx, workspace, status, ifNoneMatch);
+    return articles.articleTree(ctx, scope, status, ifNoneMatch);
   }
 
+  @Needs(['article.read'], { adminMayAct: true })
   @Query(() => Article)
-  article(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('slug') slug: string) {
-    return articles.getArticle(ctx, workspace, slug);
+  article(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('slug') slug: string) {
+    return articles.getArticle(ctx, scope, slug);
   }
 
+  @Needs(['article.create'])
   @Mutation(() => Article, { description: 'Creates a DRAFT at the end of the section.' })
-  createArticle(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('input', () => CreateArticleInput) input: CreateArticleInput,
-  ) {
-    return articles.createArticle(ctx, workspace, input);
+  createArticle(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('input', () => CreateArticleInput) input: CreateArticleInput) {
+    return articles.createArticle(ctx, scope, input);
   }
 
+  @Needs(['article.update'])
   @Mutation(() => Article)
   updateArticle(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('input', () => UpdateArticleInput) input: UpdateArticleInput,
     @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the edit is based on ("v<version>"); 412 when it is stale.' })
@@ -126,60 +125,65 @@ export class ArticleResolver {
     if (input.markdown != null) clean.markdown = input.markdown;
     if (input.visibility != null) clean.visibility = input.visibility;
     if (input.status != null) clean.status = input.status;
-    return articles.updateArticle(ctx, workspace, slug, clean, ifMatch);
+    return articles.updateArticle(ctx, scope, slug, clean, ifMatch);
   }
 
+  @Needs(['article.update'])
   @Mutation(() => Article, { description: 'Moves an article into a section at a position, renumbering the others.' })
   placeArticle(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('input', () => PlaceArticleInput) input: PlaceArticleInput,
   ) {
-    return articles.placeArticle(ctx, workspace, slug, input);
+    return articles.placeArticle(ctx, scope, slug, input);
   }
 
+  @Needs(['article.read'])
   @Query(() => ArticleRevisionPage, { description: "An article's versions, newest first (Markdown by articleRevision)." })
   articleRevisions(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
-    return history.articleRevisions(ctx, workspace, slug, { limit, cursor });
+    return history.articleRevisions(ctx, scope, slug, { limit, cursor });
   }
 
+  @Needs(['article.read'])
   @Query(() => ArticleRevision, { description: 'One version of an article, with its Markdown.' })
   articleRevision(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('version', () => Int) version: number,
   ) {
-    return history.articleRevision(ctx, workspace, slug, version);
+    return history.articleRevision(ctx, scope, slug, version);
   }
 
+  @Needs(['article.read'], { adminMayAct: true })
   @Query(() => ArticleDiff, { description: 'What changed between two versions: changed fields and a unified diff of the Markdown.' })
   articleDiff(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('from', () => Int) from: number,
     @Arg('to', () => Int, { nullable: true, description: 'Default: the current version.' }) to?: number | null,
   ) {
-    return history.articleDiff(ctx, workspace, slug, from, to);
+    return history.articleDiff(ctx, scope, slug, from, to);
   }
 
+  @Needs(['article.update'])
   @Mutation(() => Article, { description: 'Brings back the title and Markdown of an earlier version as a new version.' })
   restoreArticle(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('version', () => Int) version: number,
     @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the restore is based on ("v<version>"); 412 when it is stale.' })
     ifMatch?: string | null,
   ) {
-    return history.restoreArticle(ctx, workspace, slug, version, ifMatch);
+    return history.restoreArticle(ctx, scope, slug, version, ifMatch);
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
@@ -49,33 +50,43 @@ class DeletedChangelogEntry {
 /** Changelog endpoints 1–4; rules live in services/changelog.ts. */
 @Resolver()
 export class ChangelogResolver {
+  @Needs(['changelog.read'])
   @Query(() => ChangelogEntryPage, { description: 'Published entries, newest first (drafts with changelog.update).' })
-  changelogEntries(@Ctx() ctx: RequestContext, @Args(() => ListChangelogArgs) args: ListChangelogArgs) {
-    return changelog.listChangelog(ctx, args.workspace, args);
+  changelogEntries(
+    @Ctx() ctx: RequestContext,
+    @CallerOf('workspace') scope: Scope,
+    @Args(() => ListChangelogArgs) args: ListChangelogArgs,
+  ) {
+    return changelog.listChangelog(ctx, scope, args);
   }
 
+  @Needs(['changelog.update'], {
+    plus: (args) => ((args.input as { status?: string }).status === 'published' ? ['changelog.publish'] : []),
+  })
   @Mutation(() => ChangelogEntry)
   createChangelogEntry(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('input', () => CreateChangelogEntryInput) input: CreateChangelogEntryInput,
   ) {
-    return changelog.createChangelogEntry(ctx, workspace, input);
+    return changelog.createChangelogEntry(ctx, scope, input);
   }
 
+  @Needs(['changelog.update'])
   @Mutation(() => ChangelogEntry)
   updateChangelogEntry(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('id', () => Int) id: number,
     @Arg('input', () => UpdateChangelogEntryInput) input: UpdateChangelogEntryInput,
   ) {
-    return changelog.updateChangelogEntry(ctx, workspace, id, stripNulls(input));
+    return changelog.updateChangelogEntry(ctx, scope, id, stripNulls(input));
   }
 
+  @Needs(['changelog.update'])
   @Mutation(() => DeletedChangelogEntry)
-  deleteChangelogEntry(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number) {
-    return changelog.deleteChangelogEntry(ctx, workspace, id);
+  deleteChangelogEntry(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
+    return changelog.deleteChangelogEntry(ctx, scope, id);
   }
 }
 

@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import {
   DeletedMemoryNote,
@@ -64,46 +65,56 @@ interface NoteRoot {
 /** Memory endpoints 5–9 and backlinks for dashboards; rules live in services/memoryNotes.ts. */
 @Resolver(() => MemoryNote)
 export class MemoryResolver {
+  @Needs(['memory.read'])
   @Query(() => MemoryNote, { description: 'A note by path; accessedAt advances.' })
   memoryNote(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('path') path: string,
     @Arg('ifNoneMatch', () => String, { nullable: true, description: 'An ETag you hold: the not_modified error while it is current.' })
     ifNoneMatch?: string | null,
   ) {
-    return memory.getNote(ctx, workspace, path, ifNoneMatch);
+    return memory.getNote(ctx, scope, path, ifNoneMatch);
   }
 
+  @Needs(['memory.read'])
   @Query(() => MemoryNoteHistoryPage, { description: "A note's replaced states, newest first (bodies by memoryNoteRevision)." })
-  memoryNoteHistory(@Ctx() ctx: RequestContext, @Args(() => MemoryHistoryArgs) args: MemoryHistoryArgs) {
-    return history.noteHistory(ctx, args.workspace, args.path, args);
+  memoryNoteHistory(
+    @Ctx() ctx: RequestContext,
+    @CallerOf('workspace') scope: Scope,
+    @Args(() => MemoryHistoryArgs) args: MemoryHistoryArgs,
+  ) {
+    return history.noteHistory(ctx, scope, args.path, args);
   }
 
+  @Needs(['memory.read'])
   @Query(() => MemoryNoteRevision, { description: 'One replaced state of a note, with its body.' })
   memoryNoteRevision(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('path') path: string,
     @Arg('version', () => Int) version: number,
   ) {
-    return history.noteRevision(ctx, workspace, path, version);
+    return history.noteRevision(ctx, scope, path, version);
   }
 
+  @Needs(['memory.read'])
   @Query(() => MemoryIndexPage, { description: 'The index of notes (no bodies), sorted by path.' })
-  memoryNotes(@Ctx() ctx: RequestContext, @Args(() => MemoryIndexArgs) args: MemoryIndexArgs) {
-    return memory.listNotes(ctx, args.workspace, args);
+  memoryNotes(@Ctx() ctx: RequestContext, @CallerOf('workspace') scope: Scope, @Args(() => MemoryIndexArgs) args: MemoryIndexArgs) {
+    return memory.listNotes(ctx, scope, args);
   }
 
+  @Needs(['memory.read'])
   @Query(() => MemorySearchPage, { description: 'Search over path, tags and body: full text, by embedding similarity, or both fused.' })
-  searchMemory(@Ctx() ctx: RequestContext, @Args(() => MemorySearchArgs) args: MemorySearchArgs) {
-    return memory.searchNotes(ctx, args.workspace, args);
+  searchMemory(@Ctx() ctx: RequestContext, @CallerOf('workspace') scope: Scope, @Args(() => MemorySearchArgs) args: MemorySearchArgs) {
+    return memory.searchNotes(ctx, scope, args);
   }
 
+  @Needs(['memory.write'])
   @Mutation(() => MemoryNote, { description: 'Creates the note at a new path, or updates the note at an existing path.' })
   putMemoryNote(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput,
     @Arg('ifMatch', () => String, { nullable: true, description: `${IF_MATCH} Never creates.` }) ifMatch?: string | null,
     @Arg('ifNoneMatch', () => String, {
@@ -112,17 +123,18 @@ export class MemoryResolver {
     })
     ifNoneMatch?: string | null,
   ) {
-    return memory.putNote(ctx, workspace, input, { ifMatch, ifNoneMatch });
+    return memory.putNote(ctx, scope, input, { ifMatch, ifNoneMatch });
   }
 
+  @Needs(['memory.write'])
   @Mutation(() => DeletedMemoryNote)
   deleteMemoryNote(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('path') path: string,
     @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string | null,
   ) {
-    return memory.deleteNote(ctx, workspace, path, ifMatch);
+    return memory.deleteNote(ctx, scope, path, ifMatch);
   }
 
   // Roots are typed structurally (not as the entity class): type-graphql then passes the plain
@@ -132,8 +144,9 @@ export class MemoryResolver {
     return note.workspace.id;
   }
 
+  @Needs(['memory.read'])
   @FieldResolver(() => [MemoryIndexEntry], { description: "Notes whose links contain this note's path." })
-  backlinks(@Root() note: NoteRoot, @Ctx() ctx: RequestContext) {
-    return memory.backlinks(ctx, note.workspace.id, note.path);
+  backlinks(@Root() note: NoteRoot, @Ctx() ctx: RequestContext, @CallerOf((d) => (d.root as NoteRoot).workspace.id) scope: Scope) {
+    return memory.backlinks(ctx, scope, note.path);
   }
 }

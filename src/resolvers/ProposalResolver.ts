@@ -1,4 +1,5 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
@@ -28,51 +29,52 @@ class ProposalPage extends PageOf(Proposal) {}
 /** Edit proposals, endpoints 16–17, and the review operations editors use over GraphQL. */
 @Resolver()
 export class ProposalResolver {
+  @Needs(['proposal.read'])
   @Query(() => ProposalPage, { description: "The calling key's own proposals, newest first." })
   myProposals(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
-    return proposals.listMyProposals(ctx, workspace, { status, limit, cursor });
+    return proposals.listMyProposals(ctx, scope, { status, limit, cursor });
   }
 
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
   @Query(() => ProposalPage, { description: 'Every proposal of the workspace, for reviewers (article.update).' })
   proposals(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
-    return proposals.listAllProposals(ctx, workspace, { status, limit, cursor });
+    return proposals.listAllProposals(ctx, scope, { status, limit, cursor });
   }
 
+  @Needs(['proposal.create'])
   @Mutation(() => Proposal)
-  createProposal(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('input', () => CreateProposalInput) input: CreateProposalInput,
-  ) {
-    return proposals.createProposal(ctx, workspace, input);
+  createProposal(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('input', () => CreateProposalInput) input: CreateProposalInput) {
+    return proposals.createProposal(ctx, scope, input);
   }
 
+  @Needs(['proposal.read'], { adminMayAct: true })
   @Mutation(() => Proposal, {
     description: 'Applies an open proposal (edit: article.update; new draft: article.create); 409 if the article changed since.',
   })
-  approveProposal(@Ctx() ctx: RequestContext, @Arg('workspace') workspace: string, @Arg('id', () => Int) id: number) {
-    return proposals.approveProposal(ctx, workspace, id);
+  approveProposal(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
+    return proposals.approveProposal(ctx, scope, id);
   }
 
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
   @Mutation(() => Proposal)
   rejectProposal(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('id', () => Int) id: number,
     @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string,
   ) {
-    return proposals.rejectProposal(ctx, workspace, id, reason);
+    return proposals.rejectProposal(ctx, scope, id, reason);
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { SearchModeValue, SearchPage, type SearchMode } from '../types/search.js';
@@ -51,40 +52,40 @@ class ContentGapAccepted {
 /** Workspace search (10), content-gap reports (21), and the content-gap views of dashboards. */
 @Resolver()
 export class SearchResolver {
+  @Needs(['search.read'])
   @Query(() => SearchPage)
-  search(@Ctx() ctx: RequestContext, @Args(() => SearchArgs) args: SearchArgs) {
-    return searchService.search(ctx, args.workspace, args);
+  search(@Ctx() ctx: RequestContext, @CallerOf('workspace') scope: Scope, @Args(() => SearchArgs) args: SearchArgs) {
+    return searchService.search(ctx, scope, args);
   }
 
+  @Needs(['content_gap.report'])
   @Mutation(() => ContentGapAccepted, { description: 'Reports a question the docs did not answer.' })
-  reportContentGap(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('input', () => ContentGapInput) input: ContentGapInput,
-  ) {
-    return gaps.reportContentGap(ctx, workspace, input);
+  reportContentGap(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('input', () => ContentGapInput) input: ContentGapInput) {
+    return gaps.reportContentGap(ctx, scope, input);
   }
 
+  @Needs(['article.create'], { adminMayAct: true })
   @Query(() => ContentGapPage, { description: "The workspace's open content-gap groups, most asked first (needs article.create)." })
   contentGaps(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
-    return gaps.listOpenGaps(ctx, workspace, { limit, cursor });
+    return gaps.listOpenGaps(ctx, scope, { limit, cursor });
   }
 
+  @Needs(['article.create', 'proposal.create'], { adminMayAct: true })
   @Mutation(() => Proposal, {
     description: 'Turns an open content-gap group into a new-draft proposal linked to it; approving the proposal resolves the group.',
   })
   proposeFromContentGap(
     @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
+    @Caller() scope: Scope,
     @Arg('group', () => Int) group: number,
     @Arg('input', () => GapProposalInput) input: GapProposalInput,
   ) {
-    return gaps.proposeFromGap(ctx, workspace, group, input);
+    return gaps.proposeFromGap(ctx, scope, group, input);
   }
 
   @Query(() => [SearchDay], {

@@ -1,5 +1,6 @@
 import { GraphQLUpload, type FileUpload } from 'graphql-upload-minimal';
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
+import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import * as uploads from '../services/uploads.js';
 
@@ -17,12 +18,9 @@ class UploadResult {
 /** Image uploads, endpoint 20 (also reachable as a GraphQL multipart request). */
 @Resolver()
 export class UploadResolver {
+  @Needs(['upload.image'])
   @Mutation(() => UploadResult)
-  async uploadImage(
-    @Ctx() ctx: RequestContext,
-    @Arg('workspace') workspace: string,
-    @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>,
-  ) {
-    return uploads.uploadImage(ctx, workspace, await file);
+  async uploadImage(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('file', () => GraphQLUpload) file: Promise<FileUpload>) {
+    return uploads.uploadImage(ctx, scope, await file);
   }
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql } from '../db/sql.js';
@@ -80,11 +80,10 @@ interface SpecRow {
  */
 export async function attachSpec(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   input: { url?: string | null; spec?: unknown },
   outbound: OutboundPolicy,
 ): Promise<ApiSpecStatus> {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
   const hasUrl = input.url != null && input.url !== '';
   const hasSpec = input.spec != null && input.spec !== '';
   if (hasUrl === hasSpec) {
@@ -129,8 +128,7 @@ export async function attachSpec(
 }
 
 /** Re-reads the attached spec (re-fetching a URL) and applies the difference; answers the plan. */
-export async function syncSpec(ctx: RequestContext, workspace: string, outbound: OutboundPolicy): Promise<SyncPlan> {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+export async function syncSpec(ctx: RequestContext, scope: Scope, outbound: OutboundPolicy): Promise<SyncPlan> {
   const [spec] = await sql<{ source: string; url: string | null; raw: string }>(
     ctx.em,
     'select source, url, raw from api_specs where workspace_id = ?',
@@ -173,14 +171,12 @@ export async function syncSpec(ctx: RequestContext, workspace: string, outbound:
 }
 
 /** The attached spec's status, or 404 when none is attached. */
-export async function specStatus(ctx: RequestContext, workspace: string): Promise<ApiSpecStatus> {
-  const scope = await authorize(ctx, workspace, ['openapi.read']);
+export async function specStatus(ctx: RequestContext, scope: Scope): Promise<ApiSpecStatus> {
   return loadStatus(ctx.em, scope);
 }
 
 /** Removes the spec and every still-generated page; detached pages stay as ordinary articles. */
-export async function detachSpec(ctx: RequestContext, workspace: string): Promise<{ detached: true; removedPages: number }> {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+export async function detachSpec(ctx: RequestContext, scope: Scope): Promise<{ detached: true; removedPages: number }> {
   return ctx.em.transactional(async (em) => {
     const [spec] = await sql<{ id: number }>(em, 'select id from api_specs where workspace_id = ? for update', [scope.workspaceId]);
     if (!spec) throw new NotFoundError('Attached OpenAPI spec');
@@ -197,8 +193,7 @@ export async function detachSpec(ctx: RequestContext, workspace: string): Promis
 }
 
 /** Generated and detached pages with their sections, in sidebar order (restricted ones only for keys that may see them). */
-export async function listPages(ctx: RequestContext, workspace: string): Promise<ApiPage[]> {
-  const scope = await authorize(ctx, workspace, ['openapi.read']);
+export async function listPages(ctx: RequestContext, scope: Scope): Promise<ApiPage[]> {
   const rows = await sql<ApiPageRow>(
     ctx.em,
     `select a.slug, a.title, s.key as section, a.position, a.api_operation_key, a.api_method, a.api_path, a.api_state
@@ -210,8 +205,7 @@ export async function listPages(ctx: RequestContext, workspace: string): Promise
 }
 
 /** Detaches one generated page: sync never rewrites it again, but reports drift. */
-export async function detachPage(ctx: RequestContext, workspace: string, slug: string): Promise<ApiPage> {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
+export async function detachPage(ctx: RequestContext, scope: Scope, slug: string): Promise<ApiPage> {
   return ctx.em.transactional(async (em) => {
     const [row] = await sql<{ id: number; api_state: string }>(
       em,
@@ -230,11 +224,10 @@ export async function detachPage(ctx: RequestContext, workspace: string, slug: s
 /** Moves a generated (or detached) page within a section (default: its current one). */
 export async function placePage(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   slug: string,
   input: { section?: string | null; position?: number | null },
 ): Promise<ApiPage> {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
   const [row] = await sql<{ key: string }>(
     ctx.em,
     `select s.key from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ? and a.api_state is not null`,
@@ -248,10 +241,9 @@ export async function placePage(
 /** A section that collects the generated pages of one OpenAPI tag (default: the label). */
 export async function createApiSection(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   input: { label: string; key?: string | null; tag?: string | null; position?: number | null },
 ) {
-  const scope = await authorize(ctx, workspace, ['openapi.manage']);
   const tag = (input.tag ?? input.label).trim();
   if (!tag) throw invalidField('tag', 'must not be empty');
   const [taken] = await sql<{ key: string }>(ctx.em, 'select key from sections where workspace_id = ? and api_tag = ?', [

@@ -1,5 +1,5 @@
 import { structuredPatch, formatPatch, type StructuredPatch } from 'diff';
-import { authorize, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import { revisionVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { sql, type SqlTarget } from '../db/sql.js';
@@ -46,11 +46,10 @@ interface RevisionRow {
 /** An article's versions, newest first (paginated by version), without Markdown. */
 export async function articleRevisions(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   slug: string,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<ArticleRevisionEntry>> {
-  const scope = await authorize(ctx, workspace, ['article.read']);
   const article = await findArticle(ctx.em, scope, slug, false);
   const size = pageSize(args.limit);
   const before = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : null;
@@ -66,8 +65,7 @@ export async function articleRevisions(
 }
 
 /** One version of an article with its Markdown; 404 when it has no readable version of that number. */
-export async function articleRevision(ctx: RequestContext, workspace: string, slug: string, version: number): Promise<ArticleRevision> {
-  const scope = await authorize(ctx, workspace, ['article.read']);
+export async function articleRevision(ctx: RequestContext, scope: Scope, slug: string, version: number): Promise<ArticleRevision> {
   const article = await findArticle(ctx.em, scope, slug, false);
   return loadRevision(ctx.db, scope, article, version);
 }
@@ -76,14 +74,7 @@ export async function articleRevision(ctx: RequestContext, workspace: string, sl
  * What changed from version `from` to version `to` (default: the current one): the fields other
  * than the Markdown whose values differ, and a unified diff of the Markdown.
  */
-export async function articleDiff(
-  ctx: RequestContext,
-  workspace: string,
-  slug: string,
-  from: number,
-  to?: number | null,
-): Promise<ArticleDiff> {
-  const scope = await authorize(ctx, workspace, ['article.read'], { adminMayAct: true });
+export async function articleDiff(ctx: RequestContext, scope: Scope, slug: string, from: number, to?: number | null): Promise<ArticleDiff> {
   const article = await findArticle(ctx.em, scope, slug, false);
   const target = to ?? article.version;
   const [a, b] = await Promise.all([loadRevision(ctx.db, scope, article, from), loadRevision(ctx.db, scope, article, target)]);
@@ -113,12 +104,11 @@ export async function articleDiff(
  */
 export async function restoreArticle(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   slug: string,
   version: number,
   ifMatch?: string | null,
 ): Promise<Article> {
-  const scope = await authorize(ctx, workspace, ['article.update']);
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
     refuseGenerated(article);

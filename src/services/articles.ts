@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
+import { requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import { PAID_PLANS, type Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
@@ -56,11 +56,10 @@ const trees = new Map<string, readonly TreeSection[]>();
  */
 export async function articleTree(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   status?: ArticleStatus | null,
   ifNoneMatch?: string | null,
 ): Promise<readonly TreeSection[]> {
-  const scope = await authorize(ctx, workspace, ['article.read']);
   const [{ revision }] = await sql<{ revision: string }>(
     ctx.db,
     'select content_revision::text as revision from workspaces where id = ?',
@@ -116,8 +115,7 @@ async function buildTree(em: EntityManager, scope: Scope, status?: ArticleStatus
 }
 
 /** One article by slug; restricted ones are 404 for keys that may not see them. */
-export async function getArticle(ctx: RequestContext, workspace: string, slug: string): Promise<Article> {
-  const scope = await authorize(ctx, workspace, ['article.read'], { adminMayAct: true });
+export async function getArticle(ctx: RequestContext, scope: Scope, slug: string): Promise<Article> {
   return findArticle(ctx.em, scope, slug, false);
 }
 
@@ -141,8 +139,7 @@ export interface CreateArticleInput {
 }
 
 /** Creates a DRAFT at the end of a section, with a slug generated from the title. */
-export async function createArticle(ctx: RequestContext, workspace: string, input: CreateArticleInput): Promise<Article> {
-  const scope = await authorize(ctx, workspace, ['article.create']);
+export async function createArticle(ctx: RequestContext, scope: Scope, input: CreateArticleInput): Promise<Article> {
   return ctx.em.transactional(async (em) => {
     await describeArticleChange(em, scope, { action: 'created' });
     const article = await insertArticle(em, scope, input);
@@ -196,12 +193,11 @@ export interface UpdateArticleInput {
  */
 export async function updateArticle(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   slug: string,
   input: UpdateArticleInput,
   ifMatch?: string | null,
 ): Promise<Article> {
-  const scope = await authorize(ctx, workspace, ['article.update']);
   if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
@@ -251,11 +247,10 @@ export async function updateArticle(
  */
 export async function placeArticle(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   slug: string,
   input: { section: string; position?: number | null },
 ): Promise<Article> {
-  const scope = await authorize(ctx, workspace, ['article.update']);
   return moveArticle(ctx, scope, slug, input);
 }
 

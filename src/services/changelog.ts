@@ -1,4 +1,4 @@
-import { authorize, requirePermissions, type Scope } from '../auth/authorize.js';
+import { requirePermissions, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
@@ -36,8 +36,7 @@ export interface ChangelogInput {
 }
 
 /** Published entries, newest first; drafts too when asked for and the key has `changelog.update`. */
-export async function listChangelog(ctx: RequestContext, workspace: string, args: ListChangelogArgs): Promise<Page<ChangelogEntry>> {
-  const scope = await authorize(ctx, workspace, ['changelog.read']);
+export async function listChangelog(ctx: RequestContext, scope: Scope, args: ListChangelogArgs): Promise<Page<ChangelogEntry>> {
   const size = pageSize(args.limit);
   const withDrafts = Boolean(args.drafts) && scope.permissions.has('changelog.update');
   const params: unknown[] = [scope.workspaceId];
@@ -76,14 +75,9 @@ export async function listChangelog(ctx: RequestContext, workspace: string, args
 /** Creates an entry; `status: published` also needs `changelog.publish`. */
 export async function createChangelogEntry(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   input: Required<Omit<ChangelogInput, 'publishedAt'>> & { publishedAt: Date | null },
 ): Promise<ChangelogEntry> {
-  const scope = await authorize(
-    ctx,
-    workspace,
-    input.status === 'published' ? ['changelog.update', 'changelog.publish'] : ['changelog.update'],
-  );
   return ctx.em.transactional(async (em) => {
     const now = new Date();
     const entry = em.create(ChangelogEntry, {
@@ -115,13 +109,7 @@ export async function createChangelogEntry(
  * Updates the given fields. Changing `status`, or the publication time of a published entry,
  * also needs `changelog.publish`. Moving to draft clears `publishedAt` unless one is sent.
  */
-export async function updateChangelogEntry(
-  ctx: RequestContext,
-  workspace: string,
-  id: number,
-  input: ChangelogInput,
-): Promise<ChangelogEntry> {
-  const scope = await authorize(ctx, workspace, ['changelog.update']);
+export async function updateChangelogEntry(ctx: RequestContext, scope: Scope, id: number, input: ChangelogInput): Promise<ChangelogEntry> {
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     const before = eventObject('ChangelogEntry', entry);
@@ -158,8 +146,7 @@ export async function updateChangelogEntry(
 }
 
 /** Deletes an entry of the workspace (404 for any other workspace's id). */
-export async function deleteChangelogEntry(ctx: RequestContext, workspace: string, id: number): Promise<{ id: number; deleted: true }> {
-  const scope = await authorize(ctx, workspace, ['changelog.update']);
+export async function deleteChangelogEntry(ctx: RequestContext, scope: Scope, id: number): Promise<{ id: number; deleted: true }> {
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     const payload = objectPayload('ChangelogEntry', entry);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql } from '../db/sql.js';
@@ -27,10 +27,9 @@ const REDACTION_NAMES = [
  */
 export async function reportContentGap(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   input: { question?: string | null; slug?: string | null },
 ): Promise<{ message: string; reported: true }> {
-  const scope = await authorize(ctx, workspace, ['content_gap.report']);
   const raw = input.question?.trim() ? firstChars(input.question.trim(), QUESTION_KEEP) : null;
   const cleaned = raw ? scrub(raw) : { text: null, redacted: [] as string[] };
   const question = cleaned.text === null ? null : firstChars(cleaned.text, QUESTION_KEEP);
@@ -132,10 +131,9 @@ const SAMPLES = 3;
  */
 export async function listOpenGaps(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<ContentGap>> {
-  const scope = await authorize(ctx, workspace, ['article.create'], { adminMayAct: true });
   const size = pageSize(args.limit);
   const after = args.cursor ? decodeCursor<[number, number]>(args.cursor, ['number', 'number']) : null;
   const rows = await sql<GapRow>(
@@ -171,11 +169,10 @@ export async function listOpenGaps(
  */
 export async function proposeFromGap(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   groupId: number,
   input: { title: string; section: string; markdown: string; summary: string },
 ): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['article.create', 'proposal.create'], { adminMayAct: true });
   return ctx.em.transactional(async (em) => {
     const [group] = await sql<{ resolved_at: string | null }>(
       em,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import { MEMORY_QUOTA, type Plan } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
@@ -91,11 +91,10 @@ class MemoryQuotaExceededError extends DomainError {
  */
 export async function putNote(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   input: PutNoteInput,
   conditions: NoteConditions = {},
 ): Promise<MemoryNote> {
-  const scope = await authorize(ctx, workspace, ['memory.write']);
   const note = validateNote(input);
   const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
   const noneMatch = conditions.ifNoneMatch ? versionsNamed(conditions.ifNoneMatch) : null;
@@ -306,8 +305,7 @@ function plainNote(row: NoteRow): MemoryNote {
  * statement only when the stored time is more than a second old. With `ifNoneMatch` naming the
  * current version, a 304 instead (the read still counts as an access).
  */
-export async function getNote(ctx: RequestContext, workspace: string, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
-  const scope = await authorize(ctx, workspace, ['memory.read']);
+export async function getNote(ctx: RequestContext, scope: Scope, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
   const path = normalizePath(rawPath);
   const [row] = await sql<NoteRow>(
     ctx.db,
@@ -337,11 +335,10 @@ export async function getNote(ctx: RequestContext, workspace: string, rawPath: s
  */
 export async function deleteNote(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   rawPath: string,
   ifMatch?: string | null,
 ): Promise<{ path: string; deleted: true }> {
-  const scope = await authorize(ctx, workspace, ['memory.write']);
   const path = normalizePath(rawPath);
   const match = ifMatch ? versionsNamed(ifMatch) : null;
   const rows = await auditedWrite(
@@ -386,8 +383,7 @@ export interface IndexArgs {
 }
 
 /** The index: notes without bodies, sorted by path, filterable by directory prefix, tag and kind. */
-export async function listNotes(ctx: RequestContext, workspace: string, args: IndexArgs): Promise<Page<MemoryIndexEntry>> {
-  const scope = await authorize(ctx, workspace, ['memory.read']);
+export async function listNotes(ctx: RequestContext, scope: Scope, args: IndexArgs): Promise<Page<MemoryIndexEntry>> {
   const size = pageSize(args.limit);
   const params: unknown[] = [scope.workspaceId];
   let where = 'workspace_id = ?';
@@ -434,10 +430,9 @@ interface NoteHitRow {
  */
 export async function searchNotes(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   args: { q: string; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
 ): Promise<MemorySearchPage> {
-  const scope = await authorize(ctx, workspace, ['memory.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
   const size = pageSize(args.limit, RULES.searchLimit);
@@ -590,8 +585,7 @@ function noteHit(r: NoteHitRow): MemorySearchHit {
 }
 
 /** Notes whose `links` contain the given note's path (reading them needs `memory.read`, whichever way the note was reached). */
-export async function backlinks(ctx: RequestContext, workspaceId: string, path: string): Promise<MemoryIndexEntry[]> {
-  const scope = await authorize(ctx, workspaceId, ['memory.read']);
+export async function backlinks(ctx: RequestContext, scope: Scope, path: string): Promise<MemoryIndexEntry[]> {
   const rows = await sql<EntryRow>(
     ctx.db,
     `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`,

@@ -1,4 +1,4 @@
-import { authorize } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { sql } from '../db/sql.js';
@@ -39,11 +39,10 @@ interface RevisionRow {
 /** A note's replaced states, newest first (paginated by version); 404 when the path has none readable. */
 export async function noteHistory(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   rawPath: string,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<MemoryNoteRevisionEntry>> {
-  const scope = await authorize(ctx, workspace, ['memory.read']);
   const path = normalizePath(rawPath);
   const size = pageSize(args.limit);
   const before = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : null;
@@ -64,8 +63,7 @@ export async function noteHistory(
 }
 
 /** One replaced state of a note, with its body; 404 when the path has no readable revision of that version. */
-export async function noteRevision(ctx: RequestContext, workspace: string, rawPath: string, version: number): Promise<MemoryNoteRevision> {
-  const scope = await authorize(ctx, workspace, ['memory.read']);
+export async function noteRevision(ctx: RequestContext, scope: Scope, rawPath: string, version: number): Promise<MemoryNoteRevision> {
   const path = normalizePath(rawPath);
   const [row] = await sql<RevisionRow>(
     ctx.db,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, requirePermissions, type Scope } from '../auth/authorize.js';
+import { requirePermissions, type Scope } from '../auth/authorize.js';
 import type { Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
@@ -32,8 +32,7 @@ export interface CreateProposalInput {
  * Stores an `open` proposal: an edit of an existing article (`article` + new `title` and/or
  * `markdown`, based on the article's current version) or a new draft (`section`, `title`, `markdown`).
  */
-export async function createProposal(ctx: RequestContext, workspace: string, input: CreateProposalInput): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['proposal.create']);
+export async function createProposal(ctx: RequestContext, scope: Scope, input: CreateProposalInput): Promise<Proposal> {
   return ctx.em.transactional((em) => insertProposal(em, ctx, scope, input, null));
 }
 
@@ -100,14 +99,12 @@ export interface ListProposalArgs {
 }
 
 /** The caller key's own proposals, newest first. */
-export async function listMyProposals(ctx: RequestContext, workspace: string, args: ListProposalArgs): Promise<Page<Proposal>> {
-  const scope = await authorize(ctx, workspace, ['proposal.read']);
+export async function listMyProposals(ctx: RequestContext, scope: Scope, args: ListProposalArgs): Promise<Page<Proposal>> {
   return listProposals(ctx, scope, args, scope.agent.keyId);
 }
 
 /** Every proposal of the workspace, for reviewers (needs `article.update`). */
-export async function listAllProposals(ctx: RequestContext, workspace: string, args: ListProposalArgs): Promise<Page<Proposal>> {
-  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+export async function listAllProposals(ctx: RequestContext, scope: Scope, args: ListProposalArgs): Promise<Page<Proposal>> {
   return listProposals(ctx, scope, args, null);
 }
 
@@ -140,8 +137,7 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
  * Applies an open proposal in one transaction, recording the reviewer. An edit of an article
  * changed since the proposal was made is refused (409) rather than overwriting the newer text.
  */
-export async function approveProposal(ctx: RequestContext, workspace: string, id: number): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['proposal.read'], { adminMayAct: true });
+export async function approveProposal(ctx: RequestContext, scope: Scope, id: number): Promise<Proposal> {
   return ctx.em.transactional(async (em) => {
     const proposal = await lockOpen(em, scope, id);
     const open = eventObject('Proposal', proposal);
@@ -189,8 +185,7 @@ export async function approveProposal(ctx: RequestContext, workspace: string, id
 }
 
 /** Rejects an open proposal with a reason (needs `article.update`; the reason's bounds are the input contract's). */
-export async function rejectProposal(ctx: RequestContext, workspace: string, id: number, reason: string): Promise<Proposal> {
-  const scope = await authorize(ctx, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+export async function rejectProposal(ctx: RequestContext, scope: Scope, id: number, reason: string): Promise<Proposal> {
   return ctx.em.transactional(async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
     const [row] = await sql<ProposalRow>(

@@ -1,4 +1,4 @@
-import { authorize, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
 import { pgArray, sql, sqlRelaxed } from '../db/sql.js';
@@ -24,11 +24,10 @@ const SEARCHED: ItemType[] = ['article', 'changelog'];
  */
 export async function search(
   ctx: RequestContext,
-  workspace: string,
+  scope: Scope,
   args: { q: string; semantic?: boolean | null; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
 ): Promise<SearchPage> {
   const started = performance.now();
-  const scope = await authorize(ctx, workspace, ['search.read']);
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
   if (args.semantic && args.mode && args.mode !== 'semantic')

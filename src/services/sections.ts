@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, requirePlan, type Scope } from '../auth/authorize.js';
+import { requirePlan, type Scope } from '../auth/authorize.js';
 import { articleVisible, sectionVisible, seesRestricted } from '../auth/visibility.js';
 import { PAID_PLANS } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
@@ -12,8 +12,7 @@ import { recordAudit } from './audit.js';
 const SECTION_COLUMNS = 's.id, s.workspace_id, s.key, s.label, s.visibility, s.position, s.created_at';
 
 /** Sections the caller may see, in sidebar order, with their visible article counts. */
-export async function listSections(ctx: RequestContext, workspace: string): Promise<Section[]> {
-  const scope = await authorize(ctx, workspace, ['article.read'], { adminMayAct: true });
+export async function listSections(ctx: RequestContext, scope: Scope): Promise<Section[]> {
   return loadSections(ctx.em, scope);
 }
 
@@ -39,8 +38,7 @@ export interface CreateSectionInput {
 }
 
 /** Creates a section (at the end, or at `position`, shifting the ones after it). */
-export async function createSection(ctx: RequestContext, workspace: string, input: CreateSectionInput): Promise<Section> {
-  const scope = await authorize(ctx, workspace, ['section.create']);
+export async function createSection(ctx: RequestContext, scope: Scope, input: CreateSectionInput): Promise<Section> {
   return insertSection(ctx, scope, input, null);
 }
 

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
-import { authorize } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { invalidField } from '../errors.js';
@@ -35,8 +35,7 @@ export interface IncomingFile {
  * buffered past it); at most 16,384 px a side and 50 megapixels (decompression bombs). The same
  * bytes uploaded twice to a workspace return the same URL.
  */
-export async function uploadImage(ctx: RequestContext, workspace: string, file: IncomingFile): Promise<UploadResult> {
-  const scope = await authorize(ctx, workspace, ['upload.image']);
+export async function uploadImage(ctx: RequestContext, scope: Scope, file: IncomingFile): Promise<UploadResult> {
   const data = await readCapped(file.createReadStream(), UPLOAD_LIMITS.maxBytes);
   if (data.length === 0) throw invalidField('file', 'is empty');
   const type = await fileTypeFromBuffer(data);
