@@ -1,58 +1,8 @@
-// The audit trail's filters: actor, action (any may be typed; the known ones are suggested), target
-// type and a time range.
+// The audit trail's filters: actor, action (any may be typed; the service's event types are
+// suggested), target type and a time range.
 /* global setTimeout */
 import { h, isoFromLocal } from './dom.js';
-
-/** Suggestions for the action filter (any action may be typed). */
-const EVENT_TYPES = [
-  'article.created',
-  'article.updated',
-  'article.status_changed',
-  'article.moved',
-  'proposal.created',
-  'proposal.approved',
-  'proposal.rejected',
-  'section.created',
-  'content_gap.reported',
-  'content_gap.resolved',
-  'agent_key.created',
-  'agent_key.updated',
-  'agent_key.revoked',
-  'changelog.created',
-  'changelog.updated',
-  'changelog.status_changed',
-  'changelog.deleted',
-  'memory.note.updated',
-  'memory.note.deleted',
-  'openapi.attached',
-  'openapi.synced',
-  'openapi.detached',
-  'openapi.page_detached',
-  'upload.created',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.deleted',
-  'webhook.secret_rotated',
-  'member.created',
-  'member.updated',
-  'workspace.created',
-];
-const TARGET_TYPES = [
-  'article',
-  'proposal',
-  'section',
-  'content_gap_group',
-  'content_gap_report',
-  'agent_key',
-  'changelog_entry',
-  'memory_note',
-  'api_spec',
-  'upload',
-  'webhook',
-  'member',
-  'workspace',
-  'organization',
-];
+import { EVENT_TYPES, TARGET_TYPES } from './pageNames.js';
 
 /** The filter form; `onApply(filters)` hears them on submit and once the form is cleared. */
 export function auditFilters(onApply) {
