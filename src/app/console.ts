@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PERMISSIONS } from '../auth/permissions.js';
+import { EVENT_TYPES, TARGET_TYPES } from '../webhooks/events.js';
 import type { Middleware } from './middleware.js';
 import { CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
 
@@ -59,6 +60,16 @@ async function loadAssets(names: string[]): Promise<Map<string, Asset>> {
 
 const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
+/** The service's own lists of names the console offers (read by its pageNames.js), so it never holds a copy of them. */
+const NAMES = {
+  permissions: PERMISSIONS,
+  'event-types': EVENT_TYPES,
+  'target-types': TARGET_TYPES,
+};
+const nameAttributes = Object.entries(NAMES)
+  .map(([name, list]) => `data-${name}="${escapeAttribute(list.join(' '))}"`)
+  .join(' ');
+
 function page(assets: Map<string, Asset>): string {
   const href = (name: string) => `${ASSET_PATH}${name}?v=${assets.get(name)!.hash}`;
   const modules = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY).sort();
@@ -74,7 +85,7 @@ function page(assets: Map<string, Asset>): string {
 ${modules.map((name) => `<link rel="modulepreload" href="${href(name)}">`).join('\n')}
 <script type="module" src="${href(ENTRY)}"></script>
 </head>
-<body data-permissions="${escapeAttribute(PERMISSIONS.join(' '))}">
+<body ${nameAttributes}>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">
 <p class="brand">Review console <span class="brand-sub">Workspace Knowledge Service</span></p>

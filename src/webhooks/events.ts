@@ -1,6 +1,7 @@
 /**
  * Every event the service emits, `<resource>.<verb>`: each successful mutation (REST, GraphQL or
- * agent tool) writes its audit event and its webhook event in the same transaction as the change.
+ * agent tool) writes its audit event and its webhook event in the same transaction as the change,
+ * so this is also every action of the audit trail (test/unit/eventNames.test.ts holds the services to it).
  */
 export const EVENT_TYPES = [
   'organization.created',
@@ -39,6 +40,24 @@ export const EVENT_TYPES = [
   'webhook.secret_rotated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Every kind of resource an event names as its target (the audit trail's `targetType`). */
+export const TARGET_TYPES = [
+  'organization',
+  'workspace',
+  'member',
+  'agent_key',
+  'changelog_entry',
+  'memory_note',
+  'section',
+  'article',
+  'proposal',
+  'upload',
+  'content_gap_group',
+  'content_gap_report',
+  'api_spec',
+  'webhook',
+] as const;
 
 /** True when `filter` (an exact type or `prefix.*`) selects `type`. */
 export function eventMatches(filter: string, type: string): boolean {
