@@ -1,4 +1,5 @@
 import { NEAR_LIMIT, NEAR_MIN_TRIGRAMS, NEAR_THRESHOLD } from '../../src/services/nearDuplicates.js';
+import { memoryQuotasInWords } from '../../src/auth/plans.js';
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
@@ -73,9 +74,9 @@ export const MEMORY_ROUTES: Route[] = [
     summary: 'Create or update a memory note',
     description:
       'Creates the note when `path` is new, updates it when it exists (`id` and `createdAt` stay). Creating a new path counts against the plan quota ' +
-      '(free 200, pro 10,000, enterprise unlimited notes per workspace): over it, 409 `memory_quota_exceeded` with `details: {limit, usage, plan}`. ' +
+      `(${memoryQuotasInWords()} notes per workspace): over it, 409 \`memory_quota_exceeded\` with \`details: {limit, usage, plan}\`. ` +
       `Updating an existing path is always allowed. Paths: ${PATH_RULES} ` +
-      "Every change raises `version` by one and keeps the replaced state in the note's history (the last 50). " +
+      `Every change raises \`version\` by one and keeps the replaced state in the note's history (the last ${NOTE_REVISIONS_KEPT}). ` +
       'Optimistic concurrency: `If-Match` applies the write only to the version it names (never creates); `If-None-Match: *` only creates. ' +
       'A condition that does not hold is 412 `precondition_failed` with the current ETag in `details.etag`, and nothing changes. ' +
       `When the write creates a new path whose body is very close to existing notes (trigram similarity ≥ ${NEAR_THRESHOLD}, bodies of at least ` +

@@ -1,4 +1,5 @@
 /** Organizations, workspaces and agent keys for the bench, made through the admin GraphQL API. */
+import { PERMISSIONS } from '../../src/auth/permissions.js';
 
 interface GqlAnswer<T> {
   data: T;
@@ -17,19 +18,8 @@ export async function gql<T>(url: string, token: string, query: string, variable
   return json.data;
 }
 
-/** Every permission the bench's scenarios use. */
-export const BENCH_PERMISSIONS = [
-  'article.read',
-  'article.create',
-  'changelog.read',
-  'changelog.update',
-  'changelog.publish',
-  'memory.read',
-  'memory.write',
-  'search.read',
-  'upload.image',
-  'section.create',
-];
+/** The bench's keys may do everything (the service's own permission list). */
+export const BENCH_PERMISSIONS: readonly string[] = PERMISSIONS;
 
 /** An organization with one owner member; workspaces and keys are added to it. */
 export class Tenant {

@@ -8,7 +8,8 @@ import {
   UnauthorizedError,
 } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { effectivePermissions, PERMISSIONS, type Permission, type Plan } from './permissions.js';
+import { effectivePermissions, PERMISSIONS, type Permission } from './permissions.js';
+import type { Plan, PlanFeature } from './plans.js';
 import { sql } from '../db/sql.js';
 
 /**
@@ -94,9 +95,9 @@ export function requirePermissions(permissions: ReadonlySet<Permission>, require
   if (missing.length) throw new PermissionDeniedError(missing);
 }
 
-/** 403 `plan_required` unless the organization's plan is one of `plans`. */
-export function requirePlan(scope: Scope, plans: readonly Plan[], what: string): void {
-  if (!plans.includes(scope.agent.plan)) throw new PlanRequiredError(what, [...plans], scope.agent.plan);
+/** 403 `plan_required` unless the organization's plan allows the feature. */
+export function requirePlan(scope: Scope, feature: PlanFeature): void {
+  if (!feature.plans.includes(scope.agent.plan)) throw new PlanRequiredError(feature.what, [...feature.plans], scope.agent.plan);
 }
 
 async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, workspace: string): Promise<string> {

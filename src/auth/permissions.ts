@@ -23,11 +23,6 @@ export type Permission = (typeof PERMISSIONS)[number];
 export const ROLES = ['viewer', 'editor', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const PLANS = ['free', 'pro', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
-
-export const PAID_PLANS: Plan[] = ['pro', 'enterprise'];
-
 const VIEWER: Permission[] = [...PERMISSIONS.filter((p) => p.endsWith('.read')), 'content_gap.report'];
 const EDITOR: Permission[] = [
   ...VIEWER,
@@ -56,6 +51,3 @@ export function effectivePermissions(keyPermissions: readonly string[], role: Ro
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
-
-/** Memory notes a workspace may hold per plan (null: unlimited). */
-export const MEMORY_QUOTA: Record<Plan, number | null> = { free: 200, pro: 10_000, enterprise: null };

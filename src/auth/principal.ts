@@ -1,5 +1,6 @@
 import type { AgentPrincipal, Principal } from '../context.js';
-import type { Plan, Role } from './permissions.js';
+import type { Role } from './permissions.js';
+import type { Plan } from './plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import { digestSecret, isWellFormedKey, KEY_PREFIX, safeEqual } from './keys.js';
 import type { KeyCache } from './keyCache.js';

@@ -1,4 +1,5 @@
-import { PLANS, ROLES } from '../auth/permissions.js';
+import { ROLES } from '../auth/permissions.js';
+import { PLANS } from '../auth/plans.js';
 import { ServiceClient } from './client.js';
 import { CliError, positionals, type CliContext, type Command, type OptionDef } from './command.js';
 import { parsePermissions } from './init.js';

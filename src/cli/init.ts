@@ -1,4 +1,5 @@
-import { PERMISSIONS, PLANS, ROLES } from '../auth/permissions.js';
+import { PERMISSIONS, ROLES } from '../auth/permissions.js';
+import { PLANS } from '../auth/plans.js';
 import { ServiceClient } from './client.js';
 import { CliError, positionals, type CliContext, type Command } from './command.js';
 import { ask } from './prompt.js';

@@ -75,6 +75,7 @@ export const BODY_LIMITS = {
   url: 8 * 1024,
 };
 export const NOTE_PATH_BYTES = 512;
+export const NOTE_BODY_BYTES = 16 * 1024;
 
 /** Every named rule; the numbers in this table are the only place the limits live. */
 export const RULES = {
@@ -105,7 +106,7 @@ export const RULES = {
   permissions: list(32, str(64)),
   notePath: str(NOTE_PATH_BYTES, { minLength: 1, maxBytes: NOTE_PATH_BYTES }),
   notePrefix: str(NOTE_PATH_BYTES, { maxBytes: NOTE_PATH_BYTES }),
-  noteBody: str(16_384, { maxBytes: 16_384 }),
+  noteBody: str(NOTE_BODY_BYTES, { maxBytes: NOTE_BODY_BYTES }),
   noteKind: str(32, {
     minLength: 1,
     pattern: {

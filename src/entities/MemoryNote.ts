@@ -1,5 +1,6 @@
 import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, Float, Int, ObjectType } from 'type-graphql';
+import { NOTE_BODY_BYTES } from '../contract/rules.js';
 import { Workspace } from './Workspace.js';
 
 /** Full-text document: path segments and tags weigh more than the body (A > B > C). */
@@ -33,7 +34,7 @@ export class MemoryNote {
   @Property({ type: 'text' })
   kind!: string;
 
-  @Field({ description: 'Markdown, at most 16 KiB in UTF-8.' })
+  @Field({ description: `Markdown, at most ${NOTE_BODY_BYTES / 1024} KiB in UTF-8.` })
   @Property({ type: 'text' })
   body!: string;
 

@@ -1,6 +1,7 @@
 import type { EntityClass } from '@mikro-orm/core';
 import { requireAdmin } from '../auth/authorize.js';
-import { MEMORY_QUOTA, ROLES, type Plan } from '../auth/permissions.js';
+import { ROLES } from '../auth/permissions.js';
+import { MEMORY_QUOTA, type Plan } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { ARTICLE_STATUSES } from '../entities/Article.js';

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
-import { PAID_PLANS, type Permission } from '../auth/permissions.js';
+import type { Permission } from '../auth/permissions.js';
+import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
@@ -151,7 +152,7 @@ export async function createArticle(ctx: RequestContext, scope: Scope, input: Cr
 /** The insert behind createArticle and approved new-draft proposals; call inside a transaction. */
 export async function insertArticle(em: EntityManager, scope: Scope, input: CreateArticleInput): Promise<Article> {
   const visibility = input.visibility ?? 'public';
-  if (visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  if (visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
   const section = await findVisibleSection(em, scope, input.section);
   if (!section) throw invalidField('section', `no section with key "${input.section}" (create it first: POST /sections)`);
   // Lock the section so concurrent creates and placements agree on positions.
@@ -198,7 +199,7 @@ export async function updateArticle(
   input: UpdateArticleInput,
   ifMatch?: string | null,
 ): Promise<Article> {
-  if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  if (input.visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
   return ctx.em.transactional(async (em) => {
     const article = await findArticle(em, scope, slug, true);
     refuseGenerated(article);

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Scope } from '../auth/authorize.js';
-import { MEMORY_QUOTA, type Plan } from '../auth/permissions.js';
+import { MEMORY_QUOTA, type Plan } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePlan, type Scope } from '../auth/authorize.js';
 import { articleVisible, sectionVisible, seesRestricted } from '../auth/visibility.js';
-import { PAID_PLANS } from '../auth/permissions.js';
+import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
 import { sql } from '../db/sql.js';
 import { Section, type Visibility } from '../entities/Section.js';
@@ -44,7 +44,7 @@ export async function createSection(ctx: RequestContext, scope: Scope, input: Cr
 
 /** The insert behind createSection and API-reference sections (`apiTag`); the caller has authorized. */
 export async function insertSection(ctx: RequestContext, scope: Scope, input: CreateSectionInput, apiTag: string | null): Promise<Section> {
-  if (input.visibility === 'restricted') requirePlan(scope, PAID_PLANS, 'Restricted visibility');
+  if (input.visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
   const key = input.key ? checkSlug(input.key, 'key') : null;
   return ctx.em.transactional((em) => addSection(em, ctx, scope, { ...input, key }, apiTag));
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServiceClient } from './app.js';
+import { PERMISSIONS } from '../../src/auth/permissions.js';
 
 const uniq = () => randomBytes(4).toString('hex');
 
@@ -69,25 +70,8 @@ export async function createKey(
   return { key: created.key, id: created.agentKey.id };
 }
 
-export const ALL_PERMISSIONS = [
-  'article.read',
-  'article.create',
-  'article.update',
-  'article.publish',
-  'proposal.read',
-  'proposal.create',
-  'section.create',
-  'upload.image',
-  'changelog.read',
-  'changelog.update',
-  'changelog.publish',
-  'memory.read',
-  'memory.write',
-  'search.read',
-  'content_gap.report',
-  'openapi.read',
-  'openapi.manage',
-];
+/** Every permission a key may carry (the service's own list). */
+export const ALL_PERMISSIONS: string[] = [...PERMISSIONS];
 
 export interface Tenant {
   org: Org;
