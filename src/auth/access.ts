@@ -22,7 +22,7 @@ export interface Access {
 /** Declares the permissions an operation needs (all of them), and whether the admin token may act through it over GraphQL. */
 export function Needs(permissions: readonly Permission[], options: Partial<Omit<Access, 'permissions'>> = {}): MethodDecorator {
   const access: Access = { permissions, plus: options.plus, adminMayAct: options.adminMayAct ?? false };
-  return Extensions({ access }) as MethodDecorator;
+  return Extensions({ access });
 }
 
 /** The access a schema field declares, if any. */

@@ -14,6 +14,7 @@ import {
 } from 'graphql';
 import { InvalidRequestError, type FieldIssue } from '../errors.js';
 import { checkRule } from './check.js';
+import { declaredRules } from './declared.js';
 import { describeRule, RULES, type Rule, type RuleName } from './rules.js';
 
 /** Arguments that mean the same on every field, by name (an `id` that is an Int is an entry id). */
@@ -25,70 +26,6 @@ const COMMON_ARGUMENTS: Record<string, RuleName> = {
   position: 'position',
 };
 const COMMON_INT_ARGUMENTS: Record<string, RuleName> = { id: 'entryId', position: 'position' };
-
-/** The arguments of root fields that carry their own rule. */
-const FIELD_ARGUMENTS: Record<string, Record<string, RuleName>> = {
-  auditEvents: { workspaceId: 'id', limit: 'auditLimit' },
-  organizations: { after: 'cursor' },
-  workspaces: { organizationId: 'id', after: 'cursor' },
-  members: { organizationId: 'id', role: 'role', after: 'cursor' },
-  agentKeys: { organizationId: 'id', memberId: 'id', workspaceId: 'id', after: 'cursor' },
-  // A note event's target is its path (up to 512 bytes).
-  auditTrail: { workspaceId: 'id', actor: 'role', action: 'name', targetType: 'name', targetId: 'notePath', after: 'cursor' },
-  usage: { workspaceId: 'id' },
-  changelogEntries: { limit: 'pageLimit' },
-  memoryNote: { path: 'notePath', ifNoneMatch: 'ifNoneMatch' },
-  memoryNoteHistory: { path: 'notePath', limit: 'pageLimit' },
-  memoryNoteRevision: { path: 'notePath', version: 'version' },
-  putMemoryNote: { ifMatch: 'ifMatch', ifNoneMatch: 'ifNoneMatch' },
-  memoryNotes: { prefix: 'notePrefix', tag: 'tag', kind: 'noteKindFilter', limit: 'pageLimit' },
-  searchMemory: { q: 'query', limit: 'searchLimit' },
-  myProposals: { limit: 'pageLimit' },
-  proposals: { limit: 'pageLimit' },
-  search: { q: 'query', limit: 'searchLimit' },
-  contentGapReports: { workspaceId: 'id' },
-  contentGapGroups: { workspaceId: 'id' },
-  searchAnalytics: { workspaceId: 'id', days: 'analyticsDays' },
-  webhooks: { organizationId: 'id' },
-  webhookDeliveries: { webhookId: 'id', limit: 'deliveryLimit' },
-  updateArticle: { ifMatch: 'ifMatch' },
-  articleRevisions: { limit: 'pageLimit' },
-  articleRevision: { version: 'version' },
-  articleDiff: { from: 'version', to: 'version' },
-  restoreArticle: { version: 'version', ifMatch: 'ifMatch' },
-  articleTree: { ifNoneMatch: 'ifNoneMatch' },
-  deleteMemoryNote: { path: 'notePath', ifMatch: 'ifMatch' },
-  rejectProposal: { reason: 'reason' },
-  contentGaps: { limit: 'pageLimit' },
-  proposeFromContentGap: { group: 'entryId' },
-  auditEventAdded: { workspaceId: 'id', action: 'name' },
-};
-
-/** The fields of input types. */
-const INPUT_FIELDS: Record<string, Record<string, RuleName>> = {
-  CreateOrganizationInput: { name: 'name', plan: 'plan' },
-  UpdateOrganizationInput: { plan: 'plan' },
-  CreateWorkspaceInput: { organizationId: 'id', name: 'name' },
-  CreateMemberInput: { organizationId: 'id', email: 'email', role: 'role' },
-  CreateAgentKeyInput: { memberId: 'id', name: 'name', permissions: 'permissions', workspaceId: 'id' },
-  UpdateMemberInput: { role: 'role' },
-  UpdateAgentKeyInput: { name: 'name' },
-  AttachSpecInput: { url: 'url', spec: 'spec' },
-  PlaceApiPageInput: { section: 'sectionKey', position: 'position' },
-  CreateApiSectionInput: { label: 'label', key: 'newSlug', tag: 'apiTag', position: 'position' },
-  CreateSectionInput: { label: 'label', key: 'newSlug', position: 'position' },
-  CreateArticleInput: { title: 'title', section: 'sectionKey', markdown: 'markdown' },
-  UpdateArticleInput: { title: 'title', markdown: 'markdown' },
-  PlaceArticleInput: { section: 'sectionKey', position: 'position' },
-  CreateChangelogEntryInput: { title: 'title', markdown: 'markdown', tags: 'changelogTags' },
-  UpdateChangelogEntryInput: { title: 'title', markdown: 'markdown', tags: 'changelogTags' },
-  PutMemoryNoteInput: { path: 'notePath', body: 'noteBody', kind: 'noteKind', links: 'noteLinks', tags: 'noteTags' },
-  CreateProposalInput: { article: 'articleRef', section: 'sectionKey', title: 'title', markdown: 'markdown', summary: 'summary' },
-  ContentGapInput: { question: 'question', slug: 'reportSlug' },
-  GapProposalInput: { title: 'title', section: 'sectionKey', markdown: 'markdown', summary: 'summary' },
-  CreateWebhookInput: { organizationId: 'id', workspaceId: 'id', url: 'url', events: 'events' },
-  UpdateWebhookInput: { url: 'url', events: 'events' },
-};
 
 /** Scalars that carry client-sized text (enums, Boolean, Int, Float and DateTime are bounded by their coercion). */
 const SIZED_SCALARS = new Set(['String', 'ID', 'JSON']);
@@ -103,28 +40,27 @@ const bound = new WeakMap<GraphQLArgument | GraphQLInputField, Rule>();
  * GraphQL, and REST and MCP which execute the same schema, refuse the same input alike.
  */
 export function applyInputContract(schema: GraphQLSchema): void {
+  const declared = declaredRules();
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith('__')) continue;
     if (isInputObjectType(type)) {
-      for (const field of Object.values(type.getFields())) bind(field, INPUT_FIELDS[type.name]?.[field.name], `${type.name}.${field.name}`);
+      const own = declared.inputs.get(type.name);
+      for (const field of Object.values(type.getFields())) bind(field, own?.get(field.name), `${type.name}.${field.name}`);
     } else if (isObjectType(type)) {
       for (const field of Object.values(type.getFields())) {
         if (!field.args.length) continue;
-        for (const arg of field.args) bind(arg, argumentRule(field.name, arg), `${type.name}.${field.name}(${arg.name}:)`);
+        const own = declared.args.get(field.name);
+        for (const arg of field.args) bind(arg, argumentRule(own, arg), `${type.name}.${field.name}(${arg.name}:)`);
         guard(field);
       }
     }
   }
-  for (const [name, fields] of Object.entries(INPUT_FIELDS)) {
-    const type = schema.getType(name);
-    if (!type || !isInputObjectType(type)) throw new Error(`input contract: no input type ${name}`);
-    for (const field of Object.keys(fields)) if (!type.getFields()[field]) throw new Error(`input contract: ${name} has no field ${field}`);
-  }
 }
 
-function argumentRule(fieldName: string, arg: GraphQLArgument): RuleName | undefined {
-  const own = FIELD_ARGUMENTS[fieldName]?.[arg.name];
-  if (own) return own;
+/** An argument's declared rule (`@InputRule` beside its `@Arg`), or the one every argument of its name has. */
+function argumentRule(own: Map<string, RuleName> | undefined, arg: GraphQLArgument): RuleName | undefined {
+  const rule = own?.get(arg.name);
+  if (rule) return rule;
   const named = getNamedType(arg.type).name;
   return named === 'Int' ? COMMON_INT_ARGUMENTS[arg.name] : COMMON_ARGUMENTS[arg.name];
 }

@@ -1,4 +1,5 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
@@ -13,49 +14,51 @@ import { WorkspaceUsage } from '../types/usage.js';
 
 @InputType()
 class CreateOrganizationInput {
-  @Field() name!: string;
-  @Field({ description: 'free | pro | enterprise' }) plan!: string;
+  @InputRule('name') @Field() name!: string;
+  @InputRule('plan') @Field({ description: 'free | pro | enterprise' }) plan!: string;
   @Field(() => Boolean, { nullable: true }) requireTwoFactor?: boolean | null;
 }
 
 @InputType()
 class UpdateOrganizationInput {
-  @Field(() => String, { nullable: true, description: 'free | pro | enterprise' }) plan?: string | null;
+  @InputRule('plan') @Field(() => String, { nullable: true, description: 'free | pro | enterprise' }) plan?: string | null;
   @Field(() => Boolean, { nullable: true }) requireTwoFactor?: boolean | null;
 }
 
 @InputType()
 class CreateWorkspaceInput {
-  @Field(() => ID) organizationId!: string;
-  @Field() name!: string;
+  @InputRule('id') @Field(() => ID) organizationId!: string;
+  @InputRule('name') @Field() name!: string;
 }
 
 @InputType()
 class CreateMemberInput {
-  @Field(() => ID) organizationId!: string;
-  @Field() email!: string;
-  @Field({ description: 'viewer | editor | admin | owner' }) role!: string;
+  @InputRule('id') @Field(() => ID) organizationId!: string;
+  @InputRule('email') @Field() email!: string;
+  @InputRule('role') @Field({ description: 'viewer | editor | admin | owner' }) role!: string;
   @Field(() => Boolean, { nullable: true }) twoFactorEnabled?: boolean | null;
 }
 
 @InputType()
 class CreateAgentKeyInput {
-  @Field(() => ID) memberId!: string;
-  @Field() name!: string;
-  @Field(() => [String]) permissions!: string[];
-  @Field(() => ID, { nullable: true, description: 'Bind the key to one workspace; omit for an org-wide key.' }) workspaceId?: string | null;
+  @InputRule('id') @Field(() => ID) memberId!: string;
+  @InputRule('name') @Field() name!: string;
+  @InputRule('permissions') @Field(() => [String]) permissions!: string[];
+  @InputRule('id')
+  @Field(() => ID, { nullable: true, description: 'Bind the key to one workspace; omit for an org-wide key.' })
+  workspaceId?: string | null;
   @Field(() => Date, { nullable: true }) expiresAt?: Date | null;
 }
 
 @InputType()
 class UpdateMemberInput {
-  @Field(() => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null;
+  @InputRule('role') @Field(() => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null;
   @Field(() => Boolean, { nullable: true }) twoFactorEnabled?: boolean | null;
 }
 
 @InputType()
 class UpdateAgentKeyInput {
-  @Field(() => String, { nullable: true }) name?: string | null;
+  @InputRule('name') @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => Date, { nullable: true, description: 'A future time; null: the key never expires; omitted: unchanged.' })
   expiresAt?: Date | null;
 }
@@ -138,7 +141,7 @@ export class AdminResolver {
   organizations(
     @Ctx() ctx: RequestContext,
     @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
-    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+    @InputRule('cursor') @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
   ) {
     return readModel.listOrganizations(ctx, { first, after });
   }
@@ -146,9 +149,9 @@ export class AdminResolver {
   @Query(() => WorkspaceConnection, { description: 'Workspaces, oldest first (admin token).' })
   workspaces(
     @Ctx() ctx: RequestContext,
-    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
     @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
-    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+    @InputRule('cursor') @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
   ) {
     return readModel.listWorkspaces(ctx, { organizationId, first, after });
   }
@@ -156,10 +159,10 @@ export class AdminResolver {
   @Query(() => MemberConnection, { description: 'Members, oldest first (admin token).' })
   members(
     @Ctx() ctx: RequestContext,
-    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
-    @Arg('role', () => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null,
+    @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @InputRule('role') @Arg('role', () => String, { nullable: true, description: 'viewer | editor | admin | owner' }) role?: string | null,
     @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
-    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+    @InputRule('cursor') @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
   ) {
     return readModel.listMembers(ctx, { organizationId, role, first, after });
   }
@@ -167,13 +170,15 @@ export class AdminResolver {
   @Query(() => AgentKeyConnection, { description: 'Agent keys, oldest first, never their secret (admin token).' })
   agentKeys(
     @Ctx() ctx: RequestContext,
-    @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
-    @Arg('memberId', () => ID, { nullable: true }) memberId?: string | null,
-    @Arg('workspaceId', () => ID, { nullable: true, description: 'Keys bound to this workspace.' }) workspaceId?: string | null,
+    @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @InputRule('id') @Arg('memberId', () => ID, { nullable: true }) memberId?: string | null,
+    @InputRule('id')
+    @Arg('workspaceId', () => ID, { nullable: true, description: 'Keys bound to this workspace.' })
+    workspaceId?: string | null,
     @Arg('revoked', () => Boolean, { nullable: true, description: 'true: revoked keys only; false: unrevoked only.' })
     revoked?: boolean | null,
     @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
-    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+    @InputRule('cursor') @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
   ) {
     return readModel.listAgentKeys(ctx, { organizationId, memberId, workspaceId, revoked, first, after });
   }
@@ -181,15 +186,18 @@ export class AdminResolver {
   @Query(() => AuditEventConnection, { description: 'Audit events, newest first, filtered (admin token).' })
   auditTrail(
     @Ctx() ctx: RequestContext,
-    @Arg('workspaceId', () => ID, { nullable: true }) workspaceId?: string | null,
-    @Arg('actor', () => String, { nullable: true, description: 'agent | admin' }) actor?: string | null,
-    @Arg('action', () => String, { nullable: true, description: 'An event type, e.g. agent_key.revoked.' }) action?: string | null,
-    @Arg('targetType', () => String, { nullable: true }) targetType?: string | null,
-    @Arg('targetId', () => String, { nullable: true }) targetId?: string | null,
+    @InputRule('id') @Arg('workspaceId', () => ID, { nullable: true }) workspaceId?: string | null,
+    @InputRule('role') @Arg('actor', () => String, { nullable: true, description: 'agent | admin' }) actor?: string | null,
+    @InputRule('name')
+    @Arg('action', () => String, { nullable: true, description: 'An event type, e.g. agent_key.revoked.' })
+    action?: string | null,
+    @InputRule('name') @Arg('targetType', () => String, { nullable: true }) targetType?: string | null,
+    // A note event's target is its path (up to 512 bytes).
+    @InputRule('notePath') @Arg('targetId', () => String, { nullable: true }) targetId?: string | null,
     @Arg('from', () => Date, { nullable: true, description: 'Events at or after this time.' }) from?: Date | null,
     @Arg('to', () => Date, { nullable: true, description: 'Events before this time.' }) to?: Date | null,
     @Arg('first', () => Int, { nullable: true, description: PAGE.first }) first?: number | null,
-    @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
+    @InputRule('cursor') @Arg('after', () => String, { nullable: true, description: PAGE.after }) after?: string | null,
   ) {
     return readModel.listAuditTrail(ctx, { workspaceId, actor, action, targetType, targetId, from, to, first, after });
   }
@@ -197,15 +205,15 @@ export class AdminResolver {
   @Query(() => WorkspaceUsage, {
     description: 'What a workspace uses: notes against the quota, uploads, articles, searches (admin token).',
   })
-  usage(@Ctx() ctx: RequestContext, @Arg('workspaceId', () => ID) workspaceId: string) {
+  usage(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string) {
     return readModel.workspaceUsage(ctx, workspaceId);
   }
 
   @Query(() => [AuditEvent], { description: 'Audit trail of a workspace, newest first (admin token).' })
   async auditEvents(
     @Ctx() ctx: RequestContext,
-    @Arg('workspaceId', () => ID) workspaceId: string,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
+    @InputRule('auditLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ) {
     requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');

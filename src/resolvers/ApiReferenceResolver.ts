@@ -1,29 +1,36 @@
 import { GraphQLJSON } from 'graphql-scalars';
 import { Arg, Ctx, Field, InputType, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
+import { InputRule } from '../contract/declared.js';
+import { Caller, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { ApiPage, ApiSection, ApiSpecStatus, DetachedSpec, SyncPlan } from '../types/apiReference.js';
 import * as api from '../services/apiReference.js';
 
 @InputType({ description: 'Exactly one of url and spec.' })
 class AttachSpecInput {
-  @Field(() => String, { nullable: true, description: 'http(s) URL to fetch the spec from (public addresses only).' }) url?: string | null;
-  @Field(() => GraphQLJSON, { nullable: true, description: 'The spec as JSON or YAML text, or as an object.' }) spec?: unknown;
+  @InputRule('url')
+  @Field(() => String, { nullable: true, description: 'http(s) URL to fetch the spec from (public addresses only).' })
+  url?: string | null;
+  @InputRule('spec')
+  @Field(() => GraphQLJSON, { nullable: true, description: 'The spec as JSON or YAML text, or as an object.' })
+  spec?: unknown;
 }
 
 @InputType()
 class PlaceApiPageInput {
-  @Field(() => String, { nullable: true, description: 'Target section key; default: the current one.' }) section?: string | null;
-  @Field(() => Int, { nullable: true }) position?: number | null;
+  @InputRule('sectionKey') @Field(() => String, { nullable: true, description: 'Target section key; default: the current one.' }) section?:
+    string | null;
+  @InputRule('position') @Field(() => Int, { nullable: true }) position?: number | null;
 }
 
 @InputType()
 class CreateApiSectionInput {
-  @Field() label!: string;
-  @Field(() => String, { nullable: true }) key?: string | null;
-  @Field(() => String, { nullable: true, description: 'The OpenAPI tag whose operations the section collects; default: the label.' }) tag?:
-    string | null;
-  @Field(() => Int, { nullable: true }) position?: number | null;
+  @InputRule('label') @Field() label!: string;
+  @InputRule('newSlug') @Field(() => String, { nullable: true }) key?: string | null;
+  @InputRule('apiTag')
+  @Field(() => String, { nullable: true, description: 'The OpenAPI tag whose operations the section collects; default: the label.' })
+  tag?: string | null;
+  @InputRule('position') @Field(() => Int, { nullable: true }) position?: number | null;
 }
 
 /** Generated API-reference pages, endpoints 22–29; rules live in services/apiReference.ts. */

@@ -1,5 +1,6 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
-import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
+import { InputRule } from '../contract/declared.js';
+import { Caller, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import { Section, type Visibility } from '../entities/Section.js';
@@ -30,32 +31,36 @@ registerEnumType(VisibilityValue, {
 
 @InputType()
 class CreateSectionInput {
-  @Field() label!: string;
-  @Field(() => String, { nullable: true, description: 'Slug; generated from the label when omitted.' }) key?: string | null;
+  @InputRule('label') @Field() label!: string;
+  @InputRule('newSlug') @Field(() => String, { nullable: true, description: 'Slug; generated from the label when omitted.' }) key?:
+    string | null;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
-  @Field(() => Int, { nullable: true, description: '0-based sidebar position; default: last.' }) position?: number | null;
+  @InputRule('position') @Field(() => Int, { nullable: true, description: '0-based sidebar position; default: last.' }) position?:
+    number | null;
 }
 
 @InputType()
 class CreateArticleInput {
-  @Field() title!: string;
-  @Field({ description: 'Key of an existing section.' }) section!: string;
-  @Field() markdown!: string;
+  @InputRule('title') @Field() title!: string;
+  @InputRule('sectionKey') @Field({ description: 'Key of an existing section.' }) section!: string;
+  @InputRule('markdown') @Field() markdown!: string;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility | null;
 }
 
 @InputType()
 class UpdateArticleInput {
-  @Field({ nullable: true }) title?: string;
-  @Field({ nullable: true }) markdown?: string;
+  @InputRule('title') @Field({ nullable: true }) title?: string;
+  @InputRule('markdown') @Field({ nullable: true }) markdown?: string;
   @Field(() => VisibilityValue, { nullable: true }) visibility?: Visibility;
   @Field(() => ArticleStatusValue, { nullable: true }) status?: ArticleStatus;
 }
 
 @InputType()
 class PlaceArticleInput {
-  @Field({ description: 'Key of the target section (may be the current one).' }) section!: string;
-  @Field(() => Int, { nullable: true, description: '0-based position in the target section; default: last.' }) position?: number | null;
+  @InputRule('sectionKey') @Field({ description: 'Key of the target section (may be the current one).' }) section!: string;
+  @InputRule('position')
+  @Field(() => Int, { nullable: true, description: '0-based position in the target section; default: last.' })
+  position?: number | null;
 }
 
 @ObjectType({ description: 'A sidebar section with its articles, in order.' })
@@ -88,6 +93,7 @@ export class ArticleResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('status', () => ArticleStatusValue, { nullable: true }) status?: ArticleStatus | null,
+    @InputRule('ifNoneMatch')
     @Arg('ifNoneMatch', () => String, {
       nullable: true,
       description:
@@ -117,6 +123,7 @@ export class ArticleResolver {
     @Caller() scope: Scope,
     @Arg('slug') slug: string,
     @Arg('input', () => UpdateArticleInput) input: UpdateArticleInput,
+    @InputRule('ifMatch')
     @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the edit is based on ("v<version>"); 412 when it is stale.' })
     ifMatch?: string | null,
   ) {
@@ -145,7 +152,7 @@ export class ArticleResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('slug') slug: string,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @InputRule('pageLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
     return history.articleRevisions(ctx, scope, slug, { limit, cursor });
@@ -157,7 +164,7 @@ export class ArticleResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('slug') slug: string,
-    @Arg('version', () => Int) version: number,
+    @InputRule('version') @Arg('version', () => Int) version: number,
   ) {
     return history.articleRevision(ctx, scope, slug, version);
   }
@@ -168,8 +175,8 @@ export class ArticleResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('slug') slug: string,
-    @Arg('from', () => Int) from: number,
-    @Arg('to', () => Int, { nullable: true, description: 'Default: the current version.' }) to?: number | null,
+    @InputRule('version') @Arg('from', () => Int) from: number,
+    @InputRule('version') @Arg('to', () => Int, { nullable: true, description: 'Default: the current version.' }) to?: number | null,
   ) {
     return history.articleDiff(ctx, scope, slug, from, to);
   }
@@ -180,7 +187,8 @@ export class ArticleResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('slug') slug: string,
-    @Arg('version', () => Int) version: number,
+    @InputRule('version') @Arg('version', () => Int) version: number,
+    @InputRule('ifMatch')
     @Arg('ifMatch', () => String, { nullable: true, description: 'The ETag the restore is based on ("v<version>"); 412 when it is stale.' })
     ifMatch?: string | null,
   ) {

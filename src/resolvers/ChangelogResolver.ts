@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
@@ -13,20 +14,20 @@ registerEnumType(ChangelogStatusValue, { name: 'ChangelogStatus', description: '
 
 @InputType()
 class CreateChangelogEntryInput {
-  @Field() title!: string;
-  @Field() markdown!: string;
+  @InputRule('title') @Field() title!: string;
+  @InputRule('markdown') @Field() markdown!: string;
   @Field(() => ChangelogStatusValue) status!: ChangelogStatus;
-  @Field(() => [String]) tags!: string[];
+  @InputRule('changelogTags') @Field(() => [String]) tags!: string[];
   @Field(() => Date, { nullable: true, description: 'Publication time; a published entry without one gets now.' })
   publishedAt!: Date | null;
 }
 
 @InputType()
 class UpdateChangelogEntryInput {
-  @Field({ nullable: true }) title?: string;
-  @Field({ nullable: true }) markdown?: string;
+  @InputRule('title') @Field({ nullable: true }) title?: string;
+  @InputRule('markdown') @Field({ nullable: true }) markdown?: string;
   @Field(() => ChangelogStatusValue, { nullable: true }) status?: ChangelogStatus;
-  @Field(() => [String], { nullable: true }) tags?: string[];
+  @InputRule('changelogTags') @Field(() => [String], { nullable: true }) tags?: string[];
   @Field(() => Date, { nullable: true }) publishedAt?: Date | null;
 }
 
@@ -34,7 +35,7 @@ class UpdateChangelogEntryInput {
 class ListChangelogArgs {
   @Field(() => String, { description: 'Workspace id, or "-" for the key\'s bound workspace.' }) workspace!: string;
   @Field(() => Boolean, { nullable: true, description: 'Include drafts (honoured only with changelog.update).' }) drafts?: boolean | null;
-  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @InputRule('pageLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 

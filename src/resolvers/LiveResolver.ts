@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars -- the arguments are declared here and read by each `subscribe` */
 import { Arg, Field, ID, Int, ObjectType, Resolver, Root, Subscription } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import type { RequestContext } from '../context.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import { ContentGapGroup } from '../entities/ContentGap.js';
@@ -39,7 +40,8 @@ export class LiveResolver {
   })
   auditEventAdded(
     @Root() event: AuditEvent,
-    @Arg('workspaceId', () => ID) _workspaceId: string,
+    @InputRule('id') @Arg('workspaceId', () => ID) _workspaceId: string,
+    @InputRule('name')
     @Arg('action', () => String, { nullable: true, description: 'Only events of this type, e.g. proposal.created.' })
     _action?: string | null,
   ): AuditEvent {

@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import {
@@ -16,28 +17,30 @@ import { SearchModeValue, type SearchMode } from '../types/search.js';
 
 @InputType({ description: 'A note to create (new path) or update (existing path).' })
 class PutMemoryNoteInput {
-  @Field() path!: string;
-  @Field({ description: 'Markdown.' }) body!: string;
-  @Field() kind!: string;
-  @Field(() => [String]) links!: string[];
-  @Field(() => [String]) tags!: string[];
+  @InputRule('notePath') @Field() path!: string;
+  @InputRule('noteBody') @Field({ description: 'Markdown.' }) body!: string;
+  @InputRule('noteKind') @Field() kind!: string;
+  @InputRule('noteLinks') @Field(() => [String]) links!: string[];
+  @InputRule('noteTags') @Field(() => [String]) tags!: string[];
 }
 
 @ArgsType()
 class MemoryIndexArgs {
   @Field() workspace!: string;
-  @Field(() => String, { nullable: true, description: 'Directory-like prefix: "ops" matches "ops" and "ops/…".' }) prefix?: string | null;
-  @Field(() => String, { nullable: true }) tag?: string | null;
-  @Field(() => String, { nullable: true }) kind?: string | null;
-  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @InputRule('notePrefix')
+  @Field(() => String, { nullable: true, description: 'Directory-like prefix: "ops" matches "ops" and "ops/…".' })
+  prefix?: string | null;
+  @InputRule('tag') @Field(() => String, { nullable: true }) tag?: string | null;
+  @InputRule('noteKindFilter') @Field(() => String, { nullable: true }) kind?: string | null;
+  @InputRule('pageLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
 @ArgsType()
 class MemoryHistoryArgs {
   @Field() workspace!: string;
-  @Field() path!: string;
-  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @InputRule('notePath') @Field() path!: string;
+  @InputRule('pageLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
@@ -46,13 +49,13 @@ const IF_MATCH = 'The ETag the write is based on ("v<version>", several comma-se
 @ArgsType()
 class MemorySearchArgs {
   @Field() workspace!: string;
-  @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
+  @InputRule('query') @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
   @Field(() => SearchModeValue, {
     nullable: true,
     description: 'fulltext (default), semantic (by embedding similarity), or hybrid: both rankings fused by reciprocal rank.',
   })
   mode?: SearchMode | null;
-  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @InputRule('searchLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
@@ -70,7 +73,8 @@ export class MemoryResolver {
   memoryNote(
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
-    @Arg('path') path: string,
+    @InputRule('notePath') @Arg('path') path: string,
+    @InputRule('ifNoneMatch')
     @Arg('ifNoneMatch', () => String, { nullable: true, description: 'An ETag you hold: the not_modified error while it is current.' })
     ifNoneMatch?: string | null,
   ) {
@@ -92,8 +96,8 @@ export class MemoryResolver {
   memoryNoteRevision(
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
-    @Arg('path') path: string,
-    @Arg('version', () => Int) version: number,
+    @InputRule('notePath') @Arg('path') path: string,
+    @InputRule('version') @Arg('version', () => Int) version: number,
   ) {
     return history.noteRevision(ctx, scope, path, version);
   }
@@ -116,7 +120,10 @@ export class MemoryResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('input', () => PutMemoryNoteInput) input: PutMemoryNoteInput,
-    @Arg('ifMatch', () => String, { nullable: true, description: `${IF_MATCH} Never creates.` }) ifMatch?: string | null,
+    @InputRule('ifMatch')
+    @Arg('ifMatch', () => String, { nullable: true, description: `${IF_MATCH} Never creates.` })
+    ifMatch?: string | null,
+    @InputRule('ifNoneMatch')
     @Arg('ifNoneMatch', () => String, {
       nullable: true,
       description: '`*`: create only (412 when a note has the path); ETags: 412 when the note is at one of them.',
@@ -131,8 +138,8 @@ export class MemoryResolver {
   deleteMemoryNote(
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
-    @Arg('path') path: string,
-    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string | null,
+    @InputRule('notePath') @Arg('path') path: string,
+    @InputRule('ifMatch') @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string | null,
   ) {
     return memory.deleteNote(ctx, scope, path, ifMatch);
   }

@@ -1,5 +1,6 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
-import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
+import { InputRule } from '../contract/declared.js';
+import { Caller, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
@@ -16,11 +17,13 @@ registerEnumType(ProposalStatusValue, { name: 'ProposalStatus' });
   description: 'An edit (name `article`, send `title` and/or `markdown`) or a new draft (send `section`, `title`, `markdown`).',
 })
 class CreateProposalInput {
-  @Field(() => String, { nullable: true, description: 'Slug of the article to edit; omit for a new draft.' }) article?: string | null;
-  @Field(() => String, { nullable: true, description: 'Section key of a new draft.' }) section?: string | null;
-  @Field(() => String, { nullable: true }) title?: string | null;
-  @Field(() => String, { nullable: true }) markdown?: string | null;
-  @Field({ description: 'What the change does and why, for the reviewer.' }) summary!: string;
+  @InputRule('articleRef')
+  @Field(() => String, { nullable: true, description: 'Slug of the article to edit; omit for a new draft.' })
+  article?: string | null;
+  @InputRule('sectionKey') @Field(() => String, { nullable: true, description: 'Section key of a new draft.' }) section?: string | null;
+  @InputRule('title') @Field(() => String, { nullable: true }) title?: string | null;
+  @InputRule('markdown') @Field(() => String, { nullable: true }) markdown?: string | null;
+  @InputRule('summary') @Field({ description: 'What the change does and why, for the reviewer.' }) summary!: string;
 }
 
 @ObjectType()
@@ -35,7 +38,7 @@ export class ProposalResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @InputRule('pageLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
     return proposals.listMyProposals(ctx, scope, { status, limit, cursor });
@@ -47,7 +50,7 @@ export class ProposalResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('status', () => ProposalStatusValue, { nullable: true }) status?: ProposalStatus | null,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @InputRule('pageLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
     return proposals.listAllProposals(ctx, scope, { status, limit, cursor });
@@ -73,7 +76,7 @@ export class ProposalResolver {
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
     @Arg('id', () => Int) id: number,
-    @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string,
+    @InputRule('reason') @Arg('reason', { description: 'Why, for the proposer (at most 1,000 characters).' }) reason: string,
   ) {
     return proposals.rejectProposal(ctx, scope, id, reason);
   }

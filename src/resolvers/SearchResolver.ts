@@ -1,4 +1,5 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
@@ -16,7 +17,7 @@ import * as searchService from '../services/search.js';
 @ArgsType()
 class SearchArgs {
   @Field() workspace!: string;
-  @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
+  @InputRule('query') @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
   @Field(() => Boolean, { nullable: true, description: 'Rank by embedding similarity (falls back to full text).' }) semantic?:
     boolean | null;
   @Field(() => SearchModeValue, {
@@ -24,23 +25,25 @@ class SearchArgs {
     description: 'fulltext (default), semantic (as semantic: true), or hybrid: both rankings fused by reciprocal rank.',
   })
   mode?: SearchMode | null;
-  @Field(() => Int, { nullable: true }) limit?: number | null;
+  @InputRule('searchLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
 }
 
 @InputType()
 class ContentGapInput {
-  @Field(() => String, { nullable: true, description: 'The question as asked; only the first 256 characters are kept.' }) question?:
+  @InputRule('question')
+  @Field(() => String, { nullable: true, description: 'The question as asked; only the first 256 characters are kept.' })
+  question?: string | null;
+  @InputRule('reportSlug') @Field(() => String, { nullable: true, description: 'Slug of the article that came closest.' }) slug?:
     string | null;
-  @Field(() => String, { nullable: true, description: 'Slug of the article that came closest.' }) slug?: string | null;
 }
 
 @InputType()
 class GapProposalInput {
-  @Field() title!: string;
-  @Field({ description: 'Key of the section of the new draft.' }) section!: string;
-  @Field() markdown!: string;
-  @Field({ description: 'What the draft answers, for the reviewer.' }) summary!: string;
+  @InputRule('title') @Field() title!: string;
+  @InputRule('sectionKey') @Field({ description: 'Key of the section of the new draft.' }) section!: string;
+  @InputRule('markdown') @Field() markdown!: string;
+  @InputRule('summary') @Field({ description: 'What the draft answers, for the reviewer.' }) summary!: string;
 }
 
 @ObjectType()
@@ -69,7 +72,7 @@ export class SearchResolver {
   contentGaps(
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
+    @InputRule('pageLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
     return gaps.listOpenGaps(ctx, scope, { limit, cursor });
@@ -82,7 +85,7 @@ export class SearchResolver {
   proposeFromContentGap(
     @Ctx() ctx: RequestContext,
     @Caller() scope: Scope,
-    @Arg('group', () => Int) group: number,
+    @InputRule('entryId') @Arg('group', () => Int) group: number,
     @Arg('input', () => GapProposalInput) input: GapProposalInput,
   ) {
     return gaps.proposeFromGap(ctx, scope, group, input);
@@ -94,8 +97,8 @@ export class SearchResolver {
   })
   searchAnalytics(
     @Ctx() ctx: RequestContext,
-    @Arg('workspaceId', () => ID) workspaceId: string,
-    @Arg('days', () => Int, { defaultValue: 7, description: 'How many days back (1–90).' }) days: number,
+    @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
+    @InputRule('analyticsDays') @Arg('days', () => Int, { defaultValue: 7, description: 'How many days back (1–90).' }) days: number,
   ) {
     requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
@@ -103,7 +106,7 @@ export class SearchResolver {
   }
 
   @Query(() => [ContentGapReport], { description: 'Content-gap reports of a workspace, newest first (admin token).' })
-  contentGapReports(@Ctx() ctx: RequestContext, @Arg('workspaceId', () => ID) workspaceId: string) {
+  contentGapReports(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string) {
     requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return gaps.listReports(ctx.em, workspaceId);
@@ -114,7 +117,7 @@ export class SearchResolver {
   })
   contentGapGroups(
     @Ctx() ctx: RequestContext,
-    @Arg('workspaceId', () => ID) workspaceId: string,
+    @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @Arg('includeResolved', { defaultValue: false }) includeResolved: boolean,
   ) {
     requireAdmin(ctx);

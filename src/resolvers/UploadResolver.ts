@@ -1,6 +1,6 @@
 import { GraphQLUpload, type FileUpload } from 'graphql-upload-minimal';
 import { Arg, Ctx, Field, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
-import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
+import { Caller, Needs, type Scope } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import * as uploads from '../services/uploads.js';
 

@@ -1,22 +1,25 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
 import type { RequestContext } from '../context.js';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import * as webhooks from '../services/webhooks.js';
 
 @InputType()
 class CreateWebhookInput {
-  @Field(() => ID) organizationId!: string;
-  @Field(() => ID, { nullable: true, description: "Only this workspace's events; omit for the whole organization." }) workspaceId?:
-    string | null;
-  @Field() url!: string;
-  @Field(() => [String], { nullable: true, description: 'Event types or "resource.*" filters; omit for every event.' }) events?:
-    string[] | null;
+  @InputRule('id') @Field(() => ID) organizationId!: string;
+  @InputRule('id')
+  @Field(() => ID, { nullable: true, description: "Only this workspace's events; omit for the whole organization." })
+  workspaceId?: string | null;
+  @InputRule('url') @Field() url!: string;
+  @InputRule('events')
+  @Field(() => [String], { nullable: true, description: 'Event types or "resource.*" filters; omit for every event.' })
+  events?: string[] | null;
 }
 
 @InputType()
 class UpdateWebhookInput {
-  @Field(() => String, { nullable: true }) url?: string | null;
-  @Field(() => [String], { nullable: true }) events?: string[] | null;
+  @InputRule('url') @Field(() => String, { nullable: true }) url?: string | null;
+  @InputRule('events') @Field(() => [String], { nullable: true }) events?: string[] | null;
   @Field(() => Boolean, { nullable: true, description: 'true: receive every event again (clears the filter).' }) allEvents?: boolean | null;
   @Field(() => Boolean, { nullable: true }) enabled?: boolean | null;
 }
@@ -56,7 +59,7 @@ export class WebhookResolver {
   }
 
   @Query(() => [Webhook])
-  webhooks(@Ctx() ctx: RequestContext, @Arg('organizationId', () => ID) organizationId: string) {
+  webhooks(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('organizationId', () => ID) organizationId: string) {
     return webhooks.listWebhooks(ctx, organizationId);
   }
 
@@ -65,8 +68,8 @@ export class WebhookResolver {
   })
   webhookDeliveries(
     @Ctx() ctx: RequestContext,
-    @Arg('webhookId', () => ID) webhookId: string,
-    @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
+    @InputRule('id') @Arg('webhookId', () => ID) webhookId: string,
+    @InputRule('deliveryLimit') @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
   ) {
     return webhooks.listDeliveries(ctx, webhookId, Math.min(Math.max(limit, 1), 500));
   }

@@ -4,6 +4,9 @@ import { checkRule, codePointsOver, jsonSizeOver, stringIssue } from '../../src/
 import { applyInputContract } from '../../src/contract/graphql.js';
 import { RULES, SAY } from '../../src/contract/rules.js';
 import type { FieldIssue } from '../../src/errors.js';
+// Input rules are declared beside the resolvers' arguments: load one resolver's declarations (memoryNote(path:) is a notePath).
+import 'reflect-metadata';
+import '../../src/resolvers/MemoryResolver.js';
 
 describe('the input contract', () => {
   it('counts code points like JSON Schema, without reading more than it needs', () => {
