@@ -33,12 +33,3 @@ export function fuseRankings<T>(fullText: T[], semantic: T[], key: (item: T) => 
   add(semantic, SEMANTIC_WEIGHT, fullText.length);
   return [...fused.values()].sort((a, b) => b.score - a.score || a.first - b.first).map(({ item, score }) => ({ item, score }));
 }
-
-/**
- * The same fused score as `fuseRankings`, as an SQL expression over two 1-based rank columns (null
- * where that ranking lacks the item). Float8 arithmetic in the same order as the JavaScript, so
- * scores and ties are identical.
- */
-export function fusedScoreSql(fullTextRank: string, semanticRank: string): string {
-  return `coalesce(1::float8 / (${RRF_K} + ${fullTextRank}), 0) + coalesce(${SEMANTIC_WEIGHT}::float8 / (${RRF_K} + ${semanticRank}), 0)`;
-}

@@ -15,12 +15,13 @@ import {
 } from '../errors.js';
 import { etagMatches, versionEtag, versionsNamed } from '../etag.js';
 import { RULES } from '../contract/rules.js';
-import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../pagination.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { pgArray, sql } from '../db/sql.js';
 import { auditedWrite } from './audit.js';
 import { nearKeys, nearKeysParam, similarNotes, trigrams } from './nearDuplicates.js';
 import type { MemoryIndexEntry, MemorySearchHit, MemorySearchPage } from '../types/memory.js';
 import type { FallbackReason, SearchMode } from '../types/search.js';
+import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
 import { semanticNeighbours } from './search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, UNEMBED_DELETED } from '../search/vectors.js';
@@ -436,7 +437,7 @@ export async function searchNotes(
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
   const size = pageSize(args.limit, RULES.searchLimit);
-  const [offset, cursorRanking]: [number, SearchMode | null] = args.cursor ? decodeNoteCursor(args.cursor) : [0, null];
+  const { offset, ranking: cursorRanking } = args.cursor ? readSearchCursor(args.cursor) : { offset: 0, ranking: null };
   // A later page keeps the ranking its cursor was made by, whatever `mode` says.
   const mode: SearchMode = cursorRanking ?? args.mode ?? 'fulltext';
   let fallbackReason: FallbackReason | null = null;
@@ -470,7 +471,7 @@ export async function searchNotes(
       );
       const hits = rows.map((r) => noteHit({ ...r, score: pageItems[Number(r.ord) - 1].score }));
       const more = ranked.length > offset + size;
-      return { items: hits, nextCursor: more ? encodeCursor([offset + size, mode]) : null, ranking: mode, fallbackReason: null };
+      return { items: hits, nextCursor: more ? searchCursor(offset + size, mode, mode) : null, ranking: mode, fallbackReason: null };
     }
   }
   const rows = await sql<NoteHitRow>(
@@ -489,9 +490,12 @@ export async function searchNotes(
     [q, scope.workspaceId, size + 1, offset],
   );
   const items = rows.slice(0, size).map(noteHit);
-  // A full-text page after a fallback keeps the fallback's ranking in its cursor, so later pages continue it.
-  const position = fallbackReason ? [offset + size, 'fulltext'] : [offset + size];
-  return { items, nextCursor: rows.length > size ? encodeCursor(position) : null, ranking: 'fulltext', fallbackReason };
+  return {
+    items,
+    nextCursor: rows.length > size ? searchCursor(offset + size, 'fulltext', mode) : null,
+    ranking: 'fulltext',
+    fallbackReason,
+  };
 }
 
 /** Workspaces whose notes this process knows to be embedded (the flag never turns off). */
@@ -533,22 +537,6 @@ const QUEUE_UNEMBEDDED_NOTES = ENQUEUE_EMBEDDING(
       and not exists (select 1 from embeddings e where e.item_type = 'note' and e.item_id = n.id)
       and not exists (select 1 from embedding_queue q where q.item_type = 'note' and q.item_id = n.id)`,
 );
-
-/** `[offset]` (full text) or `[offset, ranking]`: the offset and the ranking; else a 400 naming `cursor`. */
-function decodeNoteCursor(cursor: string): [number, SearchMode] {
-  let decoded: [number, string];
-  try {
-    decoded = [decodeCursor<[number]>(cursor, ['number'])[0], 'fulltext']; // full text's own shape
-  } catch {
-    decoded = decodeCursor<[number, string]>(cursor, ['number', 'string']);
-  }
-  const [offset, ranking] = decoded;
-  if (!Number.isInteger(offset) || offset < 0 || !RANKINGS.includes(ranking as SearchMode))
-    throw invalidField('cursor', 'is not a cursor returned by this search');
-  return [offset, ranking as SearchMode];
-}
-
-const RANKINGS: SearchMode[] = ['fulltext', 'semantic', 'hybrid'];
 
 /** Ids of the best `limit` full-text matches (the hybrid's full-text ranking: no snippets). */
 async function noteFullTextIds(ctx: RequestContext, workspaceId: string, q: string, limit: number): Promise<number[]> {

@@ -4,11 +4,12 @@ import type { RequestContext } from '../context.js';
 import { pgArray, sql, sqlRelaxed } from '../db/sql.js';
 import { invalidField } from '../errors.js';
 import { RULES } from '../contract/rules.js';
-import { decodeCursor, encodeCursor, pageSize } from '../pagination.js';
+import { pageSize } from '../pagination.js';
+import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { headlineSql, safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
-import { fusedScoreSql, HYBRID_DEPTH } from '../search/fusion.js';
+import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
 import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { ENQUEUE_EMBEDDING, signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 
@@ -32,19 +33,19 @@ export async function search(
   if (!q) throw invalidField('q', 'must not be empty');
   if (args.semantic && args.mode && args.mode !== 'semantic')
     throw invalidField('semantic', `semantic=true asks for mode=semantic, but mode=${args.mode} was sent; send one of them`);
-  const mode: SearchMode = args.mode ?? (args.semantic ? 'semantic' : 'fulltext');
   const size = pageSize(args.limit, RULES.searchLimit);
-  const [offset, cursorRanking] = args.cursor ? decodeCursor<[number, string]>(args.cursor, ['number', 'string']) : [0, null];
-  if (!Number.isInteger(offset) || offset < 0) throw invalidField('cursor', 'is not a cursor returned by this search');
+  const { offset, ranking: cursorRanking } = args.cursor ? readSearchCursor(args.cursor) : { offset: 0, ranking: null };
+  // A later page keeps the ranking its cursor was made by, whatever `mode` says.
+  const mode: SearchMode = cursorRanking ?? args.mode ?? (args.semantic ? 'semantic' : 'fulltext');
 
   let result: SearchPage | null = null;
   let fallbackReason: FallbackReason | null = null;
-  if (mode !== 'fulltext' && cursorRanking !== 'fulltext') {
+  if (mode !== 'fulltext') {
     const ranked = mode === 'hybrid' ? await hybridSearch(ctx, scope, q, size, offset) : await semanticSearch(ctx, scope, q, size, offset);
     if ('reason' in ranked) fallbackReason = ranked.reason;
     else result = { ...ranked, ranking: mode, fallbackReason: null };
   }
-  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset)), ranking: 'fulltext', fallbackReason };
+  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset, mode)), ranking: 'fulltext', fallbackReason };
   result.suggestions = !result.items.length && offset === 0 ? await suggestQueries(ctx.db, scope, q) : [];
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
   return result;
@@ -64,8 +65,9 @@ export async function search(
  * then a sequential scan, a rare one the GIN index, and a query of several words drops the
  * shortcut at plan time. Ranking runs on narrow rows; snippets are made for the page only.
  */
-async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number) {
-  return page(scope, await fullTextRows(ctx, scope, q, size, offset, true), size, offset, 'fulltext');
+async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, asked: SearchMode) {
+  const rows = await fullTextRows(ctx, scope, q, size, offset, true);
+  return page(scope, rows, size, offset, 'fulltext', rows.length > size, asked);
 }
 
 /** The full-text ranking's rows from `offset`: `size` of them and one more, with snippets when asked. */
@@ -204,14 +206,14 @@ async function visibleHits(
 }
 
 /**
- * Hybrid ranking: weighted reciprocal rank fusion of the full-text and the embedding rankings
- * (each item scores 1 / (5 + its full-text rank) + 0.25 / (5 + its semantic rank), for the rankings
- * that have it; ties keep full-text order).
+ * Hybrid ranking: the full-text and the embedding rankings fused by fuseRankings (weighted
+ * reciprocal rank fusion, as memory search fuses), then paged like any ranking.
  * Falls back to full text only when embeddings cannot be used at all (embedder unavailable, items
  * pending); a query nothing is semantically close to fuses full text alone.
  *
- * Both rankings are asked at once (full text while the question is embedded); one more statement
- * then keeps the semantic neighbours this key may see, fuses, pages and makes the snippets.
+ * Both rankings are asked at once (full text while the question is embedded); the semantic
+ * neighbours this key may see are kept, in their order; the page of the fused ranking then gets
+ * its titles, slugs and snippets.
  */
 async function hybridSearch(
   ctx: RequestContext,
@@ -227,57 +229,36 @@ async function hybridSearch(
   ]);
   if ('reason' in neighbours) return neighbours;
   const fullTextRanking = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  if (!fullTextRanking.length && !neighbours.length) return { items: [], nextCursor: null };
-  const rows = await fusedPage(ctx, scope, q, fullTextRanking, neighbours, offset, size);
-  return page(scope, rows, size, offset, 'hybrid', (rows[0]?.fused ?? 0) > offset + size);
+  const semanticRanking = neighbours.length ? await visibleInOrder(ctx, scope, neighbours) : [];
+  const fused = fuseRankings(fullTextRanking, semanticRanking, (i) => `${i.itemType} ${i.itemId}`);
+  const pageItems = fused.slice(offset, offset + size);
+  if (!pageItems.length) return { items: [], nextCursor: null };
+  const rows = await visibleHits(
+    ctx,
+    scope,
+    q,
+    pageItems.map((f) => f.item),
+    0,
+    size,
+  );
+  const hits = rows.map((r) => ({ ...r, score: pageItems[Number(r.ord) - 1].score }));
+  return page(scope, hits, size, offset, 'hybrid', fused.length > offset + size);
 }
 
-/**
- * In one statement: of the semantic `neighbours` (nearest first), those this key may see, ranked
- * among themselves; fused with the full-text ranking `fullText` (visible already) as
- * `fuseRankings` fuses; the page from `offset` with titles, slugs and snippets, and how many items
- * the fusion ranked.
- */
-async function fusedPage(
-  ctx: RequestContext,
-  scope: Scope,
-  q: string,
-  fullText: { itemType: ItemType; itemId: number }[],
-  neighbours: { itemType: ItemType; itemId: number }[],
-  offset: number,
-  size: number,
-) {
-  return sql<HitRow & { fused: number }>(
+/** Of `items` (in their order), those this key may see, in the same order. */
+async function visibleInOrder(ctx: RequestContext, scope: Scope, items: { itemType: ItemType; itemId: number }[]) {
+  const rows = await sql<{ type: ItemType; id: number }>(
     ctx.db,
-    `with ft as (select * from unnest(:ft_types::text[], :ft_ids::int[]) with ordinality as f(type, id, rank)),
-     n as (select * from unnest(:n_types::text[], :n_ids::int[]) with ordinality as n(type, id, ord)),
-     sem as (select v.type, v.id, row_number() over (order by v.ord) as rank from (${visibleItems()}) v),
-     fused as (
-       select coalesce(ft.type, sem.type) as type, coalesce(ft.id, sem.id) as id,
-              ${fusedScoreSql('ft.rank', 'sem.rank')} as score,
-              coalesce(ft.rank, :ft_count + sem.rank) as first
-         from ft full join sem on sem.type = ft.type and sem.id = ft.id),
-     page as (select * from fused order by score desc, first offset :offset limit :size)
-     select p.type, p.id as item_id, a.slug, case when p.type = 'changelog' then p.id end as id, coalesce(a.title, c.title) as title,
-            p.score, ${headlineSql('coalesce(a.markdown, c.markdown)', "websearch_to_tsquery('english', :q)")} as snippet,
-            (select count(*) from fused)::int as fused
-       from page p
-       left join articles a on p.type = 'article' and a.id = p.id and a.workspace_id = :workspace
-       left join changelog_entries c on p.type = 'changelog' and c.id = p.id and c.workspace_id = :workspace
-      order by p.score desc, p.first`,
+    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord))
+     select v.type, v.id from (${visibleItems()}) v order by v.ord`,
     {
-      ft_types: pgArray(fullText.map((i) => i.itemType)),
-      ft_ids: pgArray(fullText.map((i) => i.itemId)),
-      n_types: pgArray(neighbours.map((i) => i.itemType)),
-      n_ids: pgArray(neighbours.map((i) => i.itemId)),
+      types: pgArray(items.map((n) => n.itemType)),
+      ids: pgArray(items.map((n) => n.itemId)),
       workspace: scope.workspaceId,
       see_restricted: seesRestricted(scope),
-      ft_count: fullText.length,
-      offset,
-      size,
-      q,
     },
   );
+  return rows.map((r) => ({ itemType: r.type, itemId: Number(r.id) }));
 }
 
 /**
@@ -302,7 +283,6 @@ async function queryVector(embedder: Embedder, workspaceId: string, q: string): 
   return vector;
 }
 
-/** A page of hits; `more` (default: a row beyond `size` was fetched) decides the next cursor. */
 /** A hit as the search statements give it. */
 interface HitRow {
   type: 'article' | 'changelog';
@@ -314,7 +294,8 @@ interface HitRow {
   snippet: string | null;
 }
 
-function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: Ranking, more = rows.length > size) {
+/** A page of hits: `more` says whether another page follows; `asked` is the ranking the request asked for (see searchCursor). */
+function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: Ranking, more: boolean, asked: SearchMode = ranking) {
   const items: SearchHit[] = rows.slice(0, size).map((r) => ({
     type: r.type,
     slug: r.slug ?? null,
@@ -327,7 +308,7 @@ function page(scope: Scope, rows: HitRow[], size: number, offset: number, rankin
         ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}`
         : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
   }));
-  return { items, nextCursor: more ? encodeCursor([offset + size, ranking]) : null };
+  return { items, nextCursor: more ? searchCursor(offset + size, ranking, asked) : null };
 }
 
 /**
