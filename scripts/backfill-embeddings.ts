@@ -4,7 +4,7 @@
  * Usage: npm run embeddings:backfill [-- --workspace <id>]   (DATABASE_URL or the embedded DATA_DIR)
  * The same work with a progress bar: `wks embeddings backfill` (src/cli/embeddings.ts).
  */
-import { backfillEmbeddings } from '../src/search/backfill.js';
+import { backfillEmbeddings } from '../src/app/embeddingBackfill.js';
 
 const arg = process.argv.indexOf('--workspace');
 const started = Date.now();

@@ -8,6 +8,7 @@ import { IdempotencyStore } from '../services/idempotency.js';
 import { purgeNoteHistory } from '../services/noteHistory.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
+import { clusterQuestion } from '../services/contentGaps.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -42,7 +43,7 @@ export function startBackground(options: BackgroundOptions): Background {
   const { orm, logger, embedder } = options;
   const idempotency = new IdempotencyStore(() => freshEm(orm));
   const modelThread = backgroundEmbedder(embedder);
-  const worker = new EmbeddingWorker(orm, modelThread, options.vectorIndex, logger);
+  const worker = new EmbeddingWorker(orm, modelThread, options.vectorIndex, clusterQuestion, logger);
   if (options.embeddingWorker && !(embedder instanceof DisabledEmbedder)) worker.start();
   const dispatcher = new WebhookDispatcher(orm, logger, {
     allowLoopback: options.allowLoopback,

@@ -20,7 +20,7 @@ const backfillCommand: Command = {
     positionals(ctx, backfillCommand, 0);
     const v = ctx.values as Record<string, string | undefined>;
     // Loaded only here: the ORM and the model are heavy, and no other command needs them.
-    const { backfillEmbeddings } = await import('../search/backfill.js');
+    const { backfillEmbeddings } = await import('../app/embeddingBackfill.js');
     let progress: Progress | undefined;
     const result = await backfillEmbeddings({
       databaseUrl: v['database-url'] ?? (ctx.env.DATABASE_URL || undefined),

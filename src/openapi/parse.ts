@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { checkExpansion } from './expansion.js';
 import { rejectSpec, SpecRejection, tookTooLong, type Finding } from './rejection.js';
 import { arr, entries, get, isObject, renderOperation, str, text, type JsonObject } from './render.js';
-import type { ParsedSpec, SpecOperation } from './spec.js';
+import type { ParsedSpec, SpecOperation } from './parsedSpec.js';
 
 export { SpecRejection } from './rejection.js';
 

@@ -1,30 +1,13 @@
 import { InvalidRequestError } from '../errors.js';
 import { SpecRejection } from './rejection.js';
+import type { ParsedSpec } from './parsedSpec.js';
 import { SpecWorker, type SpecWorkerLimits } from './specWorker.js';
 
 export { SPEC_EXPANSION_BUDGET, SPEC_MAX_DEPTH } from './expansion.js';
 export type { Finding } from './rejection.js';
 export { SPEC_WORKER_LIMITS, type SpecWorkerLimits } from './specWorker.js';
 
-/** One operation of a spec, with the page it renders to. */
-export interface SpecOperation {
-  key: string;
-  method: string;
-  path: string;
-  title: string;
-  tag: string;
-  hash: string;
-  markdown: string;
-}
-
-/** What a document yields: its title and versions, its operations with their pages, and warnings. */
-export interface ParsedSpec {
-  title: string | null;
-  version: string | null;
-  openapiVersion: string;
-  operations: SpecOperation[];
-  warnings: string[];
-}
+export type { ParsedSpec, SpecOperation } from './parsedSpec.js';
 
 // A client's document can be made to take seconds or gigabytes: it is only ever handled in this
 // worker (parse.ts does the work), never on the thread that serves requests.

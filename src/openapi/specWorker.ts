@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from './workerModules.js';
 import { neededTooMuchMemory, SpecRejection, tookTooLong, type Finding } from './rejection.js';
-import type { ParsedSpec } from './spec.js';
+import type { ParsedSpec } from './parsedSpec.js';
 
 /** The bounds of the spec worker: its heap and stack, and the wall-clock time one document may take. */
 export interface SpecWorkerLimits {

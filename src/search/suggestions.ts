@@ -1,7 +1,7 @@
 import type { Scope } from '../auth/authorize.js';
 import { articleVisible, seesRestricted } from '../auth/visibility.js';
 import { sql, type SqlTarget } from '../db/sql.js';
-import { similarity, trigrams } from '../services/nearDuplicates.js';
+import { similarity, trigrams } from './trigrams.js';
 
 /**
  * "Did you mean": for a full-text query with no hits, the same query with each word the

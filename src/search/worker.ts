@@ -1,11 +1,10 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
 import { PollingLoop } from '../jobs.js';
 import { pgArray, sql } from '../db/sql.js';
-import { clusterQuestion } from '../services/contentGaps.js';
 import type { Embedder } from './embedder.js';
-import { onEmbeddingWork, type ItemType, type VectorIndex } from './vectors.js';
+import { onEmbeddingWork, type ItemType, type Neighbour, type VectorIndex } from './vectors.js';
 
 const BATCH = 32;
 const CLAIM_SECONDS = 120;
@@ -18,11 +17,27 @@ interface Claimed {
   enqueued_at: Date;
 }
 
+/** An unanswered question (a content-gap report or a zero-result search) and its vector, as the worker hands it on. */
+export interface QuestionToCluster {
+  workspaceId: string;
+  itemType: 'gap' | 'search';
+  itemId: number;
+  text: string;
+  vector: number[];
+}
+
+/** What becomes of an embedded question, inside the worker's transaction (content gaps cluster it). */
+export type QuestionHandler = (
+  tx: EntityManager,
+  question: QuestionToCluster,
+  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
+) => Promise<void>;
+
 /**
  * Embeds queued items in the background, in every process: claims a batch with
  * `FOR UPDATE SKIP LOCKED` and a lease (so processes share the work and a crash only delays it),
  * embeds outside any transaction (PGlite blocks every connection while one is open), then stores
- * the vectors and hands unanswered questions to the content-gap clustering.
+ * the vectors and hands unanswered questions on (to the content-gap clustering, see onQuestion).
  */
 export class EmbeddingWorker {
   private readonly loop: PollingLoop;
@@ -32,6 +47,7 @@ export class EmbeddingWorker {
     private readonly orm: MikroORM,
     private readonly embedder: Embedder,
     private readonly index: VectorIndex,
+    private readonly onQuestion: QuestionHandler,
     logger: Logger,
     idleMs = 500,
   ) {
@@ -87,7 +103,7 @@ export class EmbeddingWorker {
             text: texts.get(key(item))!,
             vector: vectors[i],
           };
-          await clusterQuestion(tx, question, (vec) => this.index.nearest(tx, item.workspace_id, ['article'], vec, this.embedder.model, 1));
+          await this.onQuestion(tx, question, (vec) => this.index.nearest(tx, item.workspace_id, ['article'], vec, this.embedder.model, 1));
         }
       }
       for (const item of claimed) {

@@ -11,6 +11,7 @@ import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import type { ContentGap } from '../types/contentGaps.js';
 import { insertProposal } from './proposals.js';
 import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search/vectors.js';
+import type { QuestionToCluster } from '../search/worker.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
 
@@ -191,22 +192,6 @@ export async function proposeFromGap(
   });
 }
 
-/** Resolves the group an approved proposal answered (inside the approval's transaction). */
-export async function resolveGapOf(em: EntityManager, ctx: RequestContext, scope: Scope, groupId: number, now: Date): Promise<void> {
-  const [row] = await sql(
-    em,
-    'update content_gap_groups set resolved_at = ? where id = ? and workspace_id = ? and resolved_at is null returning id',
-    [now, groupId, scope.workspaceId],
-  );
-  if (row)
-    recordAudit(em, ctx, {
-      action: 'content_gap.resolved',
-      targetType: 'content_gap_group',
-      targetId: groupId,
-      workspaceId: scope.workspaceId,
-    });
-}
-
 interface GapRow {
   id: number;
   label: string;
@@ -242,13 +227,6 @@ const GROUP_SIMILARITY = 0.7;
 const NEAREST_ARTICLE_FLOOR = 0.3;
 
 /** An unanswered question just embedded: a content-gap report or a zero-result search. */
-export interface QuestionToCluster {
-  workspaceId: string;
-  itemType: 'gap' | 'search';
-  itemId: number;
-  text: string;
-  vector: number[];
-}
 
 /**
  * Puts an unanswered question into the most similar open group of its workspace (≥ 0.7 to the

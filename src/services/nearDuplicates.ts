@@ -1,4 +1,7 @@
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { similarity, trigrams } from '../search/trigrams.js';
+
+export { similarity, trigrams };
 
 /**
  * Near-duplicate memory notes, so an agent can merge instead of writing a second copy.
@@ -23,36 +26,6 @@ const NEAR_ROWS = 4;
 const NEAR_CANDIDATES = 50;
 const NEAR_SCORED = 5;
 const HASHES = NEAR_BANDS * NEAR_ROWS;
-
-/** The distinct trigrams of a text, as pg_trgm makes them, each as a 32-bit hash. */
-export function trigrams(text: string): Set<number> {
-  const out = new Set<number>();
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    let a = 32;
-    let b = 32;
-    for (const char of word) {
-      const c = char.codePointAt(0)!;
-      out.add(trigramHash(a, b, c));
-      a = b;
-      b = c;
-    }
-    out.add(trigramHash(a, b, 32));
-  }
-  return out;
-}
-
-function trigramHash(a: number, b: number, c: number): number {
-  return (Math.imul(Math.imul(a, 0x9e3779b1) ^ b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35)) >>> 0;
-}
-
-/** The Jaccard index of two trigram sets (pg_trgm's similarity()). */
-export function similarity(a: Set<number>, b: Set<number>): number {
-  if (!a.size && !b.size) return 0;
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-  let shared = 0;
-  for (const t of small) if (large.has(t)) shared++;
-  return shared / (a.size + b.size - shared);
-}
 
 /**
  * The band keys of a body in a workspace (none when it is too short to compare). The HASHES

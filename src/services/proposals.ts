@@ -11,7 +11,7 @@ import { eventObject, objectPayload } from '../webhooks/objects.js';
 import { articleEvent, describeArticleChange, findArticle, findArticleById, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit, type AuditInput } from './audit.js';
-import { resolveGapOf } from './contentGaps.js';
+import { resolveGroup } from '../store/contentGapGroups.js';
 import { findVisibleSection } from './sections.js';
 
 const COLUMNS =
@@ -179,7 +179,14 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
     );
     const approved = em.map(Proposal, row);
     recordAudit(em, ctx, proposalEvent('proposal.approved', scope, approved, open));
-    if (approved.gapGroupId !== null) await resolveGapOf(em, ctx, scope, approved.gapGroupId, now);
+    // The content-gap group a draft was proposed from is answered once the draft is approved.
+    if (approved.gapGroupId !== null && (await resolveGroup(em, scope.workspaceId, approved.gapGroupId, now)))
+      recordAudit(em, ctx, {
+        action: 'content_gap.resolved',
+        targetType: 'content_gap_group',
+        targetId: approved.gapGroupId,
+        workspaceId: scope.workspaceId,
+      });
     return approved;
   });
 }

@@ -3,9 +3,10 @@ import pino from 'pino';
 import { startEmbedded } from '../db/embedded.js';
 import { freshEm, migrate, openOrm } from '../db/orm.js';
 import { sql } from '../db/sql.js';
-import { embedderFromEnv } from './embedder.js';
-import { ENQUEUE_EMBEDDING, VectorIndex } from './vectors.js';
-import { EmbeddingWorker } from './worker.js';
+import { embedderFromEnv } from '../search/embedder.js';
+import { ENQUEUE_EMBEDDING, VectorIndex } from '../search/vectors.js';
+import { EmbeddingWorker } from '../search/worker.js';
+import { clusterQuestion } from '../services/contentGaps.js';
 
 export interface BackfillOptions {
   /** A PostgreSQL URL; without it the embedded database in `dataDir` is opened (the service must not be running on it). */
@@ -55,7 +56,7 @@ export async function backfillEmbeddings(
     );
     const embedder = embedderFromEnv(options.env);
     options.onQueued?.(queued, pending, embedder.model);
-    const worker = new EmbeddingWorker(orm, embedder, await VectorIndex.open(em), pino({ level: 'warn' }));
+    const worker = new EmbeddingWorker(orm, embedder, await VectorIndex.open(em), clusterQuestion, pino({ level: 'warn' }));
     const started = Date.now();
     const done = await worker.drain((n) => options.onProgress?.(n, pending), options.workspace ?? undefined);
     await embedder.close?.();
