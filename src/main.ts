@@ -53,6 +53,7 @@ const server = await startServer({
     perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),
     perOrganization: intEnv('WS_SOCKETS_PER_ORG', DEFAULT_SOCKET_LIMITS.perOrganization),
     unauthenticatedPerAddress: intEnv('WS_UNAUTHENTICATED_PER_ADDRESS', DEFAULT_SOCKET_LIMITS.unauthenticatedPerAddress),
+    newPerAddressPerSecond: intEnv('WS_NEW_PER_ADDRESS_PER_S', DEFAULT_SOCKET_LIMITS.newPerAddressPerSecond),
     initTimeoutMs: intEnv('WS_INIT_TIMEOUT_MS', DEFAULT_SOCKET_LIMITS.initTimeoutMs),
     recheckMs: intEnv('WS_RECHECK_MS', DEFAULT_SOCKET_LIMITS.recheckMs),
   },

@@ -17,6 +17,8 @@ export interface SocketLimits {
   perOrganization: number;
   /** Sockets of one client address that are not through connection_init yet, in this process (WS_UNAUTHENTICATED_PER_ADDRESS). */
   unauthenticatedPerAddress: number;
+  /** New sockets one client address may open per second, in bursts of twice as many, in this process (WS_NEW_PER_ADDRESS_PER_S). */
+  newPerAddressPerSecond: number;
   /** How long a new socket may take to send connection_init (WS_INIT_TIMEOUT_MS); then it is closed with 4408. */
   initTimeoutMs: number;
   /** How often open sockets' credentials are judged again besides on every authentication change (WS_RECHECK_MS). */
@@ -30,6 +32,7 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   perKey: 20,
   perOrganization: 200,
   unauthenticatedPerAddress: 10,
+  newPerAddressPerSecond: 20,
   initTimeoutMs: 3000,
   recheckMs: 5000,
 };
@@ -61,9 +64,11 @@ interface GuardOptions {
 }
 
 /**
- * Who may hold a WebSocket, and for how long. Per process: every socket counts against
- * maxConnections, and sockets that have not sent connection_init count against their client
- * address's budget (past it, the oldest that has still sent nothing makes way). At connection_init:
+ * Who may hold a WebSocket, and for how long. Per process: a client address may open
+ * newPerAddressPerSecond sockets a second (past it the upgrade is refused with HTTP 429, before any
+ * WebSocket exists: a reconnecting flood costs little), every socket counts against maxConnections,
+ * and sockets that have not sent connection_init count against their client address's budget
+ * (past it, the oldest that has still sent nothing makes way). At connection_init:
  * the credential must resolve (4403), its organization's two-factor rule must allow it (4403), the
  * init is charged to the key's rate limit (4429), and a key's sockets are capped per key and per
  * organization across every process (1013, lease rows). Admitted sockets are judged again whenever
@@ -75,6 +80,8 @@ export class SocketGuard {
   /** Sockets not through connection_init yet, by client address, oldest first. */
   private readonly unauthenticated = new Map<string, Set<WebSocket>>();
   private readonly addresses = new WeakMap<WebSocket, string>();
+  /** New sockets each client address may still open now (a token bucket per address; full ones are forgotten). */
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
   /** Sockets that have sent connection_init (no longer idle: never made to give way). */
   private readonly initiated = new WeakSet<WebSocket>();
   private readonly admitted = new Map<WebSocket, Admitted>();
@@ -101,6 +108,23 @@ export class SocketGuard {
     for (const set of this.unauthenticated.values()) unauthenticated += set.size;
     return { open: this.wss?.clients.size ?? 0, unauthenticated, admitted: this.admitted.size };
   }
+
+  /** ws's verifyClient: an upgrade within its address's rate goes on; past it, HTTP 429 with Retry-After. */
+  readonly verifyClient = (
+    info: { req: IncomingMessage },
+    done: (verified: boolean, code?: number, message?: string, headers?: Record<string, string>) => void,
+  ): void => {
+    const address = info.req.socket.remoteAddress ?? 'unknown';
+    const rate = this.options.limits.newPerAddressPerSecond;
+    const now = Date.now();
+    const bucket = this.buckets.get(address) ?? { tokens: 2 * rate, at: now };
+    bucket.tokens = Math.min(2 * rate, bucket.tokens + ((now - bucket.at) * rate) / 1000);
+    bucket.at = now;
+    this.buckets.set(address, bucket);
+    if (bucket.tokens < 1) return done(false, 429, 'Too many new connections from this address', { 'Retry-After': '1' });
+    bucket.tokens -= 1;
+    done(true);
+  };
 
   /** Judges new sockets of `wss` before anything else hears of them (call before graphql-ws's useServer). */
   watch(wss: WebSocketServer): void {
@@ -269,8 +293,15 @@ export class SocketGuard {
     }
   }
 
-  /** Every CLOSE_GRACE_MS: sockets still closing since the last pass (a close graphql-ws sent, unanswered) are cut off. */
+  /**
+   * Every CLOSE_GRACE_MS: sockets still closing since the last pass (a close graphql-ws sent,
+   * unanswered) are cut off, and addresses whose bucket has filled up again are forgotten.
+   */
   private cutOffClosing(): void {
+    const now = Date.now();
+    const rate = this.options.limits.newPerAddressPerSecond;
+    for (const [address, bucket] of this.buckets)
+      if (bucket.tokens + ((now - bucket.at) * rate) / 1000 >= 2 * rate) this.buckets.delete(address);
     const closing = new WeakSet<WebSocket>();
     for (const socket of this.wss?.clients ?? []) {
       if (socket.readyState !== socket.CLOSING) continue;

@@ -72,7 +72,7 @@ export function subscriptionServer(options: SubscriptionOptions) {
 
   return {
     attach(server: Server): void {
-      wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_MESSAGE_BYTES });
+      wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_MESSAGE_BYTES, verifyClient: guard.verifyClient });
       guard.watch(wss);
       disposable = useServer<Record<string, unknown> | undefined, Extra>(
         {

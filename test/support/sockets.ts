@@ -22,6 +22,8 @@ export interface RawSocket {
   closed: Promise<Closed>;
   /** How it was closed, once it is. */
   close: Closed | null;
+  /** The HTTP status of a refused upgrade (then there was never a socket: `close` is 1006). */
+  refusedWith: number | null;
   messages: Message[];
   /** Resolves with the first message of `type` (or matching the test), or null once the socket closes without one. */
   next(match: string | ((m: Message) => boolean)): Promise<Message | null>;
@@ -52,6 +54,7 @@ export function openSocket(baseUrl: string, options: { localAddress?: string; pr
       }),
     ),
     close: null,
+    refusedWith: null,
     messages: [],
     async next(match) {
       const test = typeof match === 'string' ? (m: Message) => m.type === match : match;
@@ -68,7 +71,11 @@ export function openSocket(baseUrl: string, options: { localAddress?: string; pr
     socket.messages.push(JSON.parse(String(data)));
     for (const wake of waiters.splice(0)) wake();
   });
-  ws.on('error', () => undefined); // a refused socket is asserted through its close
+  ws.on('error', (error) => {
+    // A refused upgrade is an error of the handshake; a socket the server closed is asserted through its close.
+    const status = /^Unexpected server response: (\d+)$/.exec(error.message);
+    if (status) socket.refusedWith = Number(status[1]);
+  });
   return socket;
 }
 
