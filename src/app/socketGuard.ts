@@ -38,9 +38,9 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
 };
 
 /** Close codes of refusals: 1013 try again later (a cap), 4403 forbidden (the credential), 4429 the key's rate limit. */
-export const CLOSE_TRY_LATER = 1013;
-export const CLOSE_FORBIDDEN = 4403;
-export const CLOSE_RATE_LIMITED = 4429;
+const CLOSE_TRY_LATER = 1013;
+const CLOSE_FORBIDDEN = 4403;
+const CLOSE_RATE_LIMITED = 4429;
 /** A socket the server closed gets this long to answer the close before it is cut off (ws would wait 30 s). */
 const CLOSE_GRACE_MS = 1000;
 
@@ -102,7 +102,7 @@ export class SocketGuard {
     this.offInvalidate = options.keyCache.onInvalidate(() => void this.rejudge());
   }
 
-  /** Counts of this process's sockets (tests, health). */
+  /** Counts of this process's sockets (tests). */
   get stats(): { open: number; unauthenticated: number; admitted: number } {
     let unauthenticated = 0;
     for (const set of this.unauthenticated.values()) unauthenticated += set.size;

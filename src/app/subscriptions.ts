@@ -106,7 +106,7 @@ export function subscriptionServer(options: SubscriptionOptions) {
     get connections(): number {
       return wss?.clients.size ?? 0;
     },
-    /** This process's sockets: open, not yet through connection_init, admitted (tests, health). */
+    /** This process's sockets: open, not yet through connection_init, admitted (tests). */
     get stats() {
       return guard.stats;
     },
