@@ -1,4 +1,5 @@
 import { GRAPHQL_EXPLORERS } from './app/explorer.js';
+import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
 import { startServer } from './server.js';
 
@@ -47,6 +48,15 @@ const server = await startServer({
     .map((o) => o.trim())
     .filter(Boolean),
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
+  sockets: {
+    maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),
+    perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),
+    perOrganization: intEnv('WS_SOCKETS_PER_ORG', DEFAULT_SOCKET_LIMITS.perOrganization),
+    unauthenticatedPerAddress: intEnv('WS_UNAUTHENTICATED_PER_ADDRESS', DEFAULT_SOCKET_LIMITS.unauthenticatedPerAddress),
+    newPerAddressPerSecond: intEnv('WS_NEW_PER_ADDRESS_PER_S', DEFAULT_SOCKET_LIMITS.newPerAddressPerSecond),
+    initTimeoutMs: intEnv('WS_INIT_TIMEOUT_MS', DEFAULT_SOCKET_LIMITS.initTimeoutMs),
+    recheckMs: intEnv('WS_RECHECK_MS', DEFAULT_SOCKET_LIMITS.recheckMs),
+  },
 });
 
 let stopping = false;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
+import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
 import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
@@ -52,6 +53,8 @@ export interface ServerOptions {
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
+  /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
+  sockets?: Partial<SocketLimits>;
 }
 
 export interface RunningServer {
@@ -68,6 +71,8 @@ export interface RunningServer {
   openapi: Record<string, unknown>;
   /** This process's live-update hub (GraphQL subscriptions). */
   live: LiveHub;
+  /** This process's WebSockets: open, not yet through connection_init, admitted (tests). */
+  socketStats(): { open: number; unauthenticated: number; admitted: number };
   /** Names of the agent tools served at /mcp (one per route). */
   toolNames: string[];
   close(): Promise<void>;
@@ -126,6 +131,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       },
       corsOrigins: options.corsOrigins ?? [],
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
+      sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
     });
     return await listen(app, database, options, logger);
   } catch (error) {
@@ -158,6 +164,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     openapi: app.rest.openapi,
     toolNames: app.toolNames,
     live: app.live,
+    socketStats: () => app.subscriptions.stats,
     drainEmbeddings: (workspaceId) => app.background.worker.drain(undefined, workspaceId),
     dispatchWebhooks: () => app.background.dispatcher.passOnce(),
     vectorStore,

@@ -1,6 +1,7 @@
 // GraphQL subscriptions over WebSocket (graphql-ws): authorised like queries, isolated per
 // workspace, capped per key across processes, ended for revoked keys and slow consumers; and, on
-// PostgreSQL, a write through REST on one process reaching a subscriber on another.
+// PostgreSQL, a write through REST on one process reaching a subscriber on another. Who may hold a
+// socket at all (caps, connection_init, closing on revocation) is test/sockets.test.ts's.
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -8,6 +9,7 @@ import { SUBSCRIBER_BUFFER, SUBSCRIPTIONS_PER_HOLDER } from '../src/live/hub.js'
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
+import { until } from './support/wait.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -283,7 +285,7 @@ describe('subscriptions: refusals', () => {
     await Promise.all([...open, theirs, again].map((s) => s.close()));
   });
 
-  it('judges every operation on an open socket as its key stands now, not as it stood at connection', async () => {
+  it('refuses every operation on an open socket once its key is revoked, and closes the socket (4403)', async () => {
     const t = await setup();
     const reviewer = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
     const client = createClient({
@@ -293,7 +295,9 @@ describe('subscriptions: refusals', () => {
       retryAttempts: 0,
     });
     let sockets = 0;
+    let closed: { code: number; reason: string } | null = null;
     client.on('connected', () => sockets++);
+    client.on('closed', (event) => (closed = event as { code: number; reason: string }));
     const run = (query: string) =>
       new Promise<Received>((resolve) => {
         // Resolves with the first answer (a query completes by itself; a refusal is an error).
@@ -301,8 +305,7 @@ describe('subscriptions: refusals', () => {
           { query },
           {
             next: (value) => resolve(value as Received),
-            error: (error) =>
-              resolve({ errors: Array.isArray(error) ? error : [{ message: `closed ${(error as any).code} ${(error as any).reason}` }] }),
+            error: (error) => resolve({ errors: Array.isArray(error) ? error : [{ message: `closed ${(error as any).code}` }] }),
             complete: () => resolve({}),
           },
         );
@@ -317,45 +320,43 @@ describe('subscriptions: refusals', () => {
     expect(before.errors).toBeUndefined();
     const revoked = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: reviewer.id });
     expect(revoked.errors).toBeUndefined();
-    // The same socket, after the revocation: a query and a new subscription are both refused.
+    // Sent right after the revocation: refused on the socket (unauthorized), or the socket is already closed.
     const query = await run('{ proposals(workspace: "-") { items { id } } }');
-    expect(query.errors?.[0].extensions?.code, JSON.stringify(query)).toBe('unauthorized');
-    const liveBefore = app.server.live.size;
-    const subscription = await run('subscription { proposalChanged(workspace: "-") { action } }');
-    expect(subscription.errors?.[0].extensions?.code, JSON.stringify(subscription)).toBe('unauthorized');
-    expect(app.server.live.size).toBe(liveBefore);
-    expect(sockets).toBe(1); // all of it on the connection opened before the revocation
+    expect(query.data, JSON.stringify(query)).toBeUndefined();
+    expect(['unauthorized', undefined]).toContain(query.errors?.[0].extensions?.code);
+    await until(() => closed, 'the socket closed');
+    expect(closed).toMatchObject({ code: 4403, reason: 'Forbidden: the credential was revoked or has expired' });
+    expect(held).toEqual([]);
+    expect(sockets).toBe(1); // no second connection was opened
     stopHeld();
     await client.dispose();
   });
 
-  it('ends a subscription with permission_denied once its member is demoted below the permissions it needs', async () => {
+  it('stops a subscription once its member is demoted: no later event reaches it, and its socket is closed (4403)', async () => {
     const t = await setup();
     const s = await subscribe(t.key, PROPOSALS, { w: '-' });
     await propose(t.key, 'Before the demotion');
     expect((await s.message(0)).data.proposalChanged.action).toBe('proposal.created');
     const demoted = await app.gql('mutation($id: ID!) { updateMember(id: $id, input: { role: "viewer" }) { role } }', { id: t.member.id });
     expect(demoted.errors).toBeUndefined();
-    // A viewer may no longer review: the next event (another member's proposal) ends the stream.
+    // A viewer may no longer review: another member's proposal never reaches it (permission_denied if it raced the close).
     const editor = await createMember(app, t.org.id, { role: 'editor' });
     const other = await createKey(app, editor.id, { permissions: ['proposal.create'], workspaceId: t.workspace.id });
     await propose(other.key, 'After the demotion');
-    const message = await s.message(1);
-    expect(message.errors?.[0].extensions?.code).toBe('permission_denied');
-    expect(message.data).toBeUndefined();
+    expect(await s.closed()).toBe(4403);
+    for (const message of s.messages.slice(1)) expect(message.errors?.[0].extensions?.code).toBe('permission_denied');
     await s.close();
   });
 
-  it('ends a subscription with unauthorized once its key is revoked', async () => {
+  it('stops a subscription once its key is revoked: no later event reaches it, and its socket is closed (4403)', async () => {
     const t = await setup();
     const reviewer = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.update'], workspaceId: t.workspace.id });
     const s = await subscribe(reviewer.key, PROPOSALS, { w: '-' });
     const revoked = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: reviewer.id });
     expect(revoked.errors).toBeUndefined();
     await propose(t.key, 'After the revocation');
-    const message = await s.message(0);
-    expect(message.errors?.[0].extensions?.code).toBe('unauthorized');
-    expect(message.data).toBeUndefined();
+    expect(await s.closed()).toBe(4403);
+    for (const message of s.messages) expect(message.errors?.[0].extensions?.code).toBe('unauthorized');
     await s.close();
   });
 });
@@ -367,14 +368,15 @@ describe('subscriptions: the rate limit', () => {
   }, 120_000);
   afterAll(async () => limited?.close());
 
-  it('charges each operation on the socket to the key and refuses the one past the limit with rate_limited', async () => {
+  it('charges connection_init and each operation on the socket to the key: past the limit, rate_limited, then 4429 at connection', async () => {
     const t = await tenant(limited);
-    const open: Subscriber[] = [];
-    for (let i = 0; i < 3; i++) open.push(await subscribe(t.key, PROPOSALS, { w: '-' }, limited));
-    const over = new Subscriber(limited.url, t.key, PROPOSALS, { w: '-' });
+    const first = await subscribe(t.key, PROPOSALS, { w: '-' }, limited); // connection_init and subscribe: 2
+    const over = new Subscriber(limited.url, t.key, PROPOSALS, { w: '-' }); // connection_init: 3; subscribe: 4
     const refusal = await over.message(0);
     expect(refusal.errors?.[0].extensions).toMatchObject({ code: 'rate_limited', details: { limit: 3, windowSeconds: 3600 } });
-    await Promise.all([...open, over].map((s) => s.close()));
+    const late = new Subscriber(limited.url, t.key, PROPOSALS, { w: '-' });
+    expect(await late.closed()).toBe(4429);
+    await Promise.all([first, over, late].map((s) => s.close()));
   });
 });
 

@@ -16,10 +16,11 @@ export interface Loaded {
   localDatabase?: boolean;
 }
 
-/** One autocannon run with the CPU the server and the database spent on it. */
+/** One autocannon run with the CPU the server and the database spent on it, and what its background did. */
 interface Measured {
   result: autocannon.Result;
   cpu: { server: number | null; database: number | null };
+  background?: string;
 }
 
 /** How many answers of a run had a status in `statuses`. */
@@ -53,9 +54,16 @@ const failures = (r: autocannon.Result, v: Loaded) => r.errors + r.non2xx - stat
 export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
   const { durationSeconds, rounds } = OPTIONS;
   const run = async (v: Loaded, duration: number): Promise<Measured> => {
-    const stop = cpuMeter(v.pid, v.localDatabase ?? false);
-    const result = await autocannon({ ...v.load.options, connections: v.connections, duration });
-    return { result, cpu: stop() };
+    const background = await v.load.background?.();
+    let measured: Measured;
+    try {
+      const stop = cpuMeter(v.pid, v.localDatabase ?? false);
+      const result = await autocannon({ ...v.load.options, connections: v.connections, duration });
+      measured = { result, cpu: stop() };
+    } finally {
+      await background?.stop();
+    }
+    return { ...measured, background: background?.note() };
   };
   for (const v of variants) await run(v, Math.min(2, durationSeconds));
   const results = variants.map(() => [] as Measured[]);
@@ -94,7 +102,7 @@ function medianRow(v: Loaded, measured: Measured[]): Row {
     p97_5: r.latency.p97_5 ?? null,
     p99: r.latency.p99,
     errors: results.reduce((n, x) => n + failures(x, v), 0),
-    note: v.load.note?.(results),
+    note: [v.load.note?.(results), median.background].filter(Boolean).join('; ') || undefined,
     perRound,
     serverCpuMs: perRequest(median.cpu.server, r),
     databaseCpuMs: perRequest(median.cpu.database, r),

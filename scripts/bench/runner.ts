@@ -8,6 +8,7 @@ import { log, OPTIONS } from './options.js';
 import { countQueries } from './queryCounts.js';
 import { compare, printComparisons, printTable, writeResults } from './report.js';
 import { SCENARIOS } from './scenarios.js';
+import { connectLatency } from './sockets.js';
 import { seedArticles, seedNotes, seedSearchCorpus, waitForEmbeddings } from './seeding.js';
 import { startBaselines, startService, type Baselines } from './servers.js';
 import { Tenant } from './tenant.js';
@@ -97,7 +98,7 @@ async function runAutocannon(s: Scenario, block: Variant[], ctx: Context, baseli
   return (await sideBySide(loaded)).map((row, i) => ({ id: `${s.id}/${block[i].id}`, ...row }));
 }
 
-/** Measures one sequential or pgbench variant. */
+/** Measures one sequential, WebSocket-connection or pgbench variant. */
 async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselines | null): Promise<Row[]> {
   const { bench, label } = bind(v, ctx, baselines);
   const id = `${s.id}/${v.id}`;
@@ -105,6 +106,7 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
     const settle = () => s.settle?.(bench) ?? Promise.resolve();
     return [{ id, ...(await sequential(s.name, label, bench.base, v.drive.load(bench), settle)) }];
   }
+  if (v.drive.kind === 'connect') return [{ id, ...(await connectLatency(s.name, label, bench.base, v.drive.load(bench))) }];
   try {
     const row = await pgbenchUpdate(ctx.databaseUrl!, ctx.workspaceId, s.name, label, v.connections, OPTIONS.durationSeconds);
     return row ? [{ id, ...row }] : [];

@@ -21,12 +21,20 @@ import {
   SERVICE_NOTE_ROUTE,
   spreadGets,
 } from './loads.js';
-import type { AutocannonLoad, Bench, Drive, Scenario, SequentialLoad } from './types.js';
+import { hostileSockets } from './sockets.js';
+import { OPTIONS } from './options.js';
+import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
 
 /** A variant driven by autocannon (side by side with its autocannon neighbours). */
 const autocannon = (load: (b: Bench) => AutocannonLoad): Drive => ({ kind: 'autocannon', load });
 /** A variant driven one request at a time. */
 const sequential = (load: (b: Bench) => SequentialLoad): Drive => ({ kind: 'sequential', load });
+/** A variant of WebSocket connections, one at a time. */
+const connect = (load: (b: Bench) => ConnectLoad): Drive => ({ kind: 'connect', load });
+
+/** The hostile WebSocket clients of the sockets scenario: 500 of one key, 500 that never authenticate. */
+const HOSTILE = (b: Bench, reconnect: boolean) => () => hostileSockets(b, 500, 500, reconnect);
+const SIMPLE_GET = (b: Bench) => ({ url: `${b.base}/api/v1/workspaces/-/changelog?limit=10`, headers: b.auth });
 
 const HOT_NOTE = 'team/7/note-7';
 const GRAPHQL_NOTE =
@@ -277,5 +285,56 @@ export const SCENARIOS: Scenario[] = [
     needs: ['notes', 'articles'],
     variants: [{ id: 'mixed', label: '70/20/10', connections: 20, drive: autocannon(mixedWorkload) }],
     notes: 'An agent workload: 70 % reads (a note or the changelog), 20 % note writes, 10 % full-text search.',
+  },
+  {
+    id: 'sockets',
+    alias: 7,
+    name: '7 sockets',
+    needs: [],
+    variants: [
+      { id: 'get', label: 'REST GET changelog', connections: 10, drive: autocannon((b) => ({ options: SIMPLE_GET(b) })) },
+      {
+        id: 'get-held',
+        label: 'REST GET changelog, 1,000 hostile sockets held',
+        connections: 10,
+        drive: autocannon((b) => ({ options: SIMPLE_GET(b), background: HOSTILE(b, false) })),
+      },
+      {
+        id: 'get-flood',
+        label: 'REST GET changelog, 1,000 hostile sockets reconnecting',
+        connections: 10,
+        drive: autocannon((b) => ({ options: SIMPLE_GET(b), background: HOSTILE(b, true) })),
+      },
+      ...(['quiet', 'held', 'reconnecting'] as const).map((mode) => ({
+        id: mode === 'quiet' ? 'console' : `console-${mode === 'held' ? 'held' : 'flood'}`,
+        label: `console socket (admin token) open → ack${mode === 'quiet' ? '' : `, 1,000 hostile sockets ${mode}`}`,
+        connections: 1,
+        drive: connect((b) => ({
+          token: OPTIONS.adminToken,
+          count: 100,
+          everyMs: 100,
+          background: mode === 'quiet' ? undefined : HOSTILE(b, mode === 'reconnecting'),
+        })),
+      })),
+    ],
+    ratios: [
+      {
+        key: 'getUnderHeldSockets',
+        label: 'REST GET with 1,000 hostile sockets held',
+        of: { variant: 'get-held', name: 'hostile' },
+        over: { variant: 'get', name: 'quiet' },
+      },
+      {
+        key: 'getUnderSocketFlood',
+        label: 'REST GET with 1,000 hostile sockets reconnecting',
+        of: { variant: 'get-flood', name: 'hostile' },
+        over: { variant: 'get', name: 'quiet' },
+      },
+    ],
+    notes:
+      'A simple REST GET at 10 connections side by side: alone, with 1,000 hostile WebSocket clients (500 of one viewer key, 500 that ' +
+      'never send connection_init, from two other loopback addresses) holding what the service lets them hold, and with the same ' +
+      'clients reconnecting a second after each close (a flood of connection attempts, their own process on the same cores); then the ' +
+      'console (admin token, from 127.0.0.1) connecting 100 times, one every 100 ms, timed from open to connection_ack, in each case.',
   },
 ];

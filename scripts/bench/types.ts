@@ -49,9 +49,18 @@ export interface Bench {
   pool: pg.Pool | null;
 }
 
+/** Other clients held busy while a variant is measured (e.g. hostile WebSockets); `stop` ends them. */
+export interface Background {
+  stop(): Promise<void>;
+  /** What they did, for the note column (once stopped). */
+  note(): string;
+}
+
 /** A load of many connections for DURATION seconds, run side by side with its neighbours in rounds. */
 export interface AutocannonLoad {
   options: autocannon.Options;
+  /** Started before each of the variant's runs (warm-up included) and stopped after it. */
+  background?: () => Promise<Background>;
   /** Statuses that count as answers, not errors (beyond 2xx). */
   okStatuses?: number[];
   /** Text for the note column, from every measured round. */
@@ -69,10 +78,21 @@ export interface SequentialLoad {
   warmPaths?: string[];
 }
 
+/** WebSocket connections to /graphql one at a time, each timed from open to connection_ack, with exact percentiles. */
+export interface ConnectLoad {
+  /** The bearer token of the connection_init. */
+  token: string;
+  count: number;
+  /** One connection starts every `everyMs` (a console reconnects now and then; the service caps new sockets per address and second). */
+  everyMs: number;
+  background?: () => Promise<Background>;
+}
+
 /** How a variant is driven, known from the table alone; the load is built once its server runs. */
 export type Drive =
   | { kind: 'autocannon'; load: (b: Bench) => AutocannonLoad }
   | { kind: 'sequential'; load: (b: Bench) => SequentialLoad }
+  | { kind: 'connect'; load: (b: Bench) => ConnectLoad }
   /** The database alone: pgbench sending the service's PUT statement. */
   | { kind: 'pgbench' };
 

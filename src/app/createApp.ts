@@ -27,7 +27,9 @@ import { graphiqlExplorer, type GraphQLExplorer } from './explorer.js';
 import { createGraphQL } from './graphql.js';
 import { armor } from './graphqlLimits.js';
 import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
+import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
+import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
@@ -51,6 +53,8 @@ export interface AppOptions {
   memory: MemorySettings;
   corsOrigins: string[];
   explorer: GraphQLExplorer;
+  /** GraphQL over WebSocket: caps per process, per client address, per key and per organization (WS_* settings). */
+  sockets: SocketLimits;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -92,8 +96,10 @@ async function createDomain(options: AppOptions) {
   await authListener?.start();
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
   const live = new LiveHub(options.orm, options.logger);
+  const socketLeases = new SocketLeases(options.orm, options.logger);
   const stop = async () => {
     await live.close();
+    await socketLeases.close();
     await background.stop();
     await embedder.close?.();
     await closeSpecWorker();
@@ -101,7 +107,7 @@ async function createDomain(options: AppOptions) {
     await authListener?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, stop };
 }
 
 /**
@@ -128,6 +134,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     credentials: options.credentials,
     keyCache: domain.keyCache,
     limiter: domain.limiter,
+    leases: domain.socketLeases,
+    limits: options.sockets,
     logger: options.logger,
     makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
   });

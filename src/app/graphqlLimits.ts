@@ -1,7 +1,15 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { HeaderMap } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import type { Context } from 'koa';
 import { errorAnswer } from '../../rest/envelope.js';
 import { readText } from '../../rest/handler.js';
@@ -30,6 +38,19 @@ export function countRootFields(operation: OperationDefinitionNode, fragments: R
 }
 
 /**
+ * Root fields of the operation that runs: the one `operationName` names, else the document's only
+ * operation (what graphql-js executes); 0 when none can run. Every GraphQL door charges this count,
+ * so a cheap first operation cannot carry the cost of the named one.
+ */
+export function operationRootFields(document: DocumentNode, operationName: string | null | undefined): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 0;
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  return countRootFields(operation, fragments);
+}
+
+/**
  * Charges every root field of a GraphQL operation like one REST request (the HTTP request itself
  * was charged once already), so aliases cannot multiply what a key may do per window. Over the
  * limit: HTTP 429 with Retry-After and `extensions.code: rate_limited`, like REST.
@@ -38,15 +59,10 @@ export function rootFieldRateLimit(limiter: RateLimiter): ApolloServerPlugin<Req
   return {
     requestDidStart() {
       return Promise.resolve({
-        async didResolveOperation({ contextValue, operation, document }) {
+        async didResolveOperation({ contextValue, request, document }) {
           const principal = contextValue.principal;
-          if (principal.kind !== 'agent' || !operation) return;
-          const fragments = Object.fromEntries(
-            document.definitions
-              .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-              .map((d) => [d.name.value, d]),
-          );
-          for (let extra = countRootFields(operation, fragments) - 1; extra > 0; extra--) {
+          if (principal.kind !== 'agent') return;
+          for (let extra = operationRootFields(document, request.operationName) - 1; extra > 0; extra--) {
             const result = await limiter.hit(principal.keyId);
             if (result.allowed) continue;
             const refusal = rateLimitedError(result, limiter.windowSeconds);

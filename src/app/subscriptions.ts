@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import {
-  GraphQLError,
-  Kind,
-  parse,
-  specifiedRules,
-  validate,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
-import type { Context as WsContext } from 'graphql-ws';
+import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { Context as WsContext, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -19,13 +10,13 @@ import { resolvePrincipal, type Credentials } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { classifyError, UnauthorizedError, type DomainError } from '../errors.js';
+import type { SocketLeases } from '../live/socketLeases.js';
 import { rateLimitedError, type RateLimiter } from '../rateLimit.js';
-import { countRootFields } from './graphqlLimits.js';
+import { operationRootFields } from './graphqlLimits.js';
+import { SocketGuard, type SocketLimits } from './socketGuard.js';
 
-/** A WebSocket message (a subscribe with its query) may be at most this large. */
+/** A WebSocket message (a subscribe with its query) may be at most this large (past it: 1009). */
 const MAX_MESSAGE_BYTES = 64 * 1024;
-/** Open WebSocket connections per process; past it a new connection is refused with 1013 (try again later). */
-const MAX_CONNECTIONS = 1000;
 const KEEP_ALIVE_MS = 12_000;
 
 interface SubscriptionOptions {
@@ -35,6 +26,8 @@ interface SubscriptionOptions {
   credentials: Credentials;
   keyCache: KeyCache;
   limiter: RateLimiter;
+  leases: SocketLeases;
+  limits: SocketLimits;
   logger: Logger;
   makeContext(principal: Principal, requestId: string, currentPrincipal: () => Promise<Principal>): RequestContext;
 }
@@ -44,23 +37,28 @@ interface Caller {
   header: string | undefined;
 }
 
+type Extra = { socket: WebSocket; request: IncomingMessage };
+
 /**
  * GraphQL over WebSocket at /graphql (graphql-ws, protocol `graphql-transport-ws`), for
  * subscriptions (and any other operation). The credential is the `authorization` of the
- * connection_init payload (or the upgrade request's header): no valid credential, and the
- * connection is closed with 4403. Each operation resolves the credential again (a key revoked
- * since is refused with `unauthorized`), is validated under the HTTP door's limits and charged to
- * the key's rate limit like a request per root field; errors carry the same codes. A
- * subscription re-checks its caller before every delivery (see services/live.ts), holds one of
- * the caller's slots, and ends with `rate_limited` when its client falls too far behind.
+ * connection_init payload (or the upgrade request's header); who may hold a socket, and for how
+ * long, is the SocketGuard's call (caps per process, per client address, per key and per
+ * organization; connection_init charged to the key's rate limit; sockets closed with 4403 once
+ * their credential is revoked, expires or changes). Each operation resolves the credential again
+ * (a key revoked since is refused with `unauthorized`), is validated under the HTTP door's limits
+ * and charged to the key's rate limit like a request per root field of the operation that runs;
+ * errors carry the same codes. A subscription re-checks its caller before every delivery (see
+ * services/live.ts), holds one of the caller's slots, and ends with `rate_limited` when its client
+ * falls too far behind.
  */
 export function subscriptionServer(options: SubscriptionOptions) {
   const callers = new WeakMap<object, Caller>();
+  const authorize = (header: string | undefined) => resolvePrincipal(options.db, options.credentials, header, undefined, options.keyCache);
+  const guard = new SocketGuard({ ...options, resolve: authorize });
   let wss: WebSocketServer | null = null;
   let disposable: { dispose(): void | Promise<void> } | null = null;
-
   const callerOf = (ctx: WsContext): Caller => callers.get(ctx) ?? { principal: { kind: 'anonymous' }, header: undefined };
-  const authorize = (header: string | undefined) => resolvePrincipal(options.db, options.credentials, header, undefined, options.keyCache);
   const formatErrors = (errors: readonly GraphQLError[]) =>
     errors.map((error) => {
       const classified = classifyError(error);
@@ -74,50 +72,22 @@ export function subscriptionServer(options: SubscriptionOptions) {
 
   return {
     attach(server: Server): void {
-      wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_MESSAGE_BYTES });
-      wss.on('connection', (socket: WebSocket) => {
-        if (wss && wss.clients.size > MAX_CONNECTIONS) socket.close(1013, 'Too many connections; try again later');
-      });
-      disposable = useServer<Record<string, unknown> | undefined, { request: IncomingMessage }>(
+      wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_MESSAGE_BYTES, verifyClient: guard.verifyClient });
+      guard.watch(wss);
+      disposable = useServer<Record<string, unknown> | undefined, Extra>(
         {
           schema: options.schema,
-          connectionInitWaitTimeout: 10_000,
+          connectionInitWaitTimeout: options.limits.initTimeoutMs,
           validate: (schema, document) => validate(schema, document, [...specifiedRules, ...options.validationRules]),
           onConnect: async (ctx) => {
             const fromParams = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
             const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-            const principal = await authorize(header);
-            if (principal.kind === 'anonymous' || principal.kind === 'invalid') return false;
+            const principal = await guard.admit(ctx.extra.socket, header);
+            if (!principal) return false; // the guard has closed the socket with its own code and reason
             callers.set(ctx, { principal, header });
             return true;
           },
-          onSubscribe: async (ctx, _id, payload) => {
-            // Every operation on the socket is authorised as its credential stands now, not as it
-            // stood when the connection opened: a key revoked or changed since is judged anew.
-            const caller = callerOf(ctx);
-            const principal = await authorize(caller.header);
-            if (principal.kind === 'anonymous' || principal.kind === 'invalid') return refuse(new UnauthorizedError());
-            caller.principal = principal;
-            if (principal.kind !== 'agent') return;
-            // One charge per root field, as over HTTP.
-            let fields = 1;
-            try {
-              const document = parse(payload.query);
-              const fragments = Object.fromEntries(
-                document.definitions
-                  .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-                  .map((d) => [d.name.value, d]),
-              );
-              const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
-              if (operation) fields = Math.max(1, countRootFields(operation, fragments));
-            } catch {
-              return; // graphql-ws reports the parse error
-            }
-            for (let i = 0; i < fields; i++) {
-              const result = await options.limiter.hit(principal.keyId);
-              if (!result.allowed) return refuse(rateLimitedError(result, options.limiter.windowSeconds));
-            }
-          },
+          onSubscribe: (ctx, _id, payload) => chargeOperation(callerOf(ctx), payload, authorize, options.limiter),
           context: (ctx) => {
             const caller = callerOf(ctx);
             // A subscription asks before each delivery: the key may have been revoked, expired or changed since.
@@ -130,12 +100,18 @@ export function subscriptionServer(options: SubscriptionOptions) {
         wss,
         KEEP_ALIVE_MS,
       );
+      guard.quietSocketErrors(wss);
     },
     /** Open WebSocket connections (tests). */
     get connections(): number {
       return wss?.clients.size ?? 0;
     },
+    /** This process's sockets: open, not yet through connection_init, admitted (tests). */
+    get stats() {
+      return guard.stats;
+    },
     async close(): Promise<void> {
+      await guard.close();
       if (!wss) return;
       const server = wss;
       wss = null;
@@ -147,6 +123,33 @@ export function subscriptionServer(options: SubscriptionOptions) {
       clearTimeout(cutOff);
     },
   };
+}
+
+/**
+ * Before an operation on a socket runs: its caller is authorised as its credential stands now,
+ * not as it stood when the connection opened, and an agent key is charged one request per root
+ * field of the operation that runs (the one `operationName` names), as over HTTP.
+ */
+async function chargeOperation(
+  caller: Caller,
+  payload: SubscribePayload,
+  authorize: (header: string | undefined) => Promise<Principal>,
+  limiter: RateLimiter,
+): Promise<GraphQLError[] | undefined> {
+  const principal = await authorize(caller.header);
+  if (principal.kind === 'anonymous' || principal.kind === 'invalid') return refuse(new UnauthorizedError());
+  caller.principal = principal;
+  if (principal.kind !== 'agent') return;
+  let fields: number;
+  try {
+    fields = Math.max(1, operationRootFields(parse(payload.query), payload.operationName));
+  } catch {
+    return; // graphql-ws reports the parse error
+  }
+  for (let i = 0; i < fields; i++) {
+    const result = await limiter.hit(principal.keyId);
+    if (!result.allowed) return refuse(rateLimitedError(result, limiter.windowSeconds));
+  }
 }
 
 /** An operation refused before it runs: graphql-ws passes the errors through onError, which classifies them by their domain error. */

@@ -30,13 +30,18 @@ export interface Scope {
   permissions: ReadonlySet<Permission>;
 }
 
+/** Whether the organization's two-factor rule refuses every call of this key (an admin or owner member without two-factor). */
+export function blockedByTwoFactor(p: AgentPrincipal): boolean {
+  return p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.twoFactorEnabled;
+}
+
 /** The agent behind the request, or 401/403 before anything else is looked at. */
 function requireAgent(ctx: RequestContext): AgentPrincipal {
   const p = ctx.principal;
   if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
   if (p.kind === 'admin')
     throw new PermissionDeniedError([], 'The admin token manages organizations; workspace content needs an agent key (svc_pat_…).');
-  if (p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.twoFactorEnabled) throw new TwoFactorRequiredError();
+  if (blockedByTwoFactor(p)) throw new TwoFactorRequiredError();
   return p;
 }
 

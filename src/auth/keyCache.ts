@@ -38,6 +38,7 @@ export class KeyCache {
   /** Bumped on every invalidation: a lookup that started before one must not fill the cache. */
   private generation = 0;
   private readonly unsubscribe: () => void;
+  private readonly watchers = new Set<() => void>();
 
   constructor(
     private enabled: boolean,
@@ -76,6 +77,17 @@ export class KeyCache {
   clear(): void {
     this.generation++;
     this.entries.clear();
+    for (const watcher of this.watchers) watcher();
+  }
+
+  /**
+   * Calls `watcher` whenever the cache is emptied: something that affects authentication changed
+   * (heard from this process or, by notification, from another), or changes could have been missed.
+   * Returns the function that stops it.
+   */
+  onInvalidate(watcher: () => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
   }
 
   /** Off while changes could be missed (the listening connection is down); on again, it starts empty. */
@@ -87,6 +99,7 @@ export class KeyCache {
   close(): void {
     this.unsubscribe();
     this.clear();
+    this.watchers.clear();
   }
 }
 

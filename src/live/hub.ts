@@ -5,6 +5,7 @@ import { freshEm } from '../db/orm.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import { onWebhookWork } from '../webhooks/signal.js';
+import { HeldLeases, LEASE_S, underLocks } from './leases.js';
 
 /** One committed event as live subscribers receive it (the audit trail's row). */
 export interface LiveEvent {
@@ -29,9 +30,6 @@ export const SUBSCRIBER_BUFFER = 256;
 const CATCH_UP_MS = 2000;
 /** How often a process with subscribers reads new events (writes in this process also wake it at once). */
 const POLL_MS = 200;
-/** A subscription's lease: renewed while it is open, so a process that dies frees its slots within this time. */
-const LEASE_S = 60;
-const RENEW_MS = 20_000;
 const BATCH = 500;
 
 /** A live subscription's stream of events: an async iterable with a bounded buffer. */
@@ -76,12 +74,12 @@ export class LiveHub {
   private readonly subscribers = new Set<Subscriber>();
   private cursor: { xid: string; id: string } | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private renewTimer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
   private again = false;
   /** Reads and joining subscribers take turns (see exclusive). */
   private turn: Promise<unknown> = Promise.resolve();
-  private readonly leases = new Set<string>();
+  /** Each open subscription's lease row, renewed while it is open (a process that dies frees its slots within LEASE_S). */
+  private readonly leases: HeldLeases;
   private readonly offSignal: () => void;
   private closed = false;
 
@@ -92,6 +90,7 @@ export class LiveHub {
     private readonly logger: Logger,
   ) {
     this.db = freshEm(orm);
+    this.leases = new HeldLeases(this.db, 'live_subscriptions', logger);
     this.offSignal = onWebhookWork(() => this.wake());
   }
 
@@ -106,9 +105,7 @@ export class LiveHub {
    */
   async acquire(holder: string, workspaceId: string, field: string, limit: number): Promise<string> {
     const id = randomUUID();
-    // The count runs after the lock is held, in a statement of its own (a snapshot taken after it).
-    const taken = await freshEm(this.orm).transactional(async (em) => {
-      await sql(em, `select pg_advisory_xact_lock(hashtext('wks_live:' || ?))`, [holder]);
+    const taken = await underLocks(this.orm, [`wks_live:${holder}`], async (em) => {
       // Leases a dead process left behind are gone once they expire.
       await sql(em, 'delete from live_subscriptions where holder = ? and expires_at <= now()', [holder]);
       const rows = await sql(
@@ -125,29 +122,13 @@ export class LiveHub {
       throw new DomainError('rate_limited', `This caller already holds ${limit} open subscriptions; complete one before opening another.`, {
         limit,
       });
-    this.leases.add(id);
-    this.renewTimer ??= setInterval(() => void this.renew(), RENEW_MS).unref();
+    this.leases.hold(id);
     return id;
   }
 
   /** Frees a slot taken by acquire. */
-  async release(lease: string): Promise<void> {
-    this.leases.delete(lease);
-    if (!this.leases.size && this.renewTimer) {
-      clearInterval(this.renewTimer);
-      this.renewTimer = null;
-    }
-    await sql(this.db, 'delete from live_subscriptions where id = ?', [lease]).catch((err: unknown) =>
-      this.logger.warn({ err }, 'could not free a subscription slot; its lease expires by itself'),
-    );
-  }
-
-  private async renew(): Promise<void> {
-    if (!this.leases.size) return;
-    await sql(this.db, `update live_subscriptions set expires_at = now() + make_interval(secs => ?) where id = any(?::uuid[])`, [
-      LEASE_S,
-      pgArray([...this.leases]),
-    ]).catch((err: unknown) => this.logger.warn({ err }, 'could not renew subscription leases'));
+  release(lease: string): Promise<void> {
+    return this.leases.release(lease);
   }
 
   /** A stream of the workspace's events that `accept` selects: those committed after this call. */
@@ -281,12 +262,9 @@ export class LiveHub {
     this.closed = true;
     this.offSignal();
     this.stopPolling();
-    if (this.renewTimer) clearInterval(this.renewTimer);
     for (const subscriber of [...this.subscribers]) this.subscribers.delete(subscriber);
     await this.reading;
-    if (this.leases.size)
-      await sql(this.db, 'delete from live_subscriptions where id = any(?::uuid[])', [pgArray([...this.leases])]).catch(() => undefined);
-    this.leases.clear();
+    await this.leases.close();
   }
 }
 

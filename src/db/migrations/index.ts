@@ -19,6 +19,7 @@ import { Migration20261124060000_note_near_keys } from './Migration2026112406000
 import { Migration20261124070000_gap_proposals } from './Migration20261124070000_gap_proposals.js';
 import { Migration20261125010000_note_embeddings } from './Migration20261125010000_note_embeddings.js';
 import { Migration20261126010000_live_review } from './Migration20261126010000_live_review.js';
+import { Migration20261127010000_socket_leases } from './Migration20261127010000_socket_leases.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -42,4 +43,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124070000_gap_proposals', class: Migration20261124070000_gap_proposals },
   { name: 'Migration20261125010000_note_embeddings', class: Migration20261125010000_note_embeddings },
   { name: 'Migration20261126010000_live_review', class: Migration20261126010000_live_review },
+  { name: 'Migration20261127010000_socket_leases', class: Migration20261127010000_socket_leases },
 ];
