@@ -2,7 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { ENTITIES } from './src/entities/index.js';
 import { MIGRATIONS } from './src/db/migrations/index.js';
-import { auditWriter } from './src/services/audit.js';
+import { eventWriter } from './src/store/events.js';
 
 /** Where the ORM connects: a URL for a real PostgreSQL, or host/port of the embedded socket. */
 export type DbConnection = Pick<Options, 'clientUrl' | 'host' | 'port' | 'dbName' | 'user' | 'password'>;
@@ -13,7 +13,7 @@ export function ormConfig(connection: DbConnection, poolMax = 10) {
     ...connection,
     entities: ENTITIES,
     // Audit and outbox rows recorded in a transaction are written just before it commits.
-    subscribers: [auditWriter],
+    subscribers: [eventWriter],
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true },
     migrations: {

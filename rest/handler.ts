@@ -1,9 +1,10 @@
 import type { Context } from 'koa';
 import { BODY_LIMITS } from '../src/contract/rules.js';
 import { InvalidRequestError } from '../src/errors.js';
-import { headerValue } from '../src/headerValue.js';
+import { headerValue } from '../src/http/headerValue.js';
 import type { CompiledRoute } from './compile.js';
 import { readMultipartFile } from './multipart.js';
+import { readText } from '../src/http/body.js';
 import { runRoute, type RouteBackend, type RouteBody } from './run.js';
 
 /** What the Koa facade needs from the domain besides running routes: per-request context and caller. */
@@ -74,20 +75,6 @@ async function readJson(
       { field: 'body', message: 'is not valid JSON', in: 'body' },
     ]);
   }
-}
-
-/** The raw body as text, refused (by the declared length, or while streaming) once it passes `limit` bytes. */
-export async function readText(ctx: Context, limit: number, tooLarge: (limit: number) => Error): Promise<string> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function bodyTooLarge(limit: number) {

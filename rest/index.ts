@@ -6,7 +6,7 @@ import { routeHandler, type GraphQLBackend } from './handler.js';
 import { buildLlmsTxt, type LlmsAbout } from './llms.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
 import type { Route } from './routeDefinition.js';
-import type { Middleware } from '../src/app/middleware.js';
+import type { Middleware } from '../src/http/middleware.js';
 
 export interface RestApi {
   middleware: Middleware;

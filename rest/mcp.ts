@@ -8,10 +8,11 @@ import type { Context } from 'koa';
 import type { CompiledRoute } from './compile.js';
 import { BODY_LIMITS } from '../src/contract/rules.js';
 import { DomainError, InvalidRequestError, UnauthorizedError } from '../src/errors.js';
-import { readText, type GraphQLBackend } from './handler.js';
+import type { GraphQLBackend } from './handler.js';
+import { readText } from '../src/http/body.js';
 import type { JsonSchema } from './jsonSchema.js';
 import { errorOutput, runRoute, type RouteInput, type RouteOutput } from './run.js';
-import type { Middleware } from '../src/app/middleware.js';
+import type { Middleware } from '../src/http/middleware.js';
 
 /** One agent tool: the MCP view of one route-table row. */
 export interface ToolDef {

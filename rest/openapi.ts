@@ -2,7 +2,7 @@ import type { Permission } from '../src/auth/permissions.js';
 import { PermissionDeniedError, type DomainError } from '../src/errors.js';
 import { EVENT_TYPES } from '../src/webhooks/events.js';
 import type { CompiledRoute } from './compile.js';
-import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from './envelope.js';
+import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from '../src/http/envelope.js';
 import { exampleOf } from './examples.js';
 import type { JsonSchema } from './jsonSchema.js';
 import type { BodyDef, ParamDef, Route } from './routeDefinition.js';

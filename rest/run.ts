@@ -5,7 +5,7 @@ import { etagMatches } from '../src/etag.js';
 import type { IdempotencyStore } from '../src/services/idempotency.js';
 import type { AnswerCache } from './answerCache.js';
 import type { CompiledRoute } from './compile.js';
-import { errorAnswer } from './envelope.js';
+import { errorAnswer } from '../src/http/envelope.js';
 import type { LocatedIssue } from './validate.js';
 
 /** A request to one route, independent of the transport (REST over Koa, or an agent tool call). */

@@ -19,7 +19,7 @@ import type { RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
 import { DomainError, invalidField, NotFoundError, PermissionDeniedError, UnauthorizedError } from '../errors.js';
 import { exportWorkspace, importWorkspace, type ImportTarget } from '../services/workspaceArchive.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 const EXPORT = /^\/admin\/workspaces\/([^/]+)\/export$/;
 const IMPORT_INTO = /^\/admin\/workspaces\/([^/]+)\/import$/;

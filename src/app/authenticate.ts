@@ -5,7 +5,7 @@ import type { Principal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { relaxedPool } from '../db/sql.js';
 import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 /** The rate limiter for this process: shared through PostgreSQL when there is a server, in memory on the embedded database. */
 export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max: number; windowSeconds: number }): RateLimiter {

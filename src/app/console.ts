@@ -5,7 +5,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PERMISSIONS } from '../auth/permissions.js';
 import { EVENT_TYPES, TARGET_TYPES } from '../webhooks/events.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 import { CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
 
 const PAGE_PATH = '/console';

@@ -1,4 +1,4 @@
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 import { assetLoader, CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
 
 const PAGE_PATH = '/docs';

@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { envelope, errorAnswer } from '../../rest/envelope.js';
-import type { Middleware } from './middleware.js';
+import { envelope, errorAnswer } from '../http/envelope.js';
+import type { Middleware } from '../http/middleware.js';
 
 /**
  * The one place errors are rendered, mounted first: whatever any door (REST, GraphQL, MCP,

@@ -1,6 +1,6 @@
 import { introspectionFromSchema, type GraphQLSchema } from 'graphql';
 import type { Context } from 'koa';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 import { assetLoader, CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset, type AssetSource } from './pageAssets.js';
 
 /** GRAPHQL_EXPLORER: what GET /graphql shows a browser. Apollo Sandbox comes from Apollo's CDN; GraphiQL from this process. */

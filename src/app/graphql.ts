@@ -8,7 +8,7 @@ import { koaMiddleware } from '@as-integrations/koa';
 import type { GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { graphqlUploadKoa } from 'graphql-upload-minimal';
 import type { Logger } from 'pino';
-import { errorAnswer } from '../../rest/envelope.js';
+import { errorAnswer } from '../http/envelope.js';
 import { UPLOAD_LIMITS } from '../contract/rules.js';
 import type { RequestContext } from '../context.js';
 import { classifyError } from '../errors.js';
@@ -16,7 +16,7 @@ import type { RateLimiter } from '../rateLimit.js';
 import type { ContextFactory } from './context.js';
 import type { GraphQLExplorer } from './explorer.js';
 import { armor, graphqlJsonBody, rootFieldRateLimit } from './graphqlLimits.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 interface GraphQLOptions {
   schema: GraphQLSchema;

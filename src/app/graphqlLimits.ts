@@ -11,13 +11,13 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Context } from 'koa';
-import { errorAnswer } from '../../rest/envelope.js';
-import { readText } from '../../rest/handler.js';
+import { errorAnswer } from '../http/envelope.js';
+import { readText } from '../http/body.js';
 import type { RequestContext } from '../context.js';
 import { BODY_LIMITS } from '../contract/rules.js';
 import { DomainError, InvalidRequestError } from '../errors.js';
 import { rateLimitedError, type RateLimiter } from '../rateLimit.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 /** Root fields an operation selects (aliases count apart, fragments are expanded, `__typename` is free). */
 export function countRootFields(operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>): number {

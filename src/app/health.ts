@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { freshEm } from '../db/orm.js';
 import { sql } from '../db/sql.js';
 import { DomainError } from '../errors.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 const READY_TIMEOUT_MS = 2000;
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import helmet from 'helmet';
 import { BODY_LIMITS } from '../contract/rules.js';
 import { DomainError } from '../errors.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 /** Echoes a sane incoming X-Request-Id, or makes one; logs and audit events carry it. */
 export const requestId: Middleware = async (ctx, next) => {

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 /** Values that never reach a log line: Authorization headers and keys, wherever a line carries them. */
 const REDACT = ['req.headers.authorization', '*.authorization', '*.headers.authorization', '*.key', '*.apiKey'];

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { freshEm } from '../db/orm.js';
 import { NotFoundError } from '../errors.js';
-import { headerValue } from '../headerValue.js';
+import { headerValue } from '../http/headerValue.js';
 import { findPublicUpload } from '../services/uploads.js';
-import type { Middleware } from './middleware.js';
+import type { Middleware } from '../http/middleware.js';
 
 /**
  * `GET /uploads/<id>.<ext>`: public (no key), immutable, served with the image's own type from the

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { sql } from '../db/sql.js';
-import type { KeyRow } from './principal.js';
+import type { KeyRow } from './keyRow.js';
 
 /** The PostgreSQL channel on which every change that affects authentication is announced. */
 const AUTH_CHANGED_CHANNEL = 'wks_auth_changed';

@@ -1,6 +1,5 @@
+import type { KeyRow } from './keyRow.js';
 import type { AgentPrincipal, Principal } from '../context.js';
-import type { Role } from './permissions.js';
-import type { Plan } from './plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import { digestSecret, isWellFormedKey, KEY_PREFIX, safeEqual } from './keys.js';
 import type { KeyCache } from './keyCache.js';
@@ -11,21 +10,7 @@ export interface Credentials {
   adminTokenDigest: string;
 }
 
-export interface KeyRow {
-  id: string;
-  name: string;
-  permissions: string[];
-  workspace_id: string | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  member_id: string;
-  role: Role;
-  two_factor_enabled: boolean;
-  organization_id: string;
-  plan: Plan;
-  require_two_factor: boolean;
-}
+export type { KeyRow } from './keyRow.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000; // one write per key per minute, not per request
 

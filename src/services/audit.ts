@@ -1,9 +1,9 @@
-import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
 import { sql, toPositional, type Params, type Row, type SqlTarget } from '../db/sql.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import { signalWebhookWork } from '../webhooks/signal.js';
+import { EVENT_COLUMNS, EVENT_VALUES, queueEvent } from '../store/events.js';
 import type { EventType } from '../webhooks/events.js';
 
 export interface AuditInput {
@@ -16,9 +16,6 @@ export interface AuditInput {
   payload?: Record<string, unknown> | null;
 }
 
-/** Rows recorded in a transaction, written by auditWriter just before it commits. */
-const queued = new WeakMap<EntityManager, unknown[][]>();
-
 /**
  * Records a successful mutation as one event: the audit trail's row and the webhook outbox's at
  * once (the dispatcher reads events in commit order; see WebhookDispatcher). Call it with the
@@ -26,10 +23,7 @@ const queued = new WeakMap<EntityManager, unknown[][]>();
  * (one statement for all of the transaction's events), or not at all.
  */
 export function recordAudit(em: EntityManager, ctx: RequestContext, input: AuditInput): void {
-  if (!em.isInTransaction()) throw new Error('recordAudit needs the EntityManager of a transaction');
-  const rows = queued.get(em) ?? [];
-  queued.set(em, rows);
-  rows.push(eventValues(ctx, input));
+  queueEvent(em, eventValues(ctx, input));
   signalWebhookWork();
 }
 
@@ -54,10 +48,6 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
 
 const ACTION_AT = 5;
 const PAYLOAD_AT = 10;
-/** The message id (for webhooks) and the writing transaction's id are the database's defaults. */
-const EVENT_COLUMNS =
-  'organization_id, workspace_id, actor, agent_key_id, member_id, action, target_type, target_id, request_id, created_at, payload';
-const EVENT_VALUES = (action = '?', payload = '?::jsonb') => `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?, ${payload}`;
 
 /**
  * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
@@ -107,23 +97,6 @@ function bindWrite(
   });
   return { with: withPart.text, write: writePart.text, values };
 }
-
-/** Writes the events queued by recordAudit, inside the transaction, before COMMIT (one statement). */
-export const auditWriter: EventSubscriber = {
-  async beforeTransactionCommit({ em, transaction }: TransactionEventArgs) {
-    const rows = queued.get(em as EntityManager);
-    if (!rows?.length) return;
-    queued.delete(em as EntityManager);
-    await (em as EntityManager)
-      .getConnection()
-      .execute(
-        `insert into events (${EVENT_COLUMNS}) values ${rows.map(() => `(${EVENT_VALUES()})`).join(', ')}`,
-        rows.flat(),
-        'run',
-        transaction,
-      );
-  },
-};
 
 /** The newest audit events of a workspace. */
 export async function listAuditEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {

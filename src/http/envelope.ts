@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { classifyError, DomainError, type ErrorCode } from '../src/errors.js';
+import { classifyError, DomainError, type ErrorCode } from '../errors.js';
 
 /** The only place where an envelope code becomes an HTTP status. */
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
