@@ -139,7 +139,9 @@ const NAMED: Record<string, unknown> = {
   sampleQuestion: 'How do I rotate an agent key?',
   sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
   source: 'url',
-  spec: '{"openapi":"3.1.0","info":{"title":"Pets","version":"1.4.0"},"paths":{"/pets":{"get":{"summary":"List pets","responses":{"200":{"description":"The pets"}}}}}}',
+  spec:
+    '{"openapi":"3.1.0","info":{"title":"Pets","version":"1.4.0"},"paths":{"/pets":{"get":{"summary":"List ' +
+    'pets","responses":{"200":{"description":"The pets"}}}}}}',
   state: 'open',
   warning: 'The spec declares no servers; pages show relative paths.',
   version: 3,

@@ -31,7 +31,8 @@ const MCP_INSTRUCTIONS = [
   'Use search (full text, or semantic=true) before answering from the docs. When the docs cannot answer a ' +
     'question, call content_gaps_report with the question as asked (no names, e-mail addresses or secrets) and the ' +
     'slug of the closest article.',
-  'Changes to articles go through proposals_create for editor review unless you are allowed to edit directly. The "workspace" argument defaults to "-" (your key\'s workspace); org-wide keys must pass a workspace id.',
+  'Changes to articles go through proposals_create for editor review unless you are allowed to edit directly. The "workspace" argument defaults to ' +
+    '"-" (your key\'s workspace); org-wide keys must pass a workspace id.',
 ].join('\n');
 
 /** Builds one tool per route: its input schema comes from the row's own parameter and body schemas. */

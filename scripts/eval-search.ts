@@ -219,6 +219,69 @@ function writeFixtures(count = 20, pages = 50): void {
   log(`wrote ${fixtures.length} pages and ${questions.length} questions to ${dir}`);
 }
 
+/** An organization, an owner, the workspace of the manual and a key on it; the key's Authorization header. */
+async function evalKey(url: string, admin: string): Promise<Record<string, string>> {
+  const { createOrganization: org } = await gql<{ createOrganization: { id: string } }>(
+    url,
+    admin,
+    'mutation { createOrganization(input: { name: "Search eval", plan: "enterprise" }) { id } }',
+  );
+  const { createMember: member } = await gql<{ createMember: { id: string } }>(
+    url,
+    admin,
+    'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "eval@example.com", role: "owner" }) { id } }',
+    { o: org.id },
+  );
+  const { createWorkspace: ws } = await gql<{ createWorkspace: { id: string } }>(
+    url,
+    admin,
+    'mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "PostgreSQL 15 manual" }) { id } }',
+    { o: org.id },
+  );
+  const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
+    url,
+    admin,
+    'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["article.read", "article.create", ' +
+      '"section.create", "search.read"], workspaceId: $w }) { key } }',
+    { m: member.id, w: ws.id },
+  );
+  return { authorization: `Bearer ${key.key}` };
+}
+
+/** The ranking table (all and held-out questions) and the fusion study, as Markdown. */
+function printTables(
+  questions: Question[],
+  results: Record<string, { all: Scores; heldOut: Scores }>,
+  fusion: Awaited<ReturnType<typeof fusionStudy>>,
+) {
+  console.log(`\n| ranking | questions | recall@1 | recall@5 | MRR | p50 ms | p95 ms | ran as |`);
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const mode of MODES)
+    for (const part of ['all', 'heldOut'] as const) {
+      const s = results[mode][part];
+      const n = part === 'all' ? questions.length : questions.filter((q) => q.heldOut).length;
+      const ran = Object.entries(s.ran)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      console.log(
+        `| ${mode} | ${part === 'all' ? `all ${n}` : `held-out ${n}`} | ${s.recallAt1} | ${s.recallAt5} | ${s.mrr} | ${s.p50Ms} | ${s.p95Ms} | ${ran} |`,
+      );
+    }
+  const tuning = questions.length - questions.filter((q) => q.heldOut).length;
+  console.log(
+    `\nFusion (offline, over each question's top 50 per ranking), chosen on the ${tuning} tuning questions by recall@5, then MRR:`,
+  );
+  console.log(
+    '| full-text weight | semantic weight | k | tuning recall@5 | tuning MRR | held-out recall@1 | held-out recall@5 | held-out MRR |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const f of fusion)
+    console.log(
+      `| ${f.ftsWeight} | ${f.semanticWeight} | ${f.k} | ${f.tuning.recallAt5} | ${f.tuning.mrr} | ${f.heldOut.recallAt1} | ${f.heldOut.recallAt5} ` +
+        `| ${f.heldOut.mrr} |${f.chosen ? ' chosen' : ''}`,
+    );
+}
+
 async function main(): Promise<void> {
   ensureDocs();
   if (process.argv.includes('--fixtures')) return writeFixtures();
@@ -240,30 +303,7 @@ async function main(): Promise<void> {
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: `./eval-results/data-${Date.now()}` }),
   });
   try {
-    const { createOrganization: org } = await gql<{ createOrganization: { id: string } }>(
-      service.url,
-      admin,
-      'mutation { createOrganization(input: { name: "Search eval", plan: "enterprise" }) { id } }',
-    );
-    const { createMember: member } = await gql<{ createMember: { id: string } }>(
-      service.url,
-      admin,
-      'mutation($o: ID!) { createMember(input: { organizationId: $o, email: "eval@example.com", role: "owner" }) { id } }',
-      { o: org.id },
-    );
-    const { createWorkspace: ws } = await gql<{ createWorkspace: { id: string } }>(
-      service.url,
-      admin,
-      'mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "PostgreSQL 15 manual" }) { id } }',
-      { o: org.id },
-    );
-    const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
-      service.url,
-      admin,
-      'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["article.read", "article.create", "section.create", "search.read"], workspaceId: $w }) { key } }',
-      { m: member.id, w: ws.id },
-    );
-    const auth = { authorization: `Bearer ${key.key}` };
+    const auth = await evalKey(service.url, admin);
     log('loading the manual through the API …');
     const slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
     await waitForEmbeddings(service.url, auth);
@@ -275,32 +315,7 @@ async function main(): Promise<void> {
       log(`${mode}: ${JSON.stringify(results[mode].all)}`);
     }
     const fusion = await fusionStudy(service.url, auth, questions, slugs);
-    console.log(`\n| ranking | questions | recall@1 | recall@5 | MRR | p50 ms | p95 ms | ran as |`);
-    console.log('|---|---|---|---|---|---|---|---|');
-    for (const mode of MODES)
-      for (const part of ['all', 'heldOut'] as const) {
-        const s = results[mode][part];
-        const n = part === 'all' ? questions.length : questions.filter((q) => q.heldOut).length;
-        console.log(
-          `| ${mode} | ${part === 'all' ? `all ${n}` : `held-out ${n}`} | ${s.recallAt1} | ${s.recallAt5} | ${s.mrr} | ${s.p50Ms} | ${s.p95Ms} | ${Object.entries(
-            s.ran,
-          )
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ')} |`,
-        );
-      }
-    const tuning = questions.length - questions.filter((q) => q.heldOut).length;
-    console.log(
-      `\nFusion (offline, over each question's top 50 per ranking), chosen on the ${tuning} tuning questions by recall@5, then MRR:`,
-    );
-    console.log(
-      '| full-text weight | semantic weight | k | tuning recall@5 | tuning MRR | held-out recall@1 | held-out recall@5 | held-out MRR |',
-    );
-    console.log('|---|---|---|---|---|---|---|---|');
-    for (const f of fusion)
-      console.log(
-        `| ${f.ftsWeight} | ${f.semanticWeight} | ${f.k} | ${f.tuning.recallAt5} | ${f.tuning.mrr} | ${f.heldOut.recallAt1} | ${f.heldOut.recallAt5} | ${f.heldOut.mrr} |${f.chosen ? ' chosen' : ''}`,
-      );
+    printTables(questions, results, fusion);
     mkdirSync('eval-results', { recursive: true });
     writeFileSync(
       'eval-results/search.json',

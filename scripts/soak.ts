@@ -38,7 +38,8 @@ const member = await gql<{ id: string }>(
   },
 );
 const { key } = await gql<{ key: string }>(
-  'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "s", permissions: ["memory.read", "memory.write", "search.read", "changelog.read"], workspaceId: $w }) { key } }',
+  'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "s", permissions: ["memory.read", "memory.write", "search.read", ' +
+    '"changelog.read"], workspaceId: $w }) { key } }',
   { m: member.id, w: ws.id },
 );
 const H = { authorization: `Bearer ${key}` };
@@ -85,7 +86,8 @@ const result = await autocannon({
 clearInterval(timer);
 const end = await sample();
 console.log(
-  `done: ${result.requests.total} requests, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, errors ${result.errors}, 5xx ${result['5xx']}`,
+  `done: ${result.requests.total} requests, ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, errors ${result.errors}, 5xx ` +
+    `${result['5xx']}`,
 );
 console.log(`RSS ${mb(start.rssBytes)} → ${mb(end.rssBytes)}, heap ${mb(start.heapUsedBytes)} → ${mb(end.heapUsedBytes)}`);
 await service.stop();

@@ -180,6 +180,20 @@ function unwrap(error: GraphQLError): Error | undefined {
   return isGraphQL(current) ? undefined : (current as Error | undefined);
 }
 
+/** What drivers and the database say when the connection to the database is lost or not yet there. */
+const CONNECTION_LOST = new RegExp(
+  [
+    'Connection terminated',
+    'connect ECONNREFUSED',
+    'timeout exceeded when trying to connect',
+    'Timeout acquiring a connection',
+    'Client has encountered a connection error',
+    'the database system is (starting up|shutting down)',
+    'terminating connection',
+  ].join('|'),
+  'i',
+);
+
 /** A unique-constraint violation, from the ORM or from node-postgres. */
 export function isUniqueViolation(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -192,8 +206,6 @@ function isConnectionFailure(error: Error): boolean {
     error.name === 'ConnectionException' ||
     error.name === 'KnexTimeoutError' ||
     ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOENT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code ?? '') ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Timeout acquiring a connection|Client has encountered a connection error|the database system is (starting up|shutting down)|terminating connection/i.test(
-      error.message,
-    )
+    CONNECTION_LOST.test(error.message)
   );
 }

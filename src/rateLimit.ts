@@ -82,7 +82,10 @@ const LEASE_MAX = 1000;
 /** Tokens unused this long go back to the window, for other processes. */
 const IDLE_RETURN_MS = 1000;
 
-/** The grant statement: adds up to `want` ($3) requests to the window starting at $2 and ending at $5 without passing `max` ($4); returns the new count and the grant. */
+/**
+ * The grant statement: adds up to `want` ($3) requests to the window starting at $2 and ending at $5 without passing
+ * `max` ($4); returns the new count and the grant.
+ */
 const GRANT = (keySql: string, from = '') => `
   insert into rate_limit_counters as c (key, window_start, window_end, count, granted)
   select ${keySql}, $2, $5, least($3::int, $4::int), least($3::int, $4::int) ${from}

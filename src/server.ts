@@ -23,7 +23,10 @@ export interface ServerOptions {
   host?: string;
   /** A real PostgreSQL; without it the embedded PGlite is used. */
   databaseUrl?: string;
-  /** DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as many, and 5 more serve the search log, rate limits and change notifications. */
+  /**
+   * DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as
+   * many, and 5 more serve the search log, rate limits and change notifications.
+   */
   poolMax?: number;
   /** Embedded data directory (kept across restarts); omit with `embeddedDump` for an in-memory copy. */
   dataDir?: string;

@@ -103,7 +103,8 @@ describe('admin connections', () => {
     const viewers = [(await createMember(app, org.id, { role: 'viewer' })).id, (await createMember(app, org.id, { role: 'viewer' })).id];
     await createMember(app, org.id, { role: 'admin' });
     const res = await app.gql(
-      `query($org: ID, $role: String) { members(organizationId: $org, role: $role) { edges { node { id role organizationId organization { id plan } } } totalCount } }`,
+      `query($org: ID, $role: String) { members(organizationId: $org, role: $role) { edges { node { id role organizationId organization { id plan } ` +
+        `} } totalCount } }`,
       { org: org.id, role: 'viewer' },
     );
     expect(res.errors).toBeUndefined();

@@ -221,7 +221,8 @@ describe('admin operations', () => {
     const t = await tenant(app);
     for (const expiresAt of [new Date(Date.now() - 60_000).toISOString(), new Date().toISOString()]) {
       const res = await app.gql(
-        'mutation($m: ID!, $w: ID!, $e: DateTime) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.read"], workspaceId: $w, expiresAt: $e }) { key } }',
+        'mutation($m: ID!, $w: ID!, $e: DateTime) { createAgentKey(input: { memberId: $m, name: "k", permissions: ["changelog.read"], workspaceId: ' +
+          '$w, expiresAt: $e }) { key } }',
         { m: t.member.id, w: t.workspace.id, e: expiresAt },
       );
       expect(res.errors?.[0].extensions, expiresAt).toMatchObject({ code: 'invalid_request', details: [{ field: 'expiresAt' }] });

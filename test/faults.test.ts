@@ -75,7 +75,8 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
     ).createMember;
     const key = (
       await gql(
-        'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "f", permissions: ["memory.write", "memory.read"], workspaceId: $w }) { key } }',
+        'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "f", permissions: ["memory.write", "memory.read"], workspaceId: $w ' +
+          '}) { key } }',
         { m: member.id, w: ws.id },
       )
     ).createAgentKey.key;
@@ -136,7 +137,8 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
     );
     const lost = acknowledged.filter((p) => !stored.has(p));
     console.log(
-      `faults: ${i} writes sent, ${acknowledged.length} acknowledged, statuses ${JSON.stringify(Object.fromEntries(statuses))}, lost ${lost.length}, recovered ${recoveredAfter} ms after the database came back`,
+      `faults: ${i} writes sent, ${acknowledged.length} acknowledged, statuses ${JSON.stringify(Object.fromEntries(statuses))}, lost ${lost.length}, ` +
+        `recovered ${recoveredAfter} ms after the database came back`,
     );
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
     expect(lost).toEqual([]);

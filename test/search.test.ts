@@ -355,7 +355,9 @@ describe('content gaps (21)', () => {
   it('redacts e-mail addresses, agent keys, other secrets and phone numbers, and says so', async () => {
     const t = await tenant(app);
     const res = await report(t, {
-      question: `Why does ana.lopez@example.com get 401 with ${t.key} and sk-abcdefghijklmnop1234 or token Zk3x9QpL2mN8vR4tY7wB1cD5fG6hJ0 — call +1 (415) 555-0134?`,
+      question:
+        `Why does ana.lopez@example.com get 401 with ${t.key} and sk-abcdefghijklmnop1234 or token Zk3x9QpL2mN8vR4tY7wB1cD5fG6hJ0 — call +1 ` +
+        `(415) 555-0134?`,
     });
     expect(res.status).toBe(202);
     expect(res.body.message).toMatch(/removed e-mail addresses, secrets, phone numbers/);

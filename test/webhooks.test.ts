@@ -25,7 +25,8 @@ afterAll(async () => app?.close());
 const W = '/api/v1/workspaces/-';
 const CREATE = 'mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id secret url events enabled workspaceId } }';
 const DELIVERIES =
-  'query($id: ID!) { webhookDeliveries(webhookId: $id) { eventId eventType status attempts lastStatusCode lastError attemptLog { statusCode durationMs error } } }';
+  'query($id: ID!) { webhookDeliveries(webhookId: $id) { eventId eventType status attempts lastStatusCode lastError attemptLog { statusCode ' +
+  'durationMs error } } }';
 
 async function subscribe(target: TestApp, t: Tenant, url: string, extra: Record<string, unknown> = {}) {
   const res = await target.gql(CREATE, { input: { organizationId: t.org.id, url, ...extra } });

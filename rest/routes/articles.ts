@@ -88,7 +88,8 @@ export const ARTICLE_ROUTES: Route[] = [
     tag: 'Articles',
     summary: 'Edit an article',
     description:
-      `Edits title, markdown, visibility and status (send at least one). Changing \`status\` needs \`article.update\` and \`article.publish\`. ${TRANSITIONS_TEXT} ` +
+      `Edits title, markdown, visibility and status (send at least one). Changing \`status\` needs \`article.update\` and \`article.publish\`. ` +
+      `${TRANSITIONS_TEXT} ` +
       'With `If-Match: "v<version>"` the edit applies only if the article is still at that version (412 `precondition_failed` otherwise). ' +
       'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
     pathParams: slugParam,
@@ -167,7 +168,8 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: 'Compare two versions of an article',
     description:
       'What changed from version `from` to version `to` (default: the current one): `changes` lists the other fields whose values differ ' +
-      '(title, status, visibility, section, position) and `diff` is a unified diff of the Markdown with 3 lines of context. 404 when either version is not readable.',
+      '(title, status, visibility, section, position) and `diff` is a unified diff of the Markdown with 3 lines of context. 404 when either version ' +
+      'is not readable.',
     pathParams: slugParam,
     query: {
       from: paramOf(RULES.version, 'The older version.', { required: true }),

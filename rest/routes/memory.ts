@@ -133,9 +133,12 @@ export const MEMORY_ROUTES: Route[] = [
     tag: 'Memory',
     summary: "List a memory note's history",
     description:
-      'The states of the note that later writes replaced or a delete removed, newest first (`version`, kind, tags, links, size, who wrote and replaced it, when; ' +
-      `no bodies: read one revision for that). Each note keeps its last ${NOTE_REVISIONS_KEPT}; a deleted note's history stays readable for ${DELETED_HISTORY_DAYS} days. ` +
-      'Empty for a note never changed; 404 when the path has neither a note nor readable history. Revisions never count against the note quota. Cursor-paginated.',
+      'The states of the note that later writes replaced or a delete removed, newest first (`version`, kind, tags, links, size, who wrote and ' +
+      'replaced it, when; ' +
+      `no bodies: read one revision for that). Each note keeps its last ${NOTE_REVISIONS_KEPT}; a deleted note's history stays readable for ` +
+      `${DELETED_HISTORY_DAYS} days. ` +
+      'Empty for a note never changed; 404 when the path has neither a note nor readable history. Revisions never count against the note quota. ' +
+      'Cursor-paginated.',
     query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit) },
     status: 200,
     list: true,

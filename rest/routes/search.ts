@@ -11,13 +11,16 @@ export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', R
   },
   'X-Search-Fallback': {
     description:
-      'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) `below_similarity_floor`.',
+      'Present when a semantic or hybrid search fell back to full text: `embedder_unavailable`, `embeddings_pending` or (semantic only) ' +
+      '`below_similarity_floor`.',
     value: (data) => (data.fallbackReason as string | null) ?? null,
   },
 };
 
 /** How hybrid ranking scores, for the descriptions of both searches. */
-export const HYBRID_RULE = `fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank))`;
+export const HYBRID_RULE =
+  `fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(${RRF_K} + full-text rank) + ` +
+  `${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank))`;
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [

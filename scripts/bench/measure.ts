@@ -163,7 +163,8 @@ export async function sequential(
     note,
   };
   log(
-    `${scenario} / ${label}: sequential ${d.count} requests, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, errors ${errors}${unexpected(statuses)}${note ? `, ${note}` : ''}`,
+    `${scenario} / ${label}: sequential ${d.count} requests, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, errors ` +
+      `${errors}${unexpected(statuses)}${note ? `, ${note}` : ''}`,
   );
   return row;
 }

@@ -26,7 +26,10 @@ export interface Row {
 /** What a scenario needs seeded before it runs (the runner seeds the union for the scenarios chosen). */
 export type Seed = 'notes' | 'articles' | 'search';
 
-/** Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and near-duplicate check); every one but the service runs on PostgreSQL only. */
+/**
+ * Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and
+ * near-duplicate check); every one but the service runs on PostgreSQL only.
+ */
 export type Server = 'service' | 'service-lean' | 'plain-http' | 'plain-koa' | 'database';
 
 /** Everything a variant needs to build its requests, known once the service runs and the data is seeded. */

@@ -110,6 +110,21 @@ async function createDomain(options: AppOptions) {
   return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, stop };
 }
 
+/** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
+function routeBackend(domain: Awaited<ReturnType<typeof createDomain>>, options: AppOptions, createContext: ReturnType<typeof contextFactory>) {
+  return {
+    schema: domain.schema,
+    idempotency: domain.background.idempotency,
+    answers: new AnswerCache(),
+    createContext,
+    agentKeyId: agentKeyIdOf,
+    logError: (error: unknown, requestId: string | undefined) => options.logger.error({ err: error, requestId }, 'request failed'),
+    authorize: async (context: unknown, workspace: string, permissions: readonly string[]) => {
+      await authorize(context as RequestContext, workspace, permissions as Permission[]);
+    },
+  };
+}
+
 /**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
@@ -139,17 +154,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger: options.logger,
     makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
   });
-  const backend = {
-    schema: domain.schema,
-    idempotency: domain.background.idempotency,
-    answers: new AnswerCache(),
-    createContext,
-    agentKeyId: agentKeyIdOf,
-    logError: (error: unknown, requestId: string | undefined) => options.logger.error({ err: error, requestId }, 'request failed'),
-    authorize: async (context: unknown, workspace: string, permissions: readonly string[]) => {
-      await authorize(context as RequestContext, workspace, permissions as Permission[]);
-    },
-  };
+  const backend = routeBackend(domain, options, createContext);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
   const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf });
   const graphql = await createGraphQL({

@@ -31,6 +31,9 @@ const load = assetLoader({
   'start.js': { type: JS, text: START_SCRIPT },
 });
 
+/** What the page says until the reference has loaded (and the document's own address). */
+const LOADING = 'Loading the API reference… (the OpenAPI document itself: ' + '<a href="/api/v1/openapi.json">/api/v1/openapi.json</a>)';
+
 function page(assets: Map<string, Asset>): string {
   const href = (name: string) => `${ASSET_PATH}${name}?v=${assets.get(name)!.hash}`;
   return `<!doctype html>
@@ -44,7 +47,7 @@ function page(assets: Map<string, Asset>): string {
 <script defer src="${href('swagger-ui-bundle.js')}"></script>
 <script defer src="${href('start.js')}"></script>
 </head>
-<body><div id="docs" data-openapi="/api/v1/openapi.json">Loading the API reference… (the OpenAPI document itself: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>)</div></body>
+<body><div id="docs" data-openapi="/api/v1/openapi.json">${LOADING}</div></body>
 </html>
 `;
 }

@@ -86,7 +86,10 @@ function formatError(formatted: GraphQLFormattedError, error: unknown, logger: L
   };
 }
 
-/** Headers the services set for a one-field answer (e.g. an ETag); a database outage answers HTTP 503 (with Retry-After), from the same error path as every door. */
+/**
+ * Headers the services set for a one-field answer (e.g. an ETag); a database outage answers HTTP 503 (with
+ * Retry-After), from the same error path as every door.
+ */
 function httpFromContext(): ApolloServerPlugin<BaseContext> {
   return {
     requestDidStart() {

@@ -49,7 +49,9 @@ export function planTable(plan: SyncPlan): string {
     ...plan.removed.map((p) => ['removed', p, '']),
     ...plan.drifted.map((d) => ['drifted', d.slug, `${d.operationKey}: ${d.reason} (detached page, left as is)`]),
   ];
-  const summary = `${plan.added.length} added, ${plan.changed.length} changed, ${plan.removed.length} removed, ${plan.unchanged} unchanged, ${plan.drifted.length} drifted`;
+  const summary =
+    `${plan.added.length} added, ${plan.changed.length} changed, ${plan.removed.length} removed, ${plan.unchanged} unchanged, ` +
+    `${plan.drifted.length} drifted`;
   return rows.length ? `${table(['change', 'page', 'note'], rows)}\n${summary}` : `nothing to change: ${summary}`;
 }
 
@@ -68,7 +70,8 @@ async function readSpec(file: string): Promise<string> {
 
 function describeStatus(status: SpecStatus): string {
   return [
-    `spec       ${status.title ?? '(untitled)'} ${status.version ?? ''} (OpenAPI ${status.openapiVersion ?? '?'}, ${status.source}${status.url ? ` ${status.url}` : ''})`,
+    `spec       ${status.title ?? '(untitled)'} ${status.version ?? ''} (OpenAPI ${status.openapiVersion ?? '?'}, ` +
+      `${status.source}${status.url ? ` ${status.url}` : ''})`,
     `operations ${status.operationCount}, pages ${status.pageCount}, last sync ${status.lastSyncAt ?? 'never'} (${status.lastSyncResult ?? '-'})`,
     ...status.warnings.map((w) => `warning    ${typeof w === 'string' ? w : JSON.stringify(w)}`),
   ].join('\n');

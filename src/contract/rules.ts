@@ -168,7 +168,10 @@ export function describeRule(rule: Rule): string {
         .replace(/^Limit: /, '')
         .replace(/\.$/, '')}.`;
     case 'int':
-      return `Limit: an integer from ${rule.minimum} to ${rule.maximum.toLocaleString('en-US')}${rule.default === undefined ? '' : ` (default ${rule.default})`}.`;
+      return (
+        `Limit: an integer from ${rule.minimum} to ` +
+        `${rule.maximum.toLocaleString('en-US')}${rule.default === undefined ? '' : ` (default ${rule.default})`}.`
+      );
     case 'json':
       return `Limit: at most ${rule.maxBytes.toLocaleString('en-US')} bytes.`;
   }

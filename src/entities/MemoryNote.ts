@@ -73,7 +73,8 @@ export class MemoryNote {
   @Field(() => [SimilarNote], {
     nullable: true,
     description:
-      'On a PUT that created the note: existing notes whose body is at least 0.6 trigram-similar (pg_trgm similarity), closest first, at most 5; absent otherwise.',
+      'On a PUT that created the note: existing notes whose body is at least 0.6 trigram-similar (pg_trgm similarity), closest first, at most 5; ' +
+      'absent otherwise.',
   })
   similar?: SimilarNote[];
 

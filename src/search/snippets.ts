@@ -9,7 +9,10 @@ const CLOSE = '\uE001';
 
 /** The ts_headline call for a text expression and a tsquery expression. */
 export function headlineSql(text: string, query: string): string {
-  return `ts_headline('english', translate(${text}, '${OPEN}${CLOSE}', ''), ${query}, 'StartSel=${OPEN}, StopSel=${CLOSE}, MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "')`;
+  return (
+    `ts_headline('english', translate(${text}, '${OPEN}${CLOSE}', ''), ${query}, 'StartSel=${OPEN}, StopSel=${CLOSE}, MaxWords=35, MinWords=12, ` +
+    `MaxFragments=2, FragmentDelimiter=" … "')`
+  );
 }
 
 const ESCAPES: Record<string, string> = {

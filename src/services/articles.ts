@@ -317,7 +317,8 @@ export function articleEvent(action: EventType, scope: Scope, article: Article, 
 export function refuseGenerated(article: Article): void {
   if (article.apiState !== 'generated') return;
   throw new ConflictError(
-    `"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE /workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`,
+    `"${article.slug}" is generated from the attached OpenAPI spec and is rewritten by every sync; detach it first (DELETE ` +
+      `/workspaces/{workspace}/openapi/pages/${article.slug}) to edit it.`,
     { state: 'generated' },
   );
 }

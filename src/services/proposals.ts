@@ -148,7 +148,8 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
       const before = eventObject('Article', article);
       if (article.version !== proposal.baseVersion) {
         throw new ConflictError(
-          `Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or propose the edit again on the current text.`,
+          `Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or ` +
+            `propose the edit again on the current text.`,
           {
             baseVersion: proposal.baseVersion,
             currentVersion: article.version,

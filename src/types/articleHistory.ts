@@ -57,7 +57,8 @@ export class ArticleDiff {
   @Field(() => [ArticleFieldChange], { description: 'Changed fields other than the Markdown.' }) changes!: ArticleFieldChange[];
   @Field({
     description:
-      'Unified diff of the Markdown (3 lines of context; empty hunks when it is unchanged). When the edit is too large to compute quickly, it replaces every line.',
+      'Unified diff of the Markdown (3 lines of context; empty hunks when it is unchanged). When the edit is too large to compute quickly, it ' +
+      'replaces every line.',
   })
   diff!: string;
   @Field(() => Int, { description: 'Markdown lines added.' }) additions!: number;

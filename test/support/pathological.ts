@@ -76,7 +76,8 @@ export class SweepReport {
   print(): void {
     for (const [door, w] of this.worst) {
       console.log(
-        `pathological sweep ${door}: ${w.requests} requests; worst event-loop delay ${w.maxDelayMs.toFixed(1)} ms (${w.delayWhat}); worst main-thread CPU per request ${w.cpuMs.toFixed(1)} ms (${w.cpuWhat})`,
+        `pathological sweep ${door}: ${w.requests} requests; worst event-loop delay ${w.maxDelayMs.toFixed(1)} ms (${w.delayWhat}); worst ` +
+          `main-thread CPU per request ${w.cpuMs.toFixed(1)} ms (${w.cpuWhat})`,
       );
     }
   }

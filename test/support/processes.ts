@@ -16,7 +16,10 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `src/main.ts` (or another entry that prints "listening on <url>") on a free port with the given environment (and node flags); resolves once it listens. */
+/**
+ * Spawns `src/main.ts` (or another entry that prints "listening on <url>") on a free port with the given environment
+ * (and node flags); resolves once it listens.
+ */
 export async function spawnService(env: Record<string, string>, nodeArgs: string[] = [], entry = 'src/main.ts'): Promise<ServiceProcess> {
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', '@swc-node/register/esm-register', entry], {
     cwd: ROOT,

@@ -48,10 +48,10 @@ router.put('/note', async (ctx) => {
   const note = await jsonBody<NoteInput>(ctx);
   const now = new Date();
   const { rows } = await pool.query<NoteRow>(
-    `INSERT INTO memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)
-     ON CONFLICT (workspace_id, path) DO UPDATE SET kind = excluded.kind, body = excluded.body, links = excluded.links, tags = excluded.tags, updated_at = excluded.updated_at
-     RETURNING ${NOTE_COLUMNS}`,
+    `insert into memory_notes (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $7, $7)
+     on conflict (workspace_id, path) do update set kind = excluded.kind, body = excluded.body, links = excluded.links, tags = excluded.tags, updated_at = excluded.updated_at
+     returning ${NOTE_COLUMNS}`,
     [workspaceId, note.path, note.kind, note.body, note.links, note.tags, now],
   );
   ctx.body = noteJson(rows[0]);
