@@ -45,6 +45,8 @@ const ACTIONS = [
   'member.created',
   'member.updated',
   'workspace.created',
+  'workspace.exported',
+  'workspace.imported',
 ];
 const TARGET_TYPES = [
   'article',
