@@ -21,6 +21,7 @@ import {
   SERVICE_NOTE_ROUTE,
   spreadGets,
 } from './loads.js';
+import { importInBackground } from './archives.js';
 import type { AutocannonLoad, Bench, Drive, Scenario, SequentialLoad } from './types.js';
 
 /** A variant driven by autocannon (side by side with its autocannon neighbours). */
@@ -277,5 +278,29 @@ export const SCENARIOS: Scenario[] = [
     needs: ['notes', 'articles'],
     variants: [{ id: 'mixed', label: '70/20/10', connections: 20, drive: autocannon(mixedWorkload) }],
     notes: 'An agent workload: 70 % reads (a note or the changelog), 20 % note writes, 10 % full-text search.',
+  },
+  {
+    id: 'archive',
+    alias: 7,
+    name: '7 /healthz during a 50 MB import',
+    needs: [],
+    variants: [
+      { id: 'idle', label: 'idle', connections: 1, drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300 })) },
+      {
+        id: 'images',
+        label: 'importing five 10 MiB PNGs',
+        connections: 1,
+        drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300, during: importInBackground('images') })),
+      },
+      {
+        id: 'text',
+        label: 'importing 1,200 articles and 1,500 notes (50 MB of text)',
+        connections: 1,
+        drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300, during: importInBackground('text') })),
+      },
+    ],
+    notes:
+      '/healthz answers from the process alone (no database): its latency while an archive is checked and written is the ' +
+      "event loop's delay as a client sees it. Each import makes a new workspace; its time is in the note column.",
   },
 ];

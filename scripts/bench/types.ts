@@ -43,6 +43,8 @@ export interface Bench {
   /** Bearer header for search: the search workspace on PostgreSQL, else the main one. */
   searchAuth: Record<string, string>;
   workspaceId: string;
+  /** The bench's organization (imports make workspaces in it). */
+  organizationId: string;
   /** Articles the search scenario searches (2,000 on the embedded database). */
   corpus: number;
   /** The bench's own connections to DATABASE_URL (null on the embedded database). */
@@ -67,6 +69,14 @@ export interface SequentialLoad {
   ranking?: string;
   /** Requests sent before measuring (default: the first 20 paths). */
   warmPaths?: string[];
+  /** Work that runs while the requests are measured (they go on until it is done); what it resolves with goes in the note column. */
+  during?: (b: Bench) => Background;
+}
+
+/** Background work of a sequential load: `started` once it is under way (its input is ready), `done` with a note. */
+export interface Background {
+  started: Promise<void>;
+  done: Promise<string>;
 }
 
 /** How a variant is driven, known from the table alone; the load is built once its server runs. */
