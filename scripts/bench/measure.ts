@@ -1,6 +1,6 @@
 /** Measurements: autocannon variants side by side in rounds, and sequential latency loops. */
 import autocannon from 'autocannon';
-import type { AutocannonLoad, Row, SequentialLoad } from './types.js';
+import type { AutocannonLoad, Row, SequentialBackground, SequentialLoad } from './types.js';
 import { cpuMeter } from './cpu.js';
 import { log, OPTIONS } from './options.js';
 
@@ -121,7 +121,9 @@ export function percentile(sorted: number[], p: number): number {
 /**
  * Latency of one request at a time (no queueing behind other requests): `count` requests cycling
  * through `paths` after the warm-up paths and `settle` (background work the warm-up started), exact
- * percentiles; with `ranking`, counts how many answers used it (X-Search-Ranking).
+ * percentiles; with `ranking`, counts how many answers used it (X-Search-Ranking); with
+ * `background` (the load's `during`, started by the runner), requests go on until it is done, and
+ * its note is the row's.
  */
 export async function sequential(
   scenario: string,
@@ -129,15 +131,19 @@ export async function sequential(
   base: string,
   d: SequentialLoad,
   settle: () => Promise<void>,
+  background?: SequentialBackground,
 ): Promise<Row> {
   for (const path of d.warmPaths ?? d.paths.slice(0, 20)) await (await fetch(base + path, { headers: d.headers })).arrayBuffer();
   await settle();
+  await background?.started;
+  let finished = !background;
+  const backgroundNote = background?.done.finally(() => (finished = true));
   const times: number[] = [];
   let errors = 0;
   let ranked = 0;
   const statuses = new Map<number, number>();
   const started = performance.now();
-  for (let i = 0; i < d.count; i++) {
+  for (let i = 0; i < d.count || !finished; i++) {
     const t = performance.now();
     const res = await fetch(base + d.paths[i % d.paths.length], { headers: d.headers });
     await res.arrayBuffer();
@@ -149,12 +155,12 @@ export async function sequential(
   const seconds = (performance.now() - started) / 1000;
   times.sort((a, b) => a - b);
   const at = (p: number) => percentile(times, p);
-  const note = d.ranking ? `${ranked}/${d.count} ranked ${d.ranking}` : undefined;
+  const note = d.ranking ? `${ranked}/${d.count} ranked ${d.ranking}` : background ? `${await backgroundNote}, max ${at(1)} ms` : undefined;
   const row: Row = {
     scenario,
     variant: label,
     connections: 1,
-    rps: Math.round(d.count / seconds),
+    rps: Math.round(times.length / seconds),
     p50: at(0.5),
     p95: at(0.95),
     p97_5: at(0.975),
@@ -162,9 +168,10 @@ export async function sequential(
     errors,
     note,
   };
+  const latency = `p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms`;
   log(
-    `${scenario} / ${label}: sequential ${d.count} requests, p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms, errors ` +
-      `${errors}${unexpected(statuses)}${note ? `, ${note}` : ''}`,
+    `${scenario} / ${label}: sequential ${times.length} requests, ${latency}, errors ${errors}${unexpected(statuses)}` +
+      `${note ? `, ${note}` : ''}`,
   );
   return row;
 }

@@ -53,6 +53,7 @@ async function prepare(url: string, servicePid: number | undefined, scenarios: S
     auth: main.auth,
     searchAuth: pool ? search.auth : main.auth,
     workspaceId: main.id,
+    organizationId: tenant.organizationId,
     corpus: pool ? OPTIONS.searchArticles : 2_000,
     pool,
   };
@@ -104,7 +105,8 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
   const id = `${s.id}/${v.id}`;
   if (v.drive.kind === 'sequential') {
     const settle = () => s.settle?.(bench) ?? Promise.resolve();
-    return [{ id, ...(await sequential(s.name, label, bench.base, v.drive.load(bench), settle)) }];
+    const load = v.drive.load(bench);
+    return [{ id, ...(await sequential(s.name, label, bench.base, load, settle, load.during?.(bench))) }];
   }
   if (v.drive.kind === 'connect') return [{ id, ...(await connectLatency(s.name, label, bench.base, v.drive.load(bench))) }];
   try {

@@ -21,6 +21,7 @@ import {
   SERVICE_NOTE_ROUTE,
   spreadGets,
 } from './loads.js';
+import { importInBackground } from './archives.js';
 import { hostileSockets } from './sockets.js';
 import { OPTIONS } from './options.js';
 import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
@@ -336,5 +337,29 @@ export const SCENARIOS: Scenario[] = [
       'never send connection_init, from two other loopback addresses) holding what the service lets them hold, and with the same ' +
       'clients reconnecting a second after each close (a flood of connection attempts, their own process on the same cores); then the ' +
       'console (admin token, from 127.0.0.1) connecting 100 times, one every 100 ms, timed from open to connection_ack, in each case.',
+  },
+  {
+    id: 'archive',
+    alias: 8,
+    name: '8 /healthz during a 50 MB import',
+    needs: [],
+    variants: [
+      { id: 'idle', label: 'idle', connections: 1, drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300 })) },
+      {
+        id: 'images',
+        label: 'importing five 10 MiB PNGs',
+        connections: 1,
+        drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300, during: importInBackground('images') })),
+      },
+      {
+        id: 'text',
+        label: 'importing 1,200 articles and 1,500 notes (50 MB of text)',
+        connections: 1,
+        drive: sequential(() => ({ paths: ['/healthz'], headers: {}, count: 300, during: importInBackground('text') })),
+      },
+    ],
+    notes:
+      '/healthz answers from the process alone (no database): its latency while an archive is checked and written is the ' +
+      "event loop's delay as a client sees it. Each import makes a new workspace; its time is in the note column.",
   },
 ];

@@ -46,6 +46,8 @@ export interface Bench {
   /** Bearer header for search: the search workspace on PostgreSQL, else the main one. */
   searchAuth: Record<string, string>;
   workspaceId: string;
+  /** The bench's organization (imports make workspaces in it). */
+  organizationId: string;
   /** Articles the search scenario searches (2,000 on the embedded database). */
   corpus: number;
   /** The bench's own connections to DATABASE_URL (null on the embedded database). */
@@ -79,6 +81,14 @@ export interface SequentialLoad {
   ranking?: string;
   /** Requests sent before measuring (default: the first 20 paths). */
   warmPaths?: string[];
+  /** Work that runs while the requests are measured (they go on until it is done); what it resolves with goes in the note column. */
+  during?: (b: Bench) => SequentialBackground;
+}
+
+/** Background work of a sequential load: `started` once it is under way (its input is ready), `done` with a note. */
+export interface SequentialBackground {
+  started: Promise<void>;
+  done: Promise<string>;
 }
 
 /** WebSocket connections to /graphql one at a time, each timed from open to connection_ack, with exact percentiles. */

@@ -6,13 +6,14 @@
  * Imports are received into a temp file, checked whole, then written in one transaction (201 {workspaceId, counts}).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished } from 'node:stream/promises';
 import type { Context } from 'koa';
+import { workspaceNameIssue } from '../archive/recordRules.js';
 import { digestSecret, KEY_PREFIX, safeEqual } from '../auth/keys.js';
 import type { Credentials } from '../auth/principal.js';
 import type { RequestContext } from '../context.js';
@@ -25,6 +26,8 @@ const EXPORT = /^\/admin\/workspaces\/([^/]+)\/export$/;
 const IMPORT_INTO = /^\/admin\/workspaces\/([^/]+)\/import$/;
 /** Largest archive an import accepts (bytes as sent, i.e. compressed): ARCHIVE_MAX_BYTES, default 2 GiB. */
 const maxBytes = () => Number(process.env.ARCHIVE_MAX_BYTES) || 2 * 1024 ** 3;
+/** How much of a body past the limit is read (and dropped) so the client, still sending, gets the 413 rather than a reset. */
+const DRAIN_BYTES = 64 * 1024 * 1024;
 
 /** Only the admin token: 401 without a valid one, 403 for an agent key. */
 function requireAdminToken(ctx: Context, credentials: Credentials): void {
@@ -44,11 +47,16 @@ async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+/** Only what the services read of a request context here: the admin principal, the request id (audit) and an EntityManager. */
+function adminContext(ctx: Context, orm: MikroORM): RequestContext {
+  return { em: freshEm(orm), principal: { kind: 'admin' }, requestId: ctx.state.requestId as string } as unknown as RequestContext;
+}
+
 async function sendExport(ctx: Context, orm: MikroORM, workspaceId: string): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'wks-archive-'));
   const file = join(dir, 'archive.jsonl.gz');
   try {
-    await exportWorkspace(freshEm(orm), workspaceId, file);
+    await exportWorkspace(adminContext(ctx, orm), workspaceId, file);
     const body = createReadStream(file);
     body.on('close', () => void rm(dir, { recursive: true, force: true }));
     ctx.status = 200;
@@ -62,34 +70,68 @@ async function sendExport(ctx: Context, orm: MikroORM, workspaceId: string): Pro
   }
 }
 
-/** Copies the request body to `file`, refusing it once it passes the cap. */
+/**
+ * Copies the request body to `file`, refusing it once it passes the cap: a declared length over
+ * it at once (and the connection is closed), a streamed body once it does, after reading on (and
+ * dropping) up to DRAIN_BYTES more, so a client still sending reads the 413 instead of a reset.
+ */
 async function receive(ctx: Context, file: string): Promise<void> {
   const limit = maxBytes();
-  if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge(limit);
-  let received = 0;
-  const cap = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      received += chunk.length;
-      callback(received > limit ? tooLarge(limit) : null, chunk);
-    },
-  });
-  await pipeline(ctx.req, cap, createWriteStream(file));
-  if (!received) throw invalidField('archive', 'the request body is empty');
+  if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge(limit, true);
+  const out = createWriteStream(file);
+  try {
+    const body = await copyBody(ctx.req, out, limit);
+    if (body.received > limit) throw tooLarge(limit, !body.ended);
+    if (!body.received) throw invalidField('archive', 'the request body is empty');
+  } finally {
+    out.end();
+    await finished(out).catch(() => undefined);
+  }
 }
 
-const tooLarge = (limit: number) => new DomainError('payload_too_large', `The archive is larger than ${limit} bytes (ARCHIVE_MAX_BYTES).`);
+/**
+ * Writes the body to `out` until it passes `limit`, then drops the rest up to DRAIN_BYTES more;
+ * the request is never destroyed (that would reset the connection before the answer is read).
+ */
+function copyBody(req: IncomingMessage, out: WriteStream, limit: number): Promise<{ received: number; ended: boolean }> {
+  let received = 0;
+  return new Promise((resolve, reject) => {
+    const stop = (ended: boolean, error?: Error) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      out.off('error', onError);
+      req.pause();
+      if (error) reject(error);
+      else resolve({ received, ended });
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit + DRAIN_BYTES) stop(false);
+      else if (received <= limit && !out.write(chunk)) {
+        req.pause();
+        out.once('drain', () => req.resume());
+      }
+    };
+    const onEnd = () => stop(true);
+    const onError = (error: Error) => stop(false, error);
+    const onClose = () => stop(false, new Error('the client closed the connection before the body ended'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    out.on('error', onError);
+  });
+}
+
+const tooLarge = (limit: number, close: boolean) =>
+  new DomainError(
+    'payload_too_large',
+    `The archive is larger than ${limit} bytes (ARCHIVE_MAX_BYTES).`,
+    { limit },
+    close ? { Connection: 'close' } : {},
+  );
 
 async function receiveImport(ctx: Context, orm: MikroORM, target: ImportTarget): Promise<void> {
   const result = await withTempDir(async (dir) => {
     const file = join(dir, 'archive.jsonl.gz');
     await receive(ctx, file);
-    // Only what the audit trail reads of a request context: the admin principal and the request id.
-    const requestContext = {
-      em: freshEm(orm),
-      principal: { kind: 'admin' },
-      requestId: ctx.state.requestId as string,
-    } as unknown as RequestContext;
-    return importWorkspace(requestContext, file, target);
+    return importWorkspace(adminContext(ctx, orm), file, target);
   });
   ctx.status = 201;
   ctx.body = result;
@@ -110,7 +152,8 @@ export function workspaceArchive(orm: MikroORM, credentials: Credentials): Middl
     if (intoMatch) return receiveImport(ctx, orm, { workspaceId: workspaceOf(intoMatch[1]) });
     const organization = typeof ctx.query.organization === 'string' ? ctx.query.organization : undefined;
     const name = typeof ctx.query.name === 'string' ? ctx.query.name : undefined;
-    if (name !== undefined && (!name.trim() || name.length > 200)) throw invalidField('name', 'must be 1 to 200 characters');
+    const nameIssue = name === undefined ? null : (workspaceNameIssue(name) ?? (name.trim() ? null : 'must not be blank'));
+    if (nameIssue) throw invalidField('name', nameIssue);
     return receiveImport(ctx, orm, { organizationId: organization, name });
   };
 }

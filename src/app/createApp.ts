@@ -111,7 +111,11 @@ async function createDomain(options: AppOptions) {
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
-function routeBackend(domain: Awaited<ReturnType<typeof createDomain>>, options: AppOptions, createContext: ReturnType<typeof contextFactory>) {
+function routeBackend(
+  domain: Awaited<ReturnType<typeof createDomain>>,
+  options: AppOptions,
+  createContext: ReturnType<typeof contextFactory>,
+) {
   return {
     schema: domain.schema,
     idempotency: domain.background.idempotency,

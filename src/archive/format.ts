@@ -3,18 +3,18 @@
  * Line 1 is the header, then one `{type, data}` line per record in RECORD_TYPES order, then the
  * trailer `{type: "trailer", counts, sha256}` where sha256 covers every byte before it.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline as pipelineAsync } from 'node:stream/promises';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, type FieldIssue } from '../errors.js';
+import { lineShape, MAX_LINE_BYTES, Pacer, RawString, type ArchiveBounds } from './bounds.js';
+import { headerIssues } from './recordRules.js';
 import { TYPE_BY_NAME } from './recordTypes.js';
 
 export const ARCHIVE_FORMAT = 'wks-archive';
 export const ARCHIVE_VERSION = 1;
-/** No line may be longer (an upload of 10 MiB is ~13.4 MiB of base64). */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 export type Counts = Record<string, number>;
 
@@ -29,6 +29,8 @@ export interface ArchiveHeader {
 export interface ArchiveRecord {
   type: string;
   data: Record<string, unknown>;
+  /** 1-based position among the records of its type (its ref, for types that have one). */
+  position: number;
 }
 
 /** Writes header, records and trailer as gzip to a file, hashing every line before the trailer. */
@@ -39,7 +41,7 @@ export class ArchiveWriter {
   private readonly counts: Counts = {};
 
   constructor(file: string) {
-    this.done = pipeline(this.gzip, createWriteStream(file));
+    this.done = pipelineAsync(this.gzip, createWriteStream(file));
   }
 
   /** Writes one line (header or record), waiting when the file is behind. */
@@ -58,16 +60,25 @@ export class ArchiveWriter {
   }
 }
 
-/** Splits a byte stream into lines (without the newline), refusing lines over MAX_LINE_BYTES. */
-function lineSplitter(): Transform {
+/**
+ * Splits a byte stream into lines (without the newline), counting the bytes it expands to: a
+ * line's length and the total are checked before a line is assembled.
+ */
+function lineSplitter(bounds: ArchiveBounds): Transform {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
+  let expanded = 0;
+  const tooLong = () => invalid(`a line is longer than ${MAX_LINE_BYTES} bytes`);
   return new Transform({
     readableObjectMode: true,
     transform(chunk: Buffer, _encoding, callback) {
+      expanded += chunk.length;
+      if (expanded > bounds.maxExpandedBytes)
+        return callback(invalid(`it expands to more than ${bounds.maxExpandedBytes} bytes (ARCHIVE_MAX_EXPANDED_BYTES)`));
       let start = 0;
       for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-        this.push(Buffer.concat([...pending, chunk.subarray(start, nl)]));
+        if (pendingBytes + nl - start > MAX_LINE_BYTES) return callback(tooLong());
+        this.push(pending.length ? Buffer.concat([...pending, chunk.subarray(start, nl)]) : chunk.subarray(start, nl));
         pending = [];
         pendingBytes = 0;
         start = nl + 1;
@@ -75,7 +86,7 @@ function lineSplitter(): Transform {
       if (start < chunk.length) {
         pending.push(chunk.subarray(start));
         pendingBytes += chunk.length - start;
-        if (pendingBytes > MAX_LINE_BYTES) return callback(invalid(`a line is longer than ${MAX_LINE_BYTES} bytes`));
+        if (pendingBytes > MAX_LINE_BYTES) return callback(tooLong());
       }
       callback();
     },
@@ -86,31 +97,80 @@ function lineSplitter(): Transform {
   });
 }
 
-function invalid(message: string): InvalidRequestError {
-  return new InvalidRequestError(`The archive is not valid: ${message}.`, [{ field: 'archive', message, in: 'body' }]);
+function invalid(message: string, issues?: FieldIssue[]): InvalidRequestError {
+  return new InvalidRequestError(`The archive is not valid: ${message}.`, issues ?? [{ field: 'archive', message, in: 'body' }]);
 }
 
-/** Reads the archive's lines as raw bytes; gzip damage (a truncated file) becomes the 400. */
-export async function* archiveLines(file: string): AsyncGenerator<Buffer> {
-  const gunzip = createGunzip();
-  const lines = createReadStream(file).pipe(gunzip).pipe(lineSplitter());
-  gunzip.on('error', (error: Error) => lines.destroy(invalid(`not a complete gzip stream (${error.message})`)));
+/** Reads the archive's lines as raw bytes within `bounds`; gzip damage (a truncated file) becomes the 400. */
+export async function* archiveLines(file: string, bounds: ArchiveBounds): AsyncGenerator<Buffer> {
+  // pipeline: a refusal anywhere (or the reader stopping) closes the file and the gunzip too.
+  const lines = pipeline(createReadStream(file), createGunzip(), lineSplitter(bounds), () => undefined);
   try {
     for await (const line of lines as Readable) yield line as Buffer;
   } catch (error) {
     if (error instanceof InvalidRequestError) throw error;
-    throw invalid(`unreadable (${(error as Error).message})`);
+    const e = error as NodeJS.ErrnoException;
+    if (e.code?.startsWith('Z_')) throw invalid(`not a complete gzip stream (${e.message})`);
+    throw invalid(`unreadable (${e.message})`);
   }
 }
 
-function parse(line: Buffer, at: number): Record<string, unknown> {
+/** Stands for a lifted string while the rest of its line is parsed (a NUL: no storable value holds one). */
+const LIFTED = `\u0000lifted-${randomBytes(8).toString('hex')}`;
+
+/**
+ * Parses a line whose length the reader has checked, once its shape has been checked too. In a
+ * long line, the longest string is lifted out first (a RawString takes its place) when it is an
+ * upload's bytes; any other is parsed back, a turn of the event loop before it.
+ */
+async function parse(line: Buffer, at: number, pacer: Pacer): Promise<Record<string, unknown>> {
+  const { issue, longest } = lineShape(line);
+  if (issue) throw invalid(`line ${at} ${issue}`);
+  const lift = line.length > BIG_LINE && longest.close - longest.open > BIG_LINE;
+  const text = lift
+    ? `${line.toString('utf8', 0, longest.open)}${JSON.stringify(LIFTED)}${line.toString('utf8', longest.close + 1)}`
+    : line.toString('utf8');
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(line.toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    value = JSON.parse(text);
   } catch {
     // reported below
   }
-  throw invalid(`line ${at} is not a JSON object`);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid(`line ${at} is not a JSON object`);
+  const record = value as Record<string, unknown>;
+  if (!lift) return record;
+  const raw = new RawString(line.subarray(longest.open + 1, longest.close));
+  const data = record.data as Record<string, unknown> | undefined;
+  if (record.type === 'upload' && data && typeof data === 'object' && data.data === LIFTED) data.data = raw;
+  else {
+    await pacer.yield();
+    replaceLifted(record, raw.text());
+  }
+  return record;
+}
+
+/** Puts `text` back where the lifted string was (the walk is bounded by the line's checked shape). */
+function replaceLifted(value: Record<string, unknown>, text: string): void {
+  const stack: object[] = [value];
+  while (stack.length) {
+    const node = stack.pop() as Record<string, unknown>;
+    for (const [key, inner] of Object.entries(node)) {
+      if (inner === LIFTED) node[key] = text;
+      else if (inner && typeof inner === 'object') stack.push(inner);
+    }
+  }
+}
+
+/** Lines longer than this get event-loop turns between the steps of their reading. */
+const BIG_LINE = 256 * 1024;
+
+/** Adds a line and its newline to the checksum, a slice at a time. */
+async function hashLine(hash: Hash, line: Buffer, pacer: Pacer): Promise<void> {
+  for (let at = 0; at < line.length; at += BIG_LINE) {
+    hash.update(line.subarray(at, at + BIG_LINE));
+    await pacer.breathe();
+  }
+  hash.update('\n');
 }
 
 const isCounts = (value: unknown): value is Counts =>
@@ -121,8 +181,11 @@ function sameCounts(a: Counts, b: Counts): boolean {
   return [...keys].every((k) => (a[k] ?? 0) === (b[k] ?? 0));
 }
 
-/** Checks one record's shape: a known type, exactly its columns, its ref in sequence and refs to records before it. */
-function checkRecord(value: Record<string, unknown>, at: number, seen: Counts): ArchiveRecord {
+/**
+ * Checks one record's shape: a known type within its count, exactly its columns, its ref in
+ * sequence and refs to records before it.
+ */
+function checkRecord(value: Record<string, unknown>, at: number, seen: Counts, bounds: ArchiveBounds): ArchiveRecord {
   const spec = typeof value.type === 'string' ? TYPE_BY_NAME.get(value.type) : undefined;
   if (!spec) throw invalid(`line ${at} has an unknown record type ${JSON.stringify(value.type)}`);
   const data = value.data;
@@ -133,6 +196,8 @@ function checkRecord(value: Record<string, unknown>, at: number, seen: Counts): 
   if (keys.length !== expected.length || !expected.every((k) => k in record))
     throw invalid(`line ${at} (${spec.type}) must have exactly the fields ${expected.join(', ')}`);
   const position = (seen[spec.type] ?? 0) + 1;
+  if (position > bounds.maxRecordsPerType)
+    throw invalid(`it holds more than ${bounds.maxRecordsPerType} ${spec.type} records (ARCHIVE_MAX_RECORDS)`);
   if (spec.ref && record.ref !== position) throw invalid(`line ${at} (${spec.type}) has ref ${String(record.ref)}, expected ${position}`);
   for (const [column, target] of Object.entries(spec.refs ?? {})) {
     const ref = record[column];
@@ -141,47 +206,49 @@ function checkRecord(value: Record<string, unknown>, at: number, seen: Counts): 
       throw invalid(`line ${at} (${spec.type}) refers to ${target} ${String(ref)}, which is not in the archive before it`);
   }
   seen[spec.type] = position;
-  return { type: spec.type, data: record };
+  return { type: spec.type, data: record, position };
+}
+
+/** Checks the header's format, version, workspace and counts. */
+function checkHeader(value: Record<string, unknown>): ArchiveHeader {
+  if (value.format !== ARCHIVE_FORMAT) throw invalid(`the header does not name the format "${ARCHIVE_FORMAT}"`);
+  if (value.version !== ARCHIVE_VERSION)
+    throw invalid(`version ${JSON.stringify(value.version)} is not supported (this service reads version ${ARCHIVE_VERSION})`);
+  const ws = value.workspace as ArchiveHeader['workspace'] | undefined;
+  if (!ws || typeof ws.name !== 'string' || typeof ws.id !== 'string' || typeof ws.organizationId !== 'string' || !isCounts(value.counts))
+    throw invalid('the header lacks workspace {id, name, organizationId} or counts');
+  const issues = headerIssues(value as unknown as ArchiveHeader);
+  if (issues.length) throw invalid(`line 1 (header): ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`, issues);
+  return value as unknown as ArchiveHeader;
 }
 
 /**
- * Checks a whole archive before anything is written: gzip intact, header format and version,
- * every record's shape, the trailer present and last, its SHA-256 over every preceding byte, and
- * the counts of header, trailer and records equal. Resolves with the header; `onRecord` sees each record.
+ * Checks a whole archive before anything is written: gzip intact, within the bounds, header format
+ * and version, every record's shape, the trailer present and last, its SHA-256 over every
+ * preceding byte, and the counts of header, trailer and records equal. Resolves with the header;
+ * `onRecord` checks each record's contents (and may refuse it by throwing).
  */
-export async function verifyArchive(file: string, onRecord?: (record: ArchiveRecord) => void): Promise<ArchiveHeader> {
+export async function verifyArchive(
+  file: string,
+  bounds: ArchiveBounds,
+  onRecord: (record: ArchiveRecord, at: number) => Promise<void>,
+): Promise<ArchiveHeader> {
   const hash = createHash('sha256');
+  const pacer = new Pacer();
   let header: ArchiveHeader | undefined;
   let trailer: Record<string, unknown> | undefined;
   const seen: Counts = {};
   let at = 0;
-  for await (const line of archiveLines(file)) {
+  for await (const line of archiveLines(file, bounds)) {
     at++;
     if (trailer) throw invalid(`line ${at} follows the trailer`);
-    const value = parse(line, at);
-    if (at === 1) {
-      if (value.format !== ARCHIVE_FORMAT) throw invalid(`the header does not name the format "${ARCHIVE_FORMAT}"`);
-      if (value.version !== ARCHIVE_VERSION)
-        throw invalid(`version ${JSON.stringify(value.version)} is not supported (this service reads version ${ARCHIVE_VERSION})`);
-      const ws = value.workspace as ArchiveHeader['workspace'] | undefined;
-      if (
-        !ws ||
-        typeof ws.name !== 'string' ||
-        typeof ws.id !== 'string' ||
-        typeof ws.organizationId !== 'string' ||
-        !isCounts(value.counts)
-      )
-        throw invalid('the header lacks workspace {id, name, organizationId} or counts');
-      header = value as unknown as ArchiveHeader;
-    } else if (value.type === 'trailer') {
+    const value = await parse(line, at, pacer);
+    if (at === 1) header = checkHeader(value);
+    else if (value.type === 'trailer') {
       trailer = value;
       continue;
-    } else {
-      const record = checkRecord(value, at, seen);
-      onRecord?.(record);
-    }
-    hash.update(line);
-    hash.update('\n');
+    } else await onRecord(checkRecord(value, at, seen, bounds), at);
+    await hashLine(hash, line, pacer);
   }
   if (!header) throw invalid('it is empty');
   if (!trailer) throw invalid('it has no trailer (truncated?)');
@@ -192,12 +259,21 @@ export async function verifyArchive(file: string, onRecord?: (record: ArchiveRec
   return header;
 }
 
-/** The archive's records in order (call after verifyArchive). */
-export async function* archiveRecords(file: string): AsyncGenerator<ArchiveRecord> {
+/**
+ * The archive's records in order, with their positions among records of their type (call after
+ * verifyArchive); lines for which `skip(line number)` holds are passed over unparsed.
+ */
+export async function* archiveRecords(file: string, bounds: ArchiveBounds, skip: (at: number) => boolean): AsyncGenerator<ArchiveRecord> {
+  const pacer = new Pacer();
+  const seen: Counts = {};
   let at = 0;
-  for await (const line of archiveLines(file)) {
-    if (++at === 1) continue;
-    const value = JSON.parse(line.toString('utf8')) as ArchiveRecord;
-    if (value.type !== 'trailer') yield value;
+  for await (const line of archiveLines(file, bounds)) {
+    if (++at === 1 || skip(at)) continue;
+    if (line.length > BIG_LINE) await pacer.yield();
+    const value = JSON.parse(line.toString('utf8')) as { type: string; data: Record<string, unknown> };
+    if (value.type === 'trailer') continue;
+    const position = (seen[value.type] = (seen[value.type] ?? 0) + 1);
+    yield { type: value.type, data: value.data, position };
+    await pacer.breathe();
   }
 }

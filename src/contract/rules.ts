@@ -93,6 +93,7 @@ export const RULES = {
   analyticsDays: int(1, 90, 7),
   position: int(0, 100_000),
   entryId: int(1, 2_147_483_647),
+  count: int(0, 2_147_483_647),
   version: int(1, 2_147_483_647),
   title: str(200, { minLength: 1 }),
   markdown: str(200_000),

@@ -5,6 +5,8 @@ import { Workspace } from './Workspace.js';
 
 export const ARTICLE_STATUSES = ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] as const;
 export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
+/** A generated page's state: generated (sync owns it) | detached (a normal article now). */
+export const API_STATES = ['generated', 'detached'] as const;
 
 const ARTICLE_SEARCH_EXPRESSION =
   "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
@@ -80,7 +82,7 @@ export class Article {
 
   /** generated (sync owns it) | detached (a normal article now); null for ordinary articles. */
   @Property({ type: 'text', nullable: true })
-  apiState: 'generated' | 'detached' | null = null;
+  apiState: (typeof API_STATES)[number] | null = null;
 
   @Property({ type: 'text', nullable: true })
   apiMethod: string | null = null;

@@ -2,7 +2,8 @@ import { ArrayType, Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikr
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
-export type ChangelogStatus = 'draft' | 'published';
+export const CHANGELOG_STATUSES = ['draft', 'published'] as const;
+export type ChangelogStatus = (typeof CHANGELOG_STATUSES)[number];
 
 const CHANGELOG_SEARCH_EXPRESSION =
   "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";

@@ -2,8 +2,10 @@ import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core'
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
-export type ProposalKind = 'edit' | 'new';
-export type ProposalStatus = 'open' | 'approved' | 'rejected';
+export const PROPOSAL_KINDS = ['edit', 'new'] as const;
+export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
+export const PROPOSAL_STATUSES = ['open', 'approved', 'rejected'] as const;
+export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
 
 @ObjectType({ description: "An agent's proposed article edit or new draft, for editor review." })
 @Entity({ tableName: 'proposals' })

@@ -2,7 +2,8 @@ import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core
 import { Field, Int, ObjectType } from 'type-graphql';
 import { Workspace } from './Workspace.js';
 
-export type Visibility = 'public' | 'restricted';
+export const VISIBILITIES = ['public', 'restricted'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
 
 @ObjectType({ description: 'A sidebar navigation section.' })
 @Entity({ tableName: 'sections' })

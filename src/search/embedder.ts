@@ -9,6 +9,9 @@ export interface Embedder {
   close?(): Promise<void>;
 }
 
+/** Dimensions of the local model's vectors, and of the vector column where pgvector is enabled (vector(512)). */
+export const EMBEDDING_DIMENSIONS = 512;
+
 /** The embedder cannot answer now (not configured, failing, or switched off). */
 export class EmbedderUnavailableError extends Error {}
 

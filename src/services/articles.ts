@@ -323,9 +323,21 @@ export function refuseGenerated(article: Article): void {
   );
 }
 
+/** How an article write can come about, as its revision records it (see describeArticleChange). */
+export const ARTICLE_CHANGE_ACTIONS = [
+  'created',
+  'updated',
+  'status_changed',
+  'moved',
+  'proposal_approved',
+  'restored',
+  'synced',
+  'detached',
+] as const;
+
 /** How an article write came about, as its revision records it (see describeArticleChange). */
 export interface ArticleChange {
-  action: 'created' | 'updated' | 'status_changed' | 'moved' | 'proposal_approved' | 'restored' | 'synced' | 'detached';
+  action: (typeof ARTICLE_CHANGE_ACTIONS)[number];
   proposalId?: number;
   restoredFrom?: number;
   summary?: string;

@@ -66,7 +66,8 @@ class MemoryQuotaExceededError extends DomainError {
   constructor(limit: number, usage: number, plan: string) {
     super(
       'memory_quota_exceeded',
-      `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is always allowed).`,
+      `The ${plan} plan holds at most ${limit} memory notes per workspace; delete a note or upgrade to create new paths (updating existing paths is ` +
+        `always allowed).`,
       { limit, usage, plan },
     );
   }

@@ -30,6 +30,46 @@ export interface IncomingFile {
   createReadStream(): Readable;
 }
 
+/** What the bytes of an accepted image say about it (never what a client or an archive claims). */
+export interface InspectedImage {
+  contentType: string;
+  extension: string;
+  size: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * Sniffs and measures an image from its bytes: PNG, JPEG, WebP or GIF by magic numbers, at most
+ * 10 MiB, at most 16,384 px a side and 50 megapixels (decompression bombs); a 400 naming `field`
+ * otherwise.
+ */
+export async function inspectImage(data: Buffer, field = 'file'): Promise<InspectedImage> {
+  if (data.length === 0) throw invalidField(field, 'is empty');
+  if (data.length > UPLOAD_LIMITS.maxBytes) throw invalidField(field, `must be at most ${UPLOAD_LIMITS.maxBytes} bytes (10 MiB)`);
+  const type = await fileTypeFromBuffer(data);
+  const extension = type ? ACCEPTED[type.mime] : undefined;
+  if (!type || !extension) {
+    throw invalidField(field, `must be a PNG, JPEG, WebP or GIF image (its content is ${type ? type.mime : 'not a recognised image'})`);
+  }
+  let dims: { width?: number; height?: number };
+  try {
+    dims = imageSize(data);
+  } catch {
+    throw invalidField(field, 'is not a readable image');
+  }
+  const width = dims.width ?? 0;
+  const height = dims.height ?? 0;
+  if (!width || !height) throw invalidField(field, 'has no image dimensions');
+  if (width > UPLOAD_LIMITS.maxSide || height > UPLOAD_LIMITS.maxSide || width * height > UPLOAD_LIMITS.maxPixels) {
+    throw invalidField(
+      field,
+      `is ${width}×${height} px; at most ${UPLOAD_LIMITS.maxSide} px a side and ${UPLOAD_LIMITS.maxPixels / 1e6} megapixels are accepted`,
+    );
+  }
+  return { contentType: type.mime, extension, size: data.length, width, height };
+}
+
 /**
  * Stores an image: PNG, JPEG, WebP or GIF by its bytes; at most 10 MiB (read with a cap, never
  * buffered past it); at most 16,384 px a side and 50 megapixels (decompression bombs). The same
@@ -37,27 +77,7 @@ export interface IncomingFile {
  */
 export async function uploadImage(ctx: RequestContext, scope: Scope, file: IncomingFile): Promise<UploadResult> {
   const data = await readCapped(file.createReadStream(), UPLOAD_LIMITS.maxBytes);
-  if (data.length === 0) throw invalidField('file', 'is empty');
-  const type = await fileTypeFromBuffer(data);
-  const extension = type ? ACCEPTED[type.mime] : undefined;
-  if (!type || !extension) {
-    throw invalidField('file', `must be a PNG, JPEG, WebP or GIF image (its content is ${type ? type.mime : 'not a recognised image'})`);
-  }
-  let dims: { width?: number; height?: number };
-  try {
-    dims = imageSize(data);
-  } catch {
-    throw invalidField('file', 'is not a readable image');
-  }
-  const width = dims.width ?? 0;
-  const height = dims.height ?? 0;
-  if (!width || !height) throw invalidField('file', 'has no image dimensions');
-  if (width > UPLOAD_LIMITS.maxSide || height > UPLOAD_LIMITS.maxSide || width * height > UPLOAD_LIMITS.maxPixels) {
-    throw invalidField(
-      'file',
-      `is ${width}×${height} px; at most ${UPLOAD_LIMITS.maxSide} px a side and ${UPLOAD_LIMITS.maxPixels / 1e6} megapixels are accepted`,
-    );
-  }
+  const { contentType, extension, width, height } = await inspectImage(data);
   const sha256 = createHash('sha256').update(data).digest('hex');
   return ctx.em.transactional(async (em) => {
     const [existing] = await sql<UploadRow>(
@@ -72,7 +92,7 @@ export async function uploadImage(ctx: RequestContext, scope: Scope, file: Incom
     const [row] = await sql<UploadRow>(
       em,
       'insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id, extension, content_type, size, width, height',
-      [id, scope.workspaceId, type.mime, extension, data.length, width, height, sha256, data, new Date()],
+      [id, scope.workspaceId, contentType, extension, data.length, width, height, sha256, data, new Date()],
     );
     recordAudit(em, ctx, { action: 'upload.created', targetType: 'upload', targetId: id, workspaceId: scope.workspaceId });
     return toResult(row, sha256);

@@ -7,6 +7,8 @@ export const EVENT_TYPES = [
   'organization.created',
   'organization.updated',
   'workspace.created',
+  'workspace.exported',
+  'workspace.imported',
   'member.created',
   'member.updated',
   'agent_key.created',

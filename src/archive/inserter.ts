@@ -1,0 +1,214 @@
+/**
+ * The write pass of an import: records, already checked whole, inserted in one transaction with
+ * new ids, in batches small enough that no statement holds the event loop long (the embedded
+ * database runs each statement on this thread). References are translated through the archive's
+ * refs; member and key ids survive only when they name one of the importing organization.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { open, type FileHandle } from 'node:fs/promises';
+import { pgArray, sql } from '../db/sql.js';
+import { InvalidRequestError } from '../errors.js';
+import { ENQUEUE_EMBEDDING } from '../search/vectors.js';
+import { Pacer } from './bounds.js';
+import type { ArchiveCheck, DerivedUpload } from './contents.js';
+import type { ArchiveRecord } from './format.js';
+import { TYPE_BY_NAME, type RecordType } from './recordTypes.js';
+
+/** Rows and bytes of one insert statement (the embedded database runs each statement on this thread: this much text costs it tens of ms). */
+const BATCH_ROWS = 100;
+const BATCH_BYTES = 64 * 1024;
+/** An upload larger than this is sent in chunks of this size and joined by the database. */
+const UPLOAD_CHUNK = 128 * 1024;
+
+/** Columns that hold a member's or agent key's id, and the table that holds it. */
+const FOREIGN_IDS: Record<string, string> = {
+  agent_key_id: 'agent_keys',
+  member_id: 'members',
+  reviewed_by: 'members',
+  written_by_key_id: 'agent_keys',
+  replaced_by_key_id: 'agent_keys',
+};
+
+/** Types whose rows are queued for embedding once inserted (notes only where the workspace searches them by meaning). */
+const EMBEDDED: Record<string, string> = {
+  article: ENQUEUE_EMBEDDING('article', 'select id, workspace_id from articles where id = any(?::int[])'),
+  changelog_entry: ENQUEUE_EMBEDDING('changelog', 'select id, workspace_id from changelog_entries where id = any(?::int[])'),
+  memory_note: ENQUEUE_EMBEDDING(
+    'note',
+    `select n.id, n.workspace_id from memory_notes n join embedding_stamps s on s.workspace_id = n.workspace_id and s.notes_embedded
+      where n.id = any(?::int[])`,
+  ),
+};
+
+const UPLOAD_LINK = /\/uploads\/([A-Za-z0-9_-]{16,64})\./g;
+
+/** Where the records go. */
+export interface ImportInto {
+  workspaceId: string;
+  organizationId: string;
+  /** The archive has article revisions: they replace the ones the insert trigger records. */
+  replaceRevisions: boolean;
+}
+
+/** Inserts records in batches with fresh ids; keeps each ref-carrying type's ref → new id. */
+export class RecordInserter {
+  private readonly ids = new Map<string, number[]>();
+  private batch: { spec: RecordType; rows: Record<string, unknown>[]; bytes: number } | null = null;
+  private readonly pacer = new Pacer();
+  private staging = false;
+
+  constructor(
+    private readonly tx: EntityManager,
+    private readonly into: ImportInto,
+    private readonly check: ArchiveCheck,
+  ) {}
+
+  /** Takes one record; writes a batch when it is full. */
+  async add(record: ArchiveRecord): Promise<void> {
+    const spec = TYPE_BY_NAME.get(record.type)!;
+    if (this.batch && (this.batch.spec !== spec || this.batch.rows.length >= BATCH_ROWS || this.batch.bytes >= BATCH_BYTES))
+      await this.flush();
+    const row: Record<string, unknown> = { workspace_id: this.into.workspaceId };
+    for (const column of spec.columns) row[column] = record.data[column];
+    for (const [column, targetType] of Object.entries(spec.refs ?? {}))
+      if (row[column] !== null) row[column] = this.ids.get(targetType)![(row[column] as number) - 1];
+    for (const column of spec.text ?? []) if (typeof row[column] === 'string') row[column] = this.relink(row[column]);
+    if (spec.type === 'content_gap_group' && this.check.droppedCentroids.has(record.position)) row.centroid = [];
+    this.batch ??= { spec, rows: [], bytes: 0 };
+    this.batch.rows.push(row);
+    this.batch.bytes += rowBytes(row);
+    await this.pacer.breathe();
+  }
+
+  private relink(text: string): string {
+    const ids = this.check.uploadIds;
+    return ids.size ? text.replace(UPLOAD_LINK, (whole, id: string) => (ids.has(id) ? `/uploads/${ids.get(id)}.` : whole)) : text;
+  }
+
+  /** Writes the batch being collected. */
+  async flush(): Promise<void> {
+    const batch = this.batch;
+    this.batch = null;
+    if (!batch?.rows.length) return;
+    const { spec, rows } = batch;
+    const columns = ['workspace_id', ...spec.columns];
+    let fresh: number[] = [];
+    if (spec.ref) {
+      fresh = await this.freshIds(spec, rows.length);
+      rows.forEach((row, i) => (row.id = fresh[i]));
+      columns.unshift('id');
+    }
+    await this.insert(spec, columns, rows);
+    if (spec.type === 'article' && this.into.replaceRevisions)
+      await sql(this.tx, 'delete from article_revisions where workspace_id = ? and article_id = any(?::int[])', [
+        this.into.workspaceId,
+        pgArray(fresh),
+      ]);
+    if (EMBEDDED[spec.type]) await sql(this.tx, EMBEDDED[spec.type], [pgArray(fresh)]);
+  }
+
+  /** New serial ids for a batch, in order; the type's ref → id list grows by them. */
+  private async freshIds(spec: RecordType, count: number): Promise<number[]> {
+    const ids = await sql<{ id: number }>(
+      this.tx,
+      `select nextval(pg_get_serial_sequence(?, 'id'))::int as id from generate_series(1, ?)`,
+      [spec.table, count],
+    );
+    const fresh = ids.map((r) => r.id).sort((a, b) => a - b);
+    this.ids.set(spec.type, (this.ids.get(spec.type) ?? []).concat(fresh));
+    return fresh;
+  }
+
+  /** One insert of the batch's rows; ids of members and keys outside the organization become null. */
+  private async insert(spec: RecordType, columns: string[], rows: Record<string, unknown>[]): Promise<void> {
+    const list = columns.map((c) => `"${c}"`).join(', ');
+    const foreign = columns.filter((c) => FOREIGN_IDS[c]);
+    const select = columns.map((c) =>
+      FOREIGN_IDS[c]
+        ? `(select f.id from ${FOREIGN_IDS[c]} f where f.id = r."${c}" and f.organization_id = ?::uuid) as "${c}"`
+        : `r."${c}"`,
+    );
+    try {
+      await sql(
+        this.tx,
+        `insert into ${spec.table} (${list}) select ${select.join(', ')} from jsonb_populate_recordset(null::${spec.table}, ?::jsonb) r`,
+        [...foreign.map(() => this.into.organizationId), JSON.stringify(rows)],
+      );
+    } catch (error) {
+      throw refusedByDatabase(error, spec.type);
+    }
+  }
+
+  /**
+   * Inserts the uploads with what their bytes said in the check pass, reading the bytes from the
+   * uploads file a chunk at a time; one larger than a chunk is joined by the database.
+   */
+  async insertUploads(): Promise<void> {
+    await this.flush();
+    if (!this.check.uploads.length) return;
+    const file = await open(this.check.uploadsFile, 'r');
+    try {
+      for (const upload of this.check.uploads) await this.insertUpload(upload, file);
+    } finally {
+      await file.close();
+    }
+  }
+
+  private async insertUpload(upload: DerivedUpload, file: FileHandle): Promise<void> {
+    const values = [
+      upload.id,
+      this.into.workspaceId,
+      upload.contentType,
+      upload.extension,
+      upload.size,
+      upload.width,
+      upload.height,
+      upload.sha256,
+    ];
+    const insert = `insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at)`;
+    const chunk = async (n: number) => {
+      const length = Math.min(UPLOAD_CHUNK, upload.size - n * UPLOAD_CHUNK);
+      const { buffer } = await file.read(Buffer.alloc(length), 0, length, upload.offset + n * UPLOAD_CHUNK);
+      return buffer;
+    };
+    if (upload.size <= UPLOAD_CHUNK) {
+      await sql(this.tx, `${insert} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [...values, await chunk(0), upload.createdAt]);
+      return;
+    }
+    if (!this.staging)
+      await sql(this.tx, 'create temporary table wks_archive_chunks (n int primary key, chunk bytea not null) on commit drop');
+    this.staging = true;
+    for (let n = 0; n * UPLOAD_CHUNK < upload.size; n++) {
+      await sql(this.tx, 'insert into wks_archive_chunks (n, chunk) values (?, ?)', [n, await chunk(n)]);
+    }
+    await sql(this.tx, `${insert} select ?, ?, ?, ?, ?, ?, ?, ?, string_agg(chunk, ''::bytea order by n), ? from wks_archive_chunks`, [
+      ...values,
+      upload.createdAt,
+    ]);
+    await sql(this.tx, 'delete from wks_archive_chunks');
+  }
+}
+
+/** A row's size in a batch, roughly (its text; other values count little). */
+function rowBytes(row: Record<string, unknown>): number {
+  let bytes = 64;
+  for (const value of Object.values(row)) {
+    if (typeof value === 'string') bytes += value.length;
+    else if (value && typeof value === 'object') bytes += JSON.stringify(value).length;
+  }
+  return bytes;
+}
+
+/**
+ * A value the database refuses although every rule passed (a duplicate slug, path or key): the
+ * archive is at fault, not the service — a 400 (the transaction rolls back, nothing is written).
+ */
+function refusedByDatabase(error: unknown, type: string): unknown {
+  const e = error as { code?: string; sqlState?: string; message?: string };
+  const state = e.sqlState ?? e.code ?? '';
+  if (!/^2[23]/.test(state)) return error;
+  const reason = (e.message ?? '').split('\n')[0].replace(/^.* - /, '');
+  return new InvalidRequestError(`A ${type} record of the archive does not fit this service's database: ${reason}`, [
+    { field: type, message: reason, in: 'body' },
+  ]);
+}
