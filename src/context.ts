@@ -6,7 +6,7 @@ import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
 import type { LiveHub } from './live/hub.js';
 
-/** MEMORY_HISTORY_KEPT, MEMORY_NEAR_DUPLICATES and MEMORY_EMBEDDINGS (README). */
+/** MEMORY_HISTORY_KEPT, MEMORY_NEAR_DUPLICATES and MEMORY_EMBEDDINGS (docs/configuration.md). */
 export interface MemorySettings {
   historyKept: number;
   nearDuplicates: boolean;

@@ -28,7 +28,7 @@ if (explorer !== undefined && !GRAPHQL_EXPLORERS.includes(explorer as (typeof GR
   process.exit(2);
 }
 
-/** Entry point of `npm start`: configuration from the environment (see README). */
+/** Entry point of `npm start`: configuration from the environment (see docs/configuration.md). */
 const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
   port: intEnv('PORT', 8080),

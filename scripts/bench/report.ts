@@ -4,7 +4,7 @@ import { cpus } from 'node:os';
 import { log, OPTIONS } from './options.js';
 import type { Ratio, Row, Scenario } from './types.js';
 
-/** Prints the rows as a Markdown table (the README's format). */
+/** Prints the rows as a Markdown table (the format of docs/benchmarks.md). */
 export function printTable(rows: Row[]): void {
   const header = [
     'scenario',

@@ -7,7 +7,7 @@ import type { AgentPrincipal, Principal } from '../context.js';
 import type { SocketLeases } from '../live/socketLeases.js';
 import type { RateLimiter } from '../rateLimit.js';
 
-/** Limits of GraphQL over WebSocket (the WS_* settings of the README). */
+/** Limits of GraphQL over WebSocket (the WS_* settings, docs/configuration.md). */
 export interface SocketLimits {
   /** Sockets of this process, of every kind (WS_MAX_CONNECTIONS); past it a new socket is closed with 1013. */
   maxConnections: number;

@@ -12,7 +12,7 @@ export const MAX_DEPTH = 8;
 /** The most values (commas) in a line: room for the sync plan of a 5 MB spec; a centroid has 512. */
 export const MAX_VALUES = 100_000;
 
-/** The configurable bounds (README, "Workspace archives"). */
+/** The configurable bounds (docs/archives.md). */
 export interface ArchiveBounds {
   /** Bytes of the decompressed stream (ARCHIVE_MAX_EXPANDED_BYTES, default 4 GiB). */
   maxExpandedBytes: number;

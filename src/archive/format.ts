@@ -1,5 +1,5 @@
 /**
- * The workspace archive, version 1: a gzip stream of JSON lines (see README "Workspace archives").
+ * The workspace archive, version 1: a gzip stream of JSON lines (see docs/archives.md).
  * Line 1 is the header, then one `{type, data}` line per record in RECORD_TYPES order, then the
  * trailer `{type: "trailer", counts, sha256}` where sha256 covers every byte before it.
  */

@@ -7,7 +7,7 @@ import { CliError, positionals, type Command } from './command.js';
 import { bytes, Progress } from './output.js';
 
 const FORMAT_NOTE =
-  'The archive is a gzip stream of JSON lines, format "wks-archive" version 1 (README, "Workspace archives"): a header, one ' +
+  'The archive is a gzip stream of JSON lines, format "wks-archive" version 1 (docs/archives.md): a header, one ' +
   '{type, data} line per record and a trailer with per-type counts and a SHA-256 over everything before it.';
 
 /** Counts bytes through a stream, reporting them to a progress indicator. */
