@@ -1,8 +1,8 @@
 import { structuredPatch, formatPatch, type StructuredPatch } from 'diff';
 import type { Scope } from '../auth/authorize.js';
-import { revisionVisible, seesRestricted } from '../auth/visibility.js';
+import { seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
-import { sql, type SqlTarget } from '../db/sql.js';
+import type { SqlTarget } from '../db/sql.js';
 import type { Article } from '../entities/Article.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
@@ -10,38 +10,12 @@ import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import type { ArticleDiff, ArticleFieldChange, ArticleRevision, ArticleRevisionEntry } from '../types/articleHistory.js';
 import { eventObject } from '../webhooks/objects.js';
 import { articleEvent, checkIfMatch, describeArticleChange, findArticle, findArticleById, refuseGenerated } from './articles.js';
+import { writeArticleText } from '../store/articles.js';
+import { revisionsBefore, revisionWithMarkdown, type RevisionRow } from '../store/articleRevisions.js';
 import { recordAudit } from './audit.js';
-
-const ENTRY_COLUMNS = `r.version, r.title, r.status, r.visibility, s.key as section, r.position, r.action, r.changed, r.summary,
-  r.agent_key_id, r.member_id, r.proposal_id, r.restored_from, octet_length(r.markdown) as size, r.created_at`;
-
-/**
- * A version is readable by whoever may read the article now and, when its content was restricted
- * (by the article or its section) at that version, only by keys that may see restricted content.
- */
-const REVISION_VISIBLE = revisionVisible('r', ':see_restricted');
 
 /** Diffs stop looking for a minimal edit after this many changed lines or milliseconds, and replace every line instead. */
 const DIFF_LIMITS = { maxEditLength: 400, timeout: 50 };
-
-interface RevisionRow {
-  version: number;
-  title: string;
-  status: string;
-  visibility: string;
-  section: string;
-  position: number;
-  action: string;
-  changed: string[];
-  summary: string | null;
-  agent_key_id: string | null;
-  member_id: string | null;
-  proposal_id: number | null;
-  restored_from: number | null;
-  size: string;
-  created_at: string;
-  markdown?: string;
-}
 
 /** An article's versions, newest first (paginated by version), without Markdown. */
 export async function articleRevisions(
@@ -54,13 +28,13 @@ export async function articleRevisions(
   const size = pageSize(args.limit);
   const before = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : null;
   if (before !== null && !Number.isInteger(before)) throw invalidField('cursor', 'is not a cursor returned by this list');
-  const rows = await sql<RevisionRow>(
-    ctx.db,
-    `select ${ENTRY_COLUMNS} from article_revisions r join sections s on s.id = r.section_id
-      where r.workspace_id = :workspace and r.article_id = :article and (:before::int is null or r.version < :before::int) and ${REVISION_VISIBLE}
-      order by r.version desc limit :limit`,
-    { workspace: scope.workspaceId, article: article.id, before, see_restricted: seesRestricted(scope), limit: size + 1 },
-  );
+  const rows = await revisionsBefore(ctx.db, {
+    workspaceId: scope.workspaceId,
+    articleId: article.id,
+    before,
+    canSee: seesRestricted(scope),
+    limit: size + 1,
+  });
   return toPage(rows.map(toEntry), size, (e) => [e.version]);
 }
 
@@ -120,12 +94,7 @@ export async function restoreArticle(
       restoredFrom: version,
       summary: `Restored the title and Markdown of version ${version}.`,
     });
-    await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [
-      old.title,
-      old.markdown,
-      new Date(),
-      article.id,
-    ]);
+    await writeArticleText(em, article.id, old.title, old.markdown, new Date());
     if (old.title !== article.title || old.markdown !== article.markdown) {
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
@@ -136,13 +105,14 @@ export async function restoreArticle(
   });
 }
 
+/** One version of the article with its Markdown, if the caller may read it; else 404. */
 async function loadRevision(db: SqlTarget, scope: Scope, article: Article, version: number): Promise<ArticleRevision> {
-  const [row] = await sql<RevisionRow>(
-    db,
-    `select ${ENTRY_COLUMNS}, r.markdown from article_revisions r join sections s on s.id = r.section_id
-      where r.workspace_id = :workspace and r.article_id = :article and r.version = :version and ${REVISION_VISIBLE}`,
-    { workspace: scope.workspaceId, article: article.id, version, see_restricted: seesRestricted(scope) },
-  );
+  const row = await revisionWithMarkdown(db, {
+    workspaceId: scope.workspaceId,
+    articleId: article.id,
+    version,
+    canSee: seesRestricted(scope),
+  });
   if (!row) throw new NotFoundError('Article revision');
   return { ...toEntry(row), markdown: row.markdown! };
 }

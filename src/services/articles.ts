@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
-import { articleVisible, seesRestricted } from '../auth/visibility.js';
+import { seesRestricted } from '../auth/visibility.js';
 import type { Permission } from '../auth/permissions.js';
 import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError, NotModifiedError, PreconditionFailedError } from '../errors.js';
@@ -13,6 +12,22 @@ import { nextFreeSlug, slugify } from '../slug.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import type { EventType } from '../webhooks/events.js';
 import { eventObject, objectPayload } from '../webhooks/objects.js';
+import {
+  articleById,
+  articleBySlug,
+  articlesOfSections,
+  bumpVersion,
+  contentRevision,
+  countSectionArticles,
+  insertDraft,
+  placeArticles,
+  slugsLike,
+  treeArticles,
+  writeArticle,
+  type ArticleRow,
+} from '../store/articles.js';
+import { setArticleChange } from '../store/articleRevisions.js';
+import { lockSection, lockSectionPair } from '../store/sections.js';
 import { recordAudit, type AuditInput } from './audit.js';
 import { findVisibleSection, loadSections } from './sections.js';
 
@@ -26,12 +41,6 @@ const TRANSITIONS: Record<ArticleStatus, ArticleStatus[]> = {
   DEPRECATED: ['STABLE', 'ARCHIVED'],
   ARCHIVED: ['DRAFT'],
 };
-
-/** SQL: the article `a` in section `s` is visible; its placeholder is seesRestricted(scope). */
-const ARTICLE_VISIBLE = articleVisible('a', 's');
-
-const ARTICLE_COLUMNS =
-  'a.id, a.workspace_id, a.section_id, a.slug, a.title, a.markdown, a.status, a.visibility, a.position, a.version, a.created_at, a.updated_at, a.published_at, a.api_operation_key, a.api_operation_hash, a.api_state, a.api_method, a.api_path, s.key as section_key';
 
 /** A sidebar section with its visible articles, in order: plain objects, shared by every request for one revision. */
 export interface TreeSection {
@@ -61,12 +70,7 @@ export async function articleTree(
   status?: ArticleStatus | null,
   ifNoneMatch?: string | null,
 ): Promise<readonly TreeSection[]> {
-  const [{ revision }] = await sql<{ revision: string }>(
-    ctx.db,
-    'select content_revision::text as revision from workspaces where id = ?',
-    [scope.workspaceId],
-    'workspace_content_revision',
-  );
+  const revision = await contentRevision(ctx.db, scope.workspaceId);
   const etag = `"t${revision}.${seesRestricted(scope) ? 'all' : 'public'}${status ? `.${status.toLowerCase()}` : ''}"`;
   ctx.responseHeaders.ETag = etag;
   if (ifNoneMatch && etagMatches(ifNoneMatch, etag)) throw new NotModifiedError(etag);
@@ -87,19 +91,7 @@ export async function articleTree(
 /** Sections and their articles in sidebar order (two queries). */
 async function buildTree(em: EntityManager, scope: Scope, status?: ArticleStatus | null): Promise<TreeSection[]> {
   const sections = await loadSections(em, scope);
-  const params: unknown[] = [scope.workspaceId, seesRestricted(scope)];
-  let where = `a.workspace_id = ? and ${ARTICLE_VISIBLE}`;
-  if (status) {
-    where += ' and a.status = ?';
-    params.push(status);
-  }
-  // The tree lists articles, it does not carry their Markdown.
-  const rows = await sql<ArticleRow>(
-    em,
-    `select ${ARTICLE_COLUMNS.replace('a.markdown', "'' as markdown")} from articles a join sections s on s.id = a.section_id where ${where}
-      order by a.section_id, a.position, a.id`,
-    params,
-  );
+  const rows = await treeArticles(em, scope.workspaceId, seesRestricted(scope), status);
   const bySection = new Map<number, Article[]>();
   for (const row of rows) {
     const list = bySection.get(row.section_id) ?? [];
@@ -122,12 +114,7 @@ export async function getArticle(ctx: RequestContext, scope: Scope, slug: string
 
 /** Loads a visible article (optionally locking its row), or 404. */
 export async function findArticle(em: EntityManager, scope: Scope, slug: string, lock: boolean): Promise<Article> {
-  const [row] = await sql<ArticleRow>(
-    em,
-    `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id
-      where a.workspace_id = ? and a.slug = ? and ${ARTICLE_VISIBLE}${lock ? ' for update of a' : ''}`,
-    [scope.workspaceId, slug, seesRestricted(scope)],
-  );
+  const row = await articleBySlug(em, scope.workspaceId, slug, seesRestricted(scope), lock);
   if (!row) throw new NotFoundError('Article');
   return toArticle(em, row);
 }
@@ -156,28 +143,23 @@ export async function insertArticle(em: EntityManager, scope: Scope, input: Crea
   const section = await findVisibleSection(em, scope, input.section);
   if (!section) throw invalidField('section', `no section with key "${input.section}" (create it first: POST /sections)`);
   // Lock the section so concurrent creates and placements agree on positions.
-  await sql(em, 'select id from sections where id = ? for update', [section.id]);
-  const [{ count }] = await sql<{ count: number }>(em, 'select count(*)::int as count from articles where section_id = ?', [section.id]);
+  await lockSection(em, section.id);
+  const count = await countSectionArticles(em, section.id);
   const base = slugify(input.title);
-  const taken = await sql<{ slug: string }>(em, `select slug from articles where workspace_id = ? and (slug = ? or slug like ?)`, [
-    scope.workspaceId,
-    base,
-    `${base}-%`,
-  ]);
-  const slug = nextFreeSlug(
-    base,
-    taken.map((t) => t.slug),
-  );
-  const now = new Date();
-  const [row] = await sql<{ id: number }>(
-    em,
-    `insert into articles (workspace_id, section_id, slug, title, markdown, status, visibility, position, version, created_at, updated_at)
-     values (?, ?, ?, ?, ?, 'DRAFT', ?, ?, 1, ?, ?) returning id`,
-    [scope.workspaceId, section.id, slug, input.title, input.markdown, visibility, count, now, now],
-  );
-  await enqueueEmbedding(em, scope.workspaceId, 'article', row.id);
+  const slug = nextFreeSlug(base, await slugsLike(em, scope.workspaceId, base));
+  const id = await insertDraft(em, {
+    workspaceId: scope.workspaceId,
+    sectionId: section.id,
+    slug,
+    title: input.title,
+    markdown: input.markdown,
+    visibility,
+    position: count,
+    now: new Date(),
+  });
+  await enqueueEmbedding(em, scope.workspaceId, 'article', id);
   signalEmbeddingWork();
-  return findArticleById(em, row.id);
+  return findArticleById(em, id);
 }
 
 export interface UpdateArticleInput {
@@ -226,11 +208,7 @@ export async function updateArticle(
       status: input.status ?? article.status,
       publishedAt: article.publishedAt ?? (input.status === 'STABLE' ? now : null),
     };
-    await sql(
-      em,
-      'update articles set title = ?, markdown = ?, visibility = ?, status = ?, published_at = ?, version = version + 1, updated_at = ? where id = ?',
-      [next.title, next.markdown, next.visibility, next.status, next.publishedAt, now, article.id],
-    );
+    await writeArticle(em, article.id, next, now);
     if (next.title !== article.title || next.markdown !== article.markdown) {
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
@@ -270,12 +248,8 @@ export async function moveArticle(
     await describeArticleChange(em, scope, { action: 'moved' });
     const sourceId = article.section.id;
     // Lock both sections in id order (no deadlock between opposite moves).
-    await sql(em, 'select id from sections where id in (?, ?) order by id for update', [sourceId, target.id]);
-    const siblings = await sql<{ id: number; section_id: number }>(
-      em,
-      'select id, section_id from articles where section_id in (?, ?) order by position, id',
-      [sourceId, target.id],
-    );
+    await lockSectionPair(em, sourceId, target.id);
+    const siblings = await articlesOfSections(em, sourceId, target.id);
     const source = siblings.filter((r) => r.section_id === sourceId && r.id !== article.id).map((r) => r.id);
     const dest = target.id === sourceId ? source : siblings.filter((r) => r.section_id === target.id).map((r) => r.id);
     const position = input.position ?? dest.length;
@@ -284,14 +258,8 @@ export async function moveArticle(
     dest.splice(position, 0, article.id);
     const moves: [number, number, number][] = dest.map((id, i) => [id, target.id, i]);
     if (target.id !== sourceId) source.forEach((id, i) => moves.push([id, sourceId, i]));
-    const values = moves.map(() => '(?::int, ?::int, ?::int)').join(', ');
-    await sql(
-      em,
-      `update articles a set section_id = v.section_id, position = v.position from (values ${values}) as v(id, section_id, position)
-        where a.id = v.id and (a.section_id <> v.section_id or a.position <> v.position)`,
-      moves.flat(),
-    );
-    await sql(em, 'update articles set version = version + 1, updated_at = ? where id = ?', [new Date(), article.id]);
+    await placeArticles(em, moves);
+    await bumpVersion(em, article.id, new Date());
     const moved = await findArticleById(em, article.id);
     recordAudit(em, ctx, articleEvent('article.moved', scope, moved, before));
     return moved;
@@ -350,7 +318,7 @@ export interface ArticleChange {
  */
 export async function describeArticleChange(em: EntityManager, scope: Scope, change: ArticleChange): Promise<void> {
   const value = JSON.stringify({ ...change, keyId: scope.agent.keyId, memberId: scope.agent.memberId });
-  await sql(em, "select set_config('wks.article_change', ?, true)", [value]);
+  await setArticleChange(em, value);
 }
 
 /** Throws 412 unless `ifMatch` is absent, `*`, or names the version (weak or strong). */
@@ -360,36 +328,9 @@ export function checkIfMatch(ifMatch: string | null | undefined, version: number
   if (!etagMatches(ifMatch, current)) throw new PreconditionFailedError('article', current);
 }
 
+/** The article with `id`, without a visibility check: for an article the caller has just found or written. */
 export async function findArticleById(em: EntityManager, id: number): Promise<Article> {
-  const [row] = await sql<ArticleRow>(
-    em,
-    `select ${ARTICLE_COLUMNS} from articles a join sections s on s.id = a.section_id where a.id = ?`,
-    [id],
-  );
-  return toArticle(em, row);
-}
-
-/** An article row with its section's key (ARTICLE_COLUMNS). */
-interface ArticleRow {
-  id: number;
-  workspace_id: string;
-  section_id: number;
-  slug: string;
-  title: string;
-  markdown: string;
-  status: ArticleStatus;
-  visibility: Visibility;
-  position: number;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  published_at: string | null;
-  api_operation_key: string | null;
-  api_operation_hash: string | null;
-  api_state: string | null;
-  api_method: string | null;
-  api_path: string | null;
-  section_key: string;
+  return toArticle(em, await articleById(em, id));
 }
 
 /** A read-only article for lists: a plain object (no identity map, no change tracking), for speed. */

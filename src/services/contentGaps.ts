@@ -1,8 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Scope } from '../auth/authorize.js';
-import { articleVisible, seesRestricted } from '../auth/visibility.js';
+import { seesRestricted } from '../auth/visibility.js';
 import type { RequestContext } from '../context.js';
-import { pgArray, sql } from '../db/sql.js';
 import { cosine } from '../search/embedder.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -14,6 +13,20 @@ import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search
 import type { QuestionToCluster } from '../search/worker.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
+import { articleVisibility, slugById } from '../store/articles.js';
+import {
+  groupRows,
+  growGroup,
+  insertGroup,
+  lockGroup,
+  lockOpenGroups,
+  markGroupResolved,
+  openGapRows,
+  type GapRow,
+  type GroupRow,
+} from '../store/contentGapGroups.js';
+import { insertReport, questionSeenAt, reportRows, setQuestionGroup } from '../store/contentGapReports.js';
+import { openProposalOfGroup } from '../store/proposals.js';
 
 const QUESTION_KEEP = 256;
 const REDACTION_NAMES = [
@@ -39,24 +52,22 @@ export async function reportContentGap(
   const slugKnown = await ctx.em.transactional(async (em) => {
     // Stored: whether the slug names an article. Answered: whether it names one this key may see,
     // so a restricted article and no article read the same to a viewer.
-    const [article] = slug
-      ? await sql(
-          em,
-          `select ${articleVisible('a', 's')} as visible from articles a join sections s on s.id = a.section_id where a.workspace_id = ? and a.slug = ?`,
-          [seesRestricted(scope), scope.workspaceId, slug],
-        )
-      : [];
+    const article = slug ? await articleVisibility(em, scope.workspaceId, slug, seesRestricted(scope)) : undefined;
     const known = Boolean(article);
-    const [row] = await sql<{ id: number }>(
-      em,
-      'insert into content_gap_reports (workspace_id, question, slug, slug_known, redacted, agent_key_id, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id',
-      [scope.workspaceId, question, slug, known, cleaned.redacted.length > 0, scope.agent.keyId, new Date()],
-    );
-    if (question) await enqueueEmbedding(em, scope.workspaceId, 'gap', row.id);
+    const id = await insertReport(em, {
+      workspaceId: scope.workspaceId,
+      question,
+      slug,
+      slugKnown: known,
+      redacted: cleaned.redacted.length > 0,
+      agentKeyId: scope.agent.keyId,
+      createdAt: new Date(),
+    });
+    if (question) await enqueueEmbedding(em, scope.workspaceId, 'gap', id);
     recordAudit(em, ctx, {
       action: 'content_gap.reported',
       targetType: 'content_gap_report',
-      targetId: row.id,
+      targetId: id,
       workspaceId: scope.workspaceId,
     });
     return Boolean(article?.visible);
@@ -77,10 +88,7 @@ export async function reportContentGap(
 
 /** Reports of a workspace, newest first (dashboards). */
 export async function listReports(em: EntityManager, workspaceId: string, limit = 200): Promise<ContentGapReport[]> {
-  const rows = await sql(em, 'select * from content_gap_reports where workspace_id = ? order by created_at desc, id desc limit ?', [
-    workspaceId,
-    limit,
-  ]);
+  const rows = await reportRows(em, workspaceId, limit);
   return rows.map((r) => em.map(ContentGapReport, r));
 }
 
@@ -91,14 +99,7 @@ export async function listGroups(
   includeResolved: boolean,
   onlyId: number | null = null,
 ): Promise<ContentGapGroup[]> {
-  const rows = await sql<{ proposal_id: number | null; proposal_status: string | null }>(
-    em,
-    `select g.*, p.id as proposal_id, p.status as proposal_status from content_gap_groups g
-       left join lateral (select id, status from proposals where gap_group_id = g.id order by id desc limit 1) p on true
-      where g.workspace_id = ? and (?::boolean or g.resolved_at is null) and (?::int is null or g.id = ?::int)
-      order by (g.report_count + g.search_count) desc, g.last_seen desc limit 500`,
-    [workspaceId, includeResolved || onlyId !== null, onlyId, onlyId],
-  );
+  const rows = await groupRows(em, workspaceId, includeResolved || onlyId !== null, onlyId);
   return rows.map((r) => {
     const group = em.map(ContentGapGroup, r);
     group.proposalId = r.proposal_id;
@@ -110,19 +111,12 @@ export async function listGroups(
 /** Marks a group resolved; later similar questions start a new group. */
 export async function resolveGroup(ctx: RequestContext, id: number): Promise<ContentGapGroup> {
   return ctx.em.transactional(async (em) => {
-    const [row] = await sql<{ workspace_id: string }>(
-      em,
-      'update content_gap_groups set resolved_at = coalesce(resolved_at, ?) where id = ? returning *',
-      [new Date(), id],
-    );
+    const row = await markGroupResolved(em, id, new Date());
     if (!row) throw new NotFoundError('Content-gap group');
     recordAudit(em, ctx, { action: 'content_gap.resolved', targetType: 'content_gap_group', targetId: id, workspaceId: row.workspace_id });
     return em.map(ContentGapGroup, row);
   });
 }
-
-/** Sample questions a listed group carries (newest first). */
-const SAMPLES = 3;
 
 /**
  * The open content-gap groups of the caller's workspace, most asked first (cursor-paginated):
@@ -137,29 +131,13 @@ export async function listOpenGaps(
 ): Promise<Page<ContentGap>> {
   const size = pageSize(args.limit);
   const after = args.cursor ? decodeCursor<[number, number]>(args.cursor, ['number', 'number']) : null;
-  const rows = await sql<GapRow>(
-    ctx.db,
-    `select g.id, g.label, g.report_count, g.search_count, g.report_count + g.search_count as asked, g.first_seen, g.last_seen,
-            (select a.slug from articles a join sections s on s.id = a.section_id
-              where a.workspace_id = g.workspace_id and a.slug = g.nearest_article_slug and ${articleVisible('a', 's', ':see_restricted')}) as nearest,
-            (select p.id from proposals p where p.gap_group_id = g.id and p.status = 'open' order by p.id desc limit 1) as proposal_id,
-            array(select q.question from (
-                    select r.question, r.created_at, r.id from content_gap_reports r where r.group_id = g.id and r.question is not null
-                    union all
-                    select l.query, l.created_at, l.id from search_log l where l.group_id = g.id) q
-                  order by q.created_at desc, q.id desc limit ${SAMPLES}) as samples
-       from content_gap_groups g
-      where g.workspace_id = :workspace and g.resolved_at is null
-        and (:after_asked::int is null or (g.report_count + g.search_count, g.id) < (:after_asked::int, :after_id::int))
-      order by asked desc, g.id desc limit :limit`,
-    {
-      workspace: scope.workspaceId,
-      see_restricted: seesRestricted(scope),
-      after_asked: after?.[0] ?? null,
-      after_id: after?.[1] ?? null,
-      limit: size + 1,
-    },
-  );
+  const rows = await openGapRows(ctx.db, {
+    workspaceId: scope.workspaceId,
+    canSee: seesRestricted(scope),
+    afterAsked: after?.[0] ?? null,
+    afterId: after?.[1] ?? null,
+    limit: size + 1,
+  });
   return toPage(rows.map(toGap), size, (g) => [g.questionCount, g.id]);
 }
 
@@ -175,14 +153,10 @@ export async function proposeFromGap(
   input: { title: string; section: string; markdown: string; summary: string },
 ): Promise<Proposal> {
   return ctx.em.transactional(async (em) => {
-    const [group] = await sql<{ resolved_at: string | null }>(
-      em,
-      'select resolved_at from content_gap_groups where id = ? and workspace_id = ? for update',
-      [groupId, scope.workspaceId],
-    );
+    const group = await lockGroup(em, groupId, scope.workspaceId);
     if (!group) throw new NotFoundError('Content-gap group');
     if (group.resolved_at) throw new ConflictError(`Content-gap group ${groupId} is already resolved.`, { state: 'resolved' });
-    const [waiting] = await sql<{ id: number }>(em, "select id from proposals where gap_group_id = ? and status = 'open'", [groupId]);
+    const waiting = await openProposalOfGroup(em, groupId);
     if (waiting)
       throw new ConflictError(`Content-gap group ${groupId} already has proposal ${waiting.id} waiting for review.`, {
         state: 'proposed',
@@ -190,19 +164,6 @@ export async function proposeFromGap(
       });
     return insertProposal(em, ctx, scope, { ...input, article: null }, groupId);
   });
-}
-
-interface GapRow {
-  id: number;
-  label: string;
-  report_count: number;
-  search_count: number;
-  asked: number;
-  first_seen: string;
-  last_seen: string;
-  nearest: string | null;
-  proposal_id: number | null;
-  samples: string[];
 }
 
 function toGap(r: GapRow): ContentGap {
@@ -238,39 +199,21 @@ export async function clusterQuestion(
   question: QuestionToCluster,
   nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
 ): Promise<void> {
-  const groups = await sql<GroupRow>(
-    em,
-    'select id, centroid, report_count, search_count from content_gap_groups where workspace_id = ? and resolved_at is null order by id for update',
-    [question.workspaceId],
-  );
+  const groups = await lockOpenGroups(em, question.workspaceId);
   let best: { group: GroupRow; similarity: number } | null = null;
   for (const group of groups) {
     const similarity = cosine(question.vector, group.centroid);
     if (similarity >= GROUP_SIMILARITY && (!best || similarity > best.similarity)) best = { group, similarity };
   }
-  const table = question.itemType === 'gap' ? 'content_gap_reports' : 'search_log';
-  const [{ created_at: seen }] = await sql<{ created_at: string }>(em, `select created_at from ${table} where id = ?`, [question.itemId]);
+  const seen = await questionSeenAt(em, question.itemType, question.itemId);
   const groupId = best ? await joinGroup(em, best.group, question, seen) : await startGroup(em, question, seen, nearestArticle);
-  await sql(em, `update ${table} set group_id = ? where id = ?`, [groupId, question.itemId]);
-}
-
-interface GroupRow {
-  id: number;
-  centroid: number[];
-  report_count: number;
-  search_count: number;
+  await setQuestionGroup(em, question.itemType, question.itemId, groupId);
 }
 
 async function joinGroup(em: EntityManager, group: GroupRow, question: QuestionToCluster, seen: string): Promise<number> {
   const n = Number(group.report_count) + Number(group.search_count);
   const centroid = group.centroid.map((c, i) => (c * n + question.vector[i]) / (n + 1));
-  const isReport = question.itemType === 'gap';
-  await sql(
-    em,
-    `update content_gap_groups set centroid = ?::real[], report_count = report_count + ?, search_count = search_count + ?,
-       first_seen = least(first_seen, ?), last_seen = greatest(last_seen, ?) where id = ?`,
-    [pgArray(centroid), isReport ? 1 : 0, isReport ? 0 : 1, seen, seen, group.id],
-  );
+  await growGroup(em, group.id, centroid, question.itemType === 'gap', seen);
   return group.id;
 }
 
@@ -283,24 +226,14 @@ async function startGroup(
   const [nearest] = await nearestArticle(question.vector);
   let slug: string | null = null;
   if (nearest && nearest.similarity >= NEAREST_ARTICLE_FLOOR) {
-    const [row] = await sql<{ slug: string }>(em, 'select slug from articles where id = ?', [nearest.itemId]);
-    slug = row?.slug ?? null;
+    slug = await slugById(em, nearest.itemId);
   }
-  const isReport = question.itemType === 'gap';
-  const [row] = await sql<{ id: number }>(
-    em,
-    `insert into content_gap_groups (workspace_id, label, centroid, report_count, search_count, first_seen, last_seen, nearest_article_slug)
-     values (?, ?, ?::real[], ?, ?, ?, ?, ?) returning id`,
-    [
-      question.workspaceId,
-      question.text.slice(0, QUESTION_KEEP),
-      pgArray(question.vector),
-      isReport ? 1 : 0,
-      isReport ? 0 : 1,
-      seen,
-      seen,
-      slug,
-    ],
-  );
-  return row.id;
+  return insertGroup(em, {
+    workspaceId: question.workspaceId,
+    label: question.text.slice(0, QUESTION_KEEP),
+    centroid: question.vector,
+    isReport: question.itemType === 'gap',
+    seen,
+    nearestArticleSlug: slug,
+  });
 }

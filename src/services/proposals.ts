@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePermissions, type Scope } from '../auth/authorize.js';
 import type { Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
@@ -11,14 +10,10 @@ import { eventObject, objectPayload } from '../webhooks/objects.js';
 import { articleEvent, describeArticleChange, findArticle, findArticleById, insertArticle } from './articles.js';
 import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit, type AuditInput } from './audit.js';
+import { writeArticleText } from '../store/articles.js';
 import { resolveGroup } from '../store/contentGapGroups.js';
+import { insertProposalRow, lockProposal, markApproved, markRejected, proposalById, proposalRows } from '../store/proposals.js';
 import { findVisibleSection } from './sections.js';
-
-const COLUMNS =
-  'id, workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, reviewed_by, reviewed_at, reason, created_at, gap_group_id';
-
-/** A row of proposals (COLUMNS), mapped to the entity. */
-type ProposalRow = { id: number } & Record<string, unknown>;
 
 export interface CreateProposalInput {
   article?: string | null;
@@ -67,25 +62,17 @@ export async function insertProposal(
       if (!(await findVisibleSection(em, scope, input.section!))) throw invalidField('section', `no section with key "${input.section}"`);
       values = { kind: 'new', articleSlug: null, baseVersion: null, section: input.section! };
     }
-    const [row] = await sql<ProposalRow>(
-      em,
-      `insert into proposals (workspace_id, kind, status, article_slug, base_version, section, title, markdown, summary, agent_key_id, member_id, created_at, gap_group_id)
-       values (?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning ${COLUMNS}`,
-      [
-        scope.workspaceId,
-        values.kind,
-        values.articleSlug,
-        values.baseVersion,
-        values.section,
-        input.title ?? null,
-        input.markdown ?? null,
-        input.summary,
-        scope.agent.keyId,
-        scope.agent.memberId,
-        new Date(),
-        gapGroupId,
-      ],
-    );
+    const row = await insertProposalRow(em, {
+      workspaceId: scope.workspaceId,
+      ...values,
+      title: input.title ?? null,
+      markdown: input.markdown ?? null,
+      summary: input.summary,
+      agentKeyId: scope.agent.keyId,
+      memberId: scope.agent.memberId,
+      createdAt: new Date(),
+      gapGroupId,
+    });
     const proposal = em.map(Proposal, row);
     recordAudit(em, ctx, proposalEvent('proposal.created', scope, proposal));
     return proposal;
@@ -110,22 +97,8 @@ export async function listAllProposals(ctx: RequestContext, scope: Scope, args: 
 
 async function listProposals(ctx: RequestContext, scope: Scope, args: ListProposalArgs, keyId: string | null): Promise<Page<Proposal>> {
   const size = pageSize(args.limit);
-  const params: unknown[] = [scope.workspaceId];
-  let where = 'workspace_id = ?';
-  if (keyId) {
-    where += ' and agent_key_id = ?';
-    params.push(keyId);
-  }
-  if (args.status) {
-    where += ' and status = ?';
-    params.push(args.status);
-  }
-  if (args.cursor) {
-    where += ' and id < ?';
-    params.push(decodeCursor<[number]>(args.cursor, ['number'])[0]);
-  }
-  params.push(size + 1);
-  const rows = await sql<ProposalRow>(ctx.em, `select ${COLUMNS} from proposals where ${where} order by id desc limit ?`, params);
+  const beforeId = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : null;
+  const rows = await proposalRows(ctx.em, { workspaceId: scope.workspaceId, keyId, status: args.status, beforeId, limit: size + 1 });
   return toPage(
     rows.map((r) => ctx.em.map(Proposal, r)),
     size,
@@ -157,12 +130,7 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
         );
       }
       await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
-      await sql(em, 'update articles set title = ?, markdown = ?, version = version + 1, updated_at = ? where id = ?', [
-        proposal.title ?? article.title,
-        proposal.markdown ?? article.markdown,
-        now,
-        article.id,
-      ]);
+      await writeArticleText(em, article.id, proposal.title ?? article.title, proposal.markdown ?? article.markdown, now);
       await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
       signalEmbeddingWork();
       recordAudit(em, ctx, articleEvent('article.updated', scope, await findArticleById(em, article.id), before));
@@ -173,12 +141,7 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
       proposal.articleSlug = article.slug;
       recordAudit(em, ctx, articleEvent('article.created', scope, article));
     }
-    const [row] = await sql<ProposalRow>(
-      em,
-      `update proposals set status = 'approved', article_slug = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
-      [proposal.articleSlug, scope.agent.memberId, now, id],
-    );
-    const approved = em.map(Proposal, row);
+    const approved = em.map(Proposal, await markApproved(em, id, proposal.articleSlug, scope.agent.memberId, now));
     recordAudit(em, ctx, proposalEvent('proposal.approved', scope, approved, open));
     // The content-gap group a draft was proposed from is answered once the draft is approved.
     if (approved.gapGroupId !== null && (await resolveGroup(em, scope.workspaceId, approved.gapGroupId, now)))
@@ -196,12 +159,7 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
 export async function rejectProposal(ctx: RequestContext, scope: Scope, id: number, reason: string): Promise<Proposal> {
   return ctx.em.transactional(async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
-    const [row] = await sql<ProposalRow>(
-      em,
-      `update proposals set status = 'rejected', reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
-      [reason, scope.agent.memberId, new Date(), id],
-    );
-    const rejected = em.map(Proposal, row);
+    const rejected = em.map(Proposal, await markRejected(em, id, reason, scope.agent.memberId, new Date()));
     recordAudit(em, ctx, proposalEvent('proposal.rejected', scope, rejected, open));
     return rejected;
   });
@@ -219,10 +177,7 @@ function proposalEvent(action: EventType, scope: Scope, proposal: Proposal, befo
 }
 
 async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Promise<Proposal> {
-  const [row] = await sql<ProposalRow>(em, `select ${COLUMNS} from proposals where id = ? and workspace_id = ? for update`, [
-    id,
-    scope.workspaceId,
-  ]);
+  const row = await lockProposal(em, id, scope.workspaceId);
   if (!row) throw new NotFoundError('Proposal');
   const proposal = em.map(Proposal, row);
   if (proposal.status !== 'open') throw new ConflictError(`Proposal ${id} is already ${proposal.status}.`, { status: proposal.status });
@@ -231,6 +186,6 @@ async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Pro
 
 /** A proposal of the workspace by id, whatever its status (live updates), or null. */
 export async function findProposal(em: RequestContext['em'], workspaceId: string, id: number): Promise<Proposal | null> {
-  const [row] = await sql<ProposalRow>(em, `select ${COLUMNS} from proposals where id = ? and workspace_id = ?`, [id, workspaceId]);
+  const row = await proposalById(em, id, workspaceId);
   return row ? em.map(Proposal, row) : null;
 }

@@ -1,15 +1,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePlan, type Scope } from '../auth/authorize.js';
-import { articleVisible, sectionVisible, seesRestricted } from '../auth/visibility.js';
+import { seesRestricted } from '../auth/visibility.js';
 import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { Section, type Visibility } from '../entities/Section.js';
 import { ConflictError, invalidField } from '../errors.js';
 import { checkSlug, nextFreeSlug, slugify } from '../slug.js';
+import {
+  insertSectionRow,
+  lockSectionList,
+  sectionKeys,
+  shiftSectionsFrom,
+  visibleSectionByKey,
+  visibleSections,
+  type SectionRow,
+} from '../store/sections.js';
 import { recordAudit } from './audit.js';
-
-const SECTION_COLUMNS = 's.id, s.workspace_id, s.key, s.label, s.visibility, s.position, s.created_at';
 
 /** Sections the caller may see, in sidebar order, with their visible article counts. */
 export async function listSections(ctx: RequestContext, scope: Scope): Promise<Section[]> {
@@ -18,15 +24,7 @@ export async function listSections(ctx: RequestContext, scope: Scope): Promise<S
 
 /** The visible sections of the scope's workspace in order (one query). */
 export async function loadSections(em: EntityManager, scope: Scope): Promise<Section[]> {
-  const all = seesRestricted(scope);
-  const rows = await sql<SectionRow>(
-    em,
-    `select ${SECTION_COLUMNS}, count(a.id) filter (where ${articleVisible('a', 's')})::int as article_count
-       from sections s left join articles a on a.section_id = s.id
-      where s.workspace_id = ? and ${sectionVisible('s')}
-      group by s.id order by s.position, s.id`,
-    [all, scope.workspaceId, all],
-  );
+  const rows = await visibleSections(em, scope.workspaceId, seesRestricted(scope));
   return rows.map((r) => toSection(em, r));
 }
 
@@ -62,32 +60,23 @@ export async function addSection(
   apiTag: string | null,
 ): Promise<Section> {
   await lockSectionList(em, scope.workspaceId);
-  const keys = (
-    await sql<{ key: string }>(em, 'select key from sections where workspace_id = ? order by position', [scope.workspaceId])
-  ).map((s) => s.key);
+  const keys = await sectionKeys(em, scope.workspaceId);
   if (input.key && keys.includes(input.key)) throw new ConflictError(`A section with key "${input.key}" already exists.`, { field: 'key' });
   const key = input.key ?? nextFreeSlug(slugify(input.label, 'section'), keys);
   const position = input.position ?? keys.length;
   if (position < 0 || position > keys.length) throw invalidField('position', `must be from 0 to ${keys.length}`);
-  await sql(em, 'update sections set position = position + 1 where workspace_id = ? and position >= ?', [scope.workspaceId, position]);
-  const [row] = await sql<SectionRow>(
-    em,
-    `insert into sections (workspace_id, key, label, visibility, position, api_tag, created_at) values (?, ?, ?, ?, ?, ?, ?)
-      returning ${SECTION_COLUMNS.replace(/s\./g, '')}`,
-    [scope.workspaceId, key, input.label, input.visibility ?? 'public', position, apiTag, new Date()],
-  );
+  await shiftSectionsFrom(em, scope.workspaceId, position);
+  const row = await insertSectionRow(em, {
+    workspaceId: scope.workspaceId,
+    key,
+    label: input.label,
+    visibility: input.visibility ?? 'public',
+    position,
+    apiTag,
+    createdAt: new Date(),
+  });
   recordAudit(em, ctx, { action: 'section.created', targetType: 'section', targetId: key, workspaceId: scope.workspaceId });
   return toSection(em, { ...row, article_count: 0 });
-}
-
-/**
- * Serialises changes to a workspace's list of sections (new sections and their positions) for the
- * rest of the transaction, by locking the workspace row. Locks on the sections themselves do not
- * do it: none exist while a workspace has no section yet, and taken in position order while
- * positions shift they deadlock. `no key update` leaves inserts that reference the workspace free.
- */
-export async function lockSectionList(em: EntityManager, workspaceId: string): Promise<void> {
-  await sql(em, 'select 1 from workspaces where id = ? for no key update', [workspaceId]);
 }
 
 /** The section with `key` that the caller may see, or null. */
@@ -96,24 +85,7 @@ export async function findVisibleSection(
   scope: Scope,
   key: string,
 ): Promise<{ id: number; key: string; visibility: Visibility } | null> {
-  const [row] = await sql<{ id: number; key: string; visibility: Visibility }>(
-    em,
-    `select s.id, s.key, s.visibility from sections s where s.workspace_id = ? and s.key = ? and ${sectionVisible('s')}`,
-    [scope.workspaceId, key, seesRestricted(scope)],
-  );
-  return row ?? null;
-}
-
-/** A row of `sections` (with its visible article count where a list needs it). */
-interface SectionRow {
-  id: number;
-  workspace_id: string;
-  key: string;
-  label: string;
-  visibility: Visibility;
-  position: number;
-  created_at: string;
-  article_count?: number;
+  return (await visibleSectionByKey(em, scope.workspaceId, key, seesRestricted(scope))) ?? null;
 }
 
 function toSection(em: EntityManager, row: SectionRow): Section {
