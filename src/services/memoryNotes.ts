@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Scope } from '../auth/authorize.js';
-import { MEMORY_QUOTA, type Plan } from '../auth/plans.js';
+import { MEMORY_QUOTA } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import {
@@ -16,33 +16,38 @@ import {
 import { etagMatches, versionEtag, versionsNamed } from '../etag.js';
 import { RULES } from '../contract/rules.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
-import { pgArray, sql } from '../db/sql.js';
 import { auditedWrite } from './audit.js';
-import { nearKeys, nearKeysParam, similarNotes, trigrams } from './nearDuplicates.js';
+import { nearKeys, similarNotes, trigrams } from './nearDuplicates.js';
 import type { MemoryIndexEntry, MemorySearchHit, MemorySearchPage } from '../types/memory.js';
 import type { FallbackReason, SearchMode } from '../types/search.js';
 import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
 import { semanticNeighbours } from './search.js';
-import { ENQUEUE_EMBEDDING, signalEmbeddingWork, UNEMBED_DELETED } from '../search/vectors.js';
-import { headlineSql, safeSnippet } from '../search/snippets.js';
+import { signalEmbeddingWork } from '../search/vectors.js';
+import { safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
-
-const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';
-/**
- * SQL: the note of row `t` as REST returns it, for the `object` of its events (see
- * wks_event_payload); NOTE_PREVIOUS: what an update changed (`cur`: the row before, `n`: after).
- */
-const noteJson = (t: string) =>
-  `jsonb_build_object('id', ${t}.id, 'workspaceId', ${t}.workspace_id, 'path', ${t}.path, 'kind', ${t}.kind, 'body', ${t}.body,
-     'links', to_jsonb(${t}.links), 'tags', to_jsonb(${t}.tags), 'version', ${t}.version, 'createdAt', wks_iso(${t}.created_at),
-     'updatedAt', wks_iso(${t}.updated_at), 'accessedAt', wks_iso(${t}.accessed_at))`;
-const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', wks_iso(cur.updated_at))
-     || case when cur.kind is distinct from n.kind then jsonb_build_object('kind', cur.kind) else '{}' end
-     || case when cur.body is distinct from n.body then jsonb_build_object('body', cur.body) else '{}' end
-     || case when cur.links is distinct from n.links then jsonb_build_object('links', to_jsonb(cur.links)) else '{}' end
-     || case when cur.tags is distinct from n.tags then jsonb_build_object('tags', to_jsonb(cur.tags)) else '{}' end`;
-const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
+import {
+  DELETE_NOTE,
+  deleteNoteValues,
+  listBacklinks,
+  listEntries,
+  noteVersion,
+  PUT_NOTE,
+  putNoteValues,
+  readNote,
+  touchNote,
+  type EntryRow,
+  type NoteRow,
+} from '../store/memoryNotes.js';
+import { readPlan, recountUsage } from '../store/memoryUsage.js';
+import {
+  markNotesEmbedded,
+  queueUnembeddedNotes,
+  rankNotesFullText,
+  readNoteHits,
+  searchNotesFullText,
+  type NoteHitRow,
+} from '../store/noteSearch.js';
 
 export interface PutNoteInput {
   path: string;
@@ -104,77 +109,8 @@ export async function putNote(
   const grams = ctx.memory.nearDuplicates ? trigrams(note.body) : null;
   const keys = grams && nearKeys(scope.workspaceId, grams);
   for (let attempt = 0; ; attempt++) {
-    const now = new Date();
     try {
-      const [written] = await auditedWrite<NoteRow>(
-        ctx.db,
-        ctx,
-        { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
-        {
-          with: `cur as (
-              select id, version, kind, body, links, tags, written_by_key_id, updated_at from memory_notes
-               where workspace_id = :workspace and path = :path for update),
-            upd as (
-              update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
-                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[]
-                from cur
-               where n.id = cur.id and :may_update
-                 and (:match::int[] is null or cur.version = any(:match::int[]))
-                 and not coalesce(cur.version = any(:none_match::int[]), false)
-              returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action,
-                        wks_event_payload(${noteJson('n')}, ${NOTE_PREVIOUS}) as payload),
-            kept as (
-              insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
-              select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
-                from cur where exists (select 1 from upd) and :keep::int > 0),
-            trimmed as (
-              delete from memory_note_revisions
-               where workspace_id = :workspace and path = :path and version <= (select version from upd) - :keep::int - 1),
-            plan as (
-              select ${QUOTA_OF('o.plan')} as quota from organizations o
-               where o.id = :organization and :may_create and not exists (select 1 from cur) for share),
-            slot as (
-              insert into memory_usage as u (workspace_id, used) select :workspace, 1 from plan where quota is not null
-              on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
-              returning used),
-            ins as (
-              insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at, near_keys)
-              select :workspace, :path, :kind, :body, :links::text[], :tags::text[],
-                     coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
-                     :key, :now, :now, :now, :near_keys::int[]
-                from plan where quota is null or exists (select 1 from slot)
-              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload),
-            queued as (${ENQUEUE_EMBEDDING(
-              'note',
-              `select w.id, w.workspace_id
-                 from (select n.id, n.workspace_id from upd n, cur where cur.body is distinct from n.body or cur.tags is distinct from n.tags
-                       union all select id, workspace_id from ins) w
-                where :embed and exists (select 1 from embedding_stamps s where s.workspace_id = :workspace and s.notes_embedded)`,
-            )} returning 1)`,
-          write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
-          actionColumn: 'action',
-          payloadColumn: 'payload',
-          name: 'memory_note_put',
-        },
-        {
-          workspace: scope.workspaceId,
-          path: note.path,
-          kind: note.kind,
-          body: note.body,
-          links: pgArray(note.links),
-          tags: pgArray(note.tags),
-          key: scope.agent.keyId,
-          now,
-          match: versionsParam(match),
-          none_match: versionsParam(noneMatch),
-          may_update: noneMatch !== 'any',
-          may_create: match === null,
-          organization: scope.agent.organizationId,
-          near_keys: keys && nearKeysParam(keys),
-          keep: ctx.memory.historyKept,
-          embed: ctx.memory.embeddings,
-        },
-      );
+      const written = await writeNote(ctx, scope, note, match, noneMatch, keys);
       if (written?.queued) signalEmbeddingWork();
       // Other notes' paths and how close they are tell what those notes say: only for a key that may read them.
       if (written?.action === 'memory.note.created' && keys && scope.permissions.has('memory.read')) {
@@ -189,7 +125,7 @@ export async function putNote(
     }
     if (match !== null || noneMatch !== null) {
       // Nothing written: a condition may not hold. `If-None-Match: *` never reaches the update.
-      const current = await currentVersion(ctx, scope.workspaceId, note.path);
+      const current = await noteVersion(ctx.db, scope.workspaceId, note.path);
       if (current !== null || match !== null)
         throw new PreconditionFailedError('memory note', current === null ? null : versionEtag(current));
     }
@@ -197,9 +133,8 @@ export async function putNote(
     // counter can only drift upwards, by a delete racing a plan change); try once more if that
     // freed a slot, or if the plan has meanwhile become unlimited.
     const { used, plan } = await ctx.em.transactional(async (em) => {
-      const [counted] = await recountUsage(em, 'w.id = ?', scope.workspaceId);
-      const [org] = await sql<{ plan: Plan }>(em, 'select plan from organizations where id = ?', [scope.agent.organizationId]);
-      return { used: Number(counted.used), plan: org.plan };
+      const [counted] = await recountUsage(em, 'workspace', scope.workspaceId);
+      return { used: Number(counted.used), plan: await readPlan(em, scope.agent.organizationId) };
     });
     const quota = MEMORY_QUOTA[plan];
     if (attempt < 3 && (quota === null || used < quota)) continue;
@@ -207,24 +142,46 @@ export async function putNote(
   }
 }
 
-/** The versions a condition names, as an int[] literal; null when it names none in particular (absent, or `*`). */
-function versionsParam(named: number[] | 'any' | null): string | null {
-  return named === null || named === 'any' ? null : pgArray(named.map(String));
+/**
+ * One run of PUT_NOTE with its event (`memory.note.updated`, or `memory.note.created` when the row
+ * says so): the note as written, or none when a condition or the quota held it back. `If-Match`
+ * never creates, `If-None-Match: *` never updates.
+ */
+async function writeNote(
+  ctx: RequestContext,
+  scope: Scope,
+  note: PutNoteInput,
+  match: number[] | 'any' | null,
+  noneMatch: number[] | 'any' | null,
+  keys: number[] | null,
+): Promise<NoteRow | undefined> {
+  const [written] = await auditedWrite<NoteRow>(
+    ctx.db,
+    ctx,
+    { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
+    PUT_NOTE,
+    putNoteValues({
+      workspaceId: scope.workspaceId,
+      organizationId: scope.agent.organizationId,
+      keyId: scope.agent.keyId,
+      note,
+      now: new Date(),
+      match: versionsListed(match),
+      noneMatch: versionsListed(noneMatch),
+      mayUpdate: noneMatch !== 'any',
+      mayCreate: match === null,
+      nearKeys: keys,
+      keep: ctx.memory.historyKept,
+      embed: ctx.memory.embeddings,
+    }),
+  );
+  return written;
 }
 
-async function currentVersion(ctx: RequestContext, workspaceId: string, path: string): Promise<number | null> {
-  const [row] = await sql<{ version: number }>(ctx.db, 'select version from memory_notes where workspace_id = ? and path = ?', [
-    workspaceId,
-    path,
-  ]);
-  return row ? row.version : null;
+/** The versions a condition names; null when it names none in particular (absent, or `*`). */
+function versionsListed(named: number[] | 'any' | null): number[] | null {
+  return named === null || named === 'any' ? null : named;
 }
-
-/** SQL for a plan's memory-note quota (null: unlimited), from MEMORY_QUOTA. */
-const QUOTA_OF = (plan: string) =>
-  `case ${plan} ${Object.entries(MEMORY_QUOTA)
-    .map(([p, n]) => `when '${p}' then ${n ?? 'null'}`)
-    .join(' ')} end`;
 
 /**
  * Counts the notes of an organization's workspaces into `memory_usage` again: unlimited plans
@@ -233,57 +190,11 @@ const QUOTA_OF = (plan: string) =>
  * on it, so they have finished).
  */
 export async function recountMemoryUsage(em: EntityManager, organizationId: string): Promise<void> {
-  await recountUsage(em, 'w.organization_id = ?', organizationId);
-}
-
-/**
- * Sets `memory_usage` of the workspaces matching `where` (on `workspaces w`, one `?`) to their
- * numbers of notes, inside the caller's transaction: the existing usage rows are locked first
- * (creates and deletes in flight finish, later ones wait), then counted by a new statement that
- * sees every committed note.
- */
-async function recountUsage(em: EntityManager, where: 'w.id = ?' | 'w.organization_id = ?', id: string): Promise<{ used: number }[]> {
-  await sql(em, `select 1 from memory_usage u join workspaces w on w.id = u.workspace_id where ${where} for update of u`, [id]);
-  return sql<{ used: number }>(
-    em,
-    `insert into memory_usage as u (workspace_id, used)
-     select w.id, (select count(*) from memory_notes n where n.workspace_id = w.id) from workspaces w where ${where}
-     on conflict (workspace_id) do update set used = excluded.used
-     returning u.used`,
-    [id],
-  );
+  await recountUsage(em, 'organization', organizationId);
 }
 
 /** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
 const ACCESS_RESOLUTION_MS = 1000;
-
-/** A row of memory_notes (NOTE_COLUMNS). */
-interface NoteRow {
-  id: number;
-  workspace_id: string;
-  path: string;
-  kind: string;
-  body: string;
-  links: string[];
-  tags: string[];
-  version: number;
-  created_at: string;
-  updated_at: string;
-  accessed_at: string;
-  action?: string;
-  /** The write queued the note for embedding. */
-  queued?: boolean;
-}
-
-/** An index entry row (ENTRY_COLUMNS). */
-interface EntryRow {
-  path: string;
-  kind: string;
-  tags: string[];
-  size: string;
-  updated_at: string;
-  accessed_at: string;
-}
 
 /** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
 function plainNote(row: NoteRow): MemoryNote {
@@ -309,22 +220,12 @@ function plainNote(row: NoteRow): MemoryNote {
  */
 export async function getNote(ctx: RequestContext, scope: Scope, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
   const path = normalizePath(rawPath);
-  const [row] = await sql<NoteRow>(
-    ctx.db,
-    `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`,
-    [scope.workspaceId, path],
-    'memory_note_get',
-  );
+  const row = await readNote(ctx.db, scope.workspaceId, path);
   if (!row) throw new NotFoundError('Memory note');
   const now = new Date();
   let note = row;
   if (now.getTime() - new Date(row.accessed_at).getTime() >= ACCESS_RESOLUTION_MS) {
-    const [touched] = await sql<NoteRow>(
-      ctx.db,
-      `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
-      [now, row.id],
-      'memory_note_touch',
-    );
+    const touched = await touchNote(ctx.db, row.id, now);
     note = touched ?? row; // deleted meanwhile: the read still stands
   }
   if (ifNoneMatch && etagMatches(ifNoneMatch, versionEtag(note.version))) throw new NotModifiedError(versionEtag(note.version));
@@ -347,29 +248,18 @@ export async function deleteNote(
     ctx.db,
     ctx,
     { action: 'memory.note.deleted', targetType: 'memory_note', targetId: path, workspaceId: scope.workspaceId },
-    {
-      with: `deleted as (
-          delete from memory_notes where workspace_id = :workspace and path = :path and (:match::int[] is null or version = any(:match::int[]))
-          returning ${NOTE_COLUMNS}, written_by_key_id),
-        kept as (
-          insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
-          select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted where :keep::int > 0),
-        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted)),
-        ${UNEMBED_DELETED('note')}`,
-      write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
-      payloadColumn: 'payload',
-    },
-    {
-      workspace: scope.workspaceId,
+    DELETE_NOTE,
+    deleteNoteValues({
+      workspaceId: scope.workspaceId,
       path,
-      match: versionsParam(match),
-      key: scope.agent.keyId,
+      match: versionsListed(match),
+      keyId: scope.agent.keyId,
       now: new Date(),
       keep: ctx.memory.historyKept,
-    },
+    }),
   );
   if (!rows.length) {
-    const current = match === null ? null : await currentVersion(ctx, scope.workspaceId, path);
+    const current = match === null ? null : await noteVersion(ctx.db, scope.workspaceId, path);
     if (current !== null) throw new PreconditionFailedError('memory note', versionEtag(current));
     throw new NotFoundError('Memory note');
   }
@@ -387,40 +277,12 @@ export interface IndexArgs {
 /** The index: notes without bodies, sorted by path, filterable by directory prefix, tag and kind. */
 export async function listNotes(ctx: RequestContext, scope: Scope, args: IndexArgs): Promise<Page<MemoryIndexEntry>> {
   const size = pageSize(args.limit);
-  const params: unknown[] = [scope.workspaceId];
-  let where = 'workspace_id = ?';
-  if (args.prefix != null && trimSlashes(args.prefix) !== '') {
-    const prefix = normalizePath(args.prefix, 'prefix');
-    // Directory-like: the prefix itself or anything below it ("/" + 1 = "0" in the C collation).
-    where += ` and (path = ? or (path >= ? and path < ?))`;
-    params.push(prefix, `${prefix}/`, `${prefix}0`);
-  }
-  if (args.tag != null) {
-    where += ' and tags @> array[?]::text[]';
-    params.push(args.tag);
-  }
-  if (args.kind != null) {
-    where += ' and kind = ?';
-    params.push(args.kind);
-  }
-  if (args.cursor) {
-    const [after] = decodeCursor<[string]>(args.cursor, ['string']);
-    where += ' and path > ?';
-    params.push(after);
-  }
-  params.push(size + 1);
-  const rows = await sql<EntryRow>(ctx.db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+  // A prefix of nothing but slashes lists everything.
+  const prefix = args.prefix != null && trimSlashes(args.prefix) !== '' ? normalizePath(args.prefix, 'prefix') : null;
+  const after = args.cursor ? decodeCursor<[string]>(args.cursor, ['string'])[0] : null;
+  const filter = { prefix, tag: args.tag ?? null, kind: args.kind ?? null, after };
+  const rows = await listEntries(ctx.db, scope.workspaceId, filter, size + 1);
   return toPage(rows.map(toEntry), size, (e) => [e.path]);
-}
-
-/** A search hit as the note search statements give it. */
-interface NoteHitRow {
-  path: string;
-  kind: string;
-  tags: string[];
-  updated_at: string;
-  score: string | number;
-  snippet: string | null;
 }
 
 /**
@@ -450,7 +312,7 @@ export async function searchNotes(
     const depth = offset + size + HYBRID_DEPTH;
     const [neighbours, fullText] = await Promise.all([
       semanticNeighbours(ctx, scope.workspaceId, q, depth, ['note']),
-      mode === 'hybrid' ? noteFullTextIds(ctx, scope.workspaceId, q, depth) : [],
+      mode === 'hybrid' ? rankNotesFullText(ctx.db, scope.workspaceId, q, depth) : [],
     ]);
     if ('reason' in neighbours) fallbackReason = neighbours.reason;
     else if (mode === 'semantic' && !neighbours.length && !offset) fallbackReason = 'below_similarity_floor';
@@ -464,8 +326,8 @@ export async function searchNotes(
               String,
             );
       const pageItems = ranked.slice(offset, offset + size);
-      const rows = await notesById(
-        ctx,
+      const rows = await readNoteHits(
+        ctx.db,
         scope.workspaceId,
         q,
         pageItems.map((p) => p.item),
@@ -475,21 +337,7 @@ export async function searchNotes(
       return { items: hits, nextCursor: more ? searchCursor(offset + size, mode, mode) : null, ranking: mode, fallbackReason: null };
     }
   }
-  const rows = await sql<NoteHitRow>(
-    ctx.db,
-    `with q as (select websearch_to_tsquery('english', ?) as query),
-     hits as (
-       select n.path, n.kind, n.tags, n.updated_at, n.body, ts_rank(n.search, q.query) as score
-         from memory_notes n, q
-        where n.workspace_id = ? and n.search @@ q.query
-        order by score desc, n.path
-        limit ? offset ?)
-     select h.path, h.kind, h.tags, h.updated_at, h.score,
-            ${headlineSql('h.body', 'q.query')} as snippet
-       from hits h, q
-      order by h.score desc, h.path`,
-    [q, scope.workspaceId, size + 1, offset],
-  );
+  const rows = await searchNotesFullText(ctx.db, scope.workspaceId, q, size + 1, offset);
   const items = rows.slice(0, size).map(noteHit);
   return {
     items,
@@ -514,52 +362,13 @@ const notesEmbedded = new Set<string>();
  */
 async function embedNotesOf(ctx: RequestContext, workspaceId: string): Promise<void> {
   if (notesEmbedded.has(workspaceId)) return;
-  const turned = await sql(
-    ctx.db,
-    `insert into embedding_stamps (workspace_id, notes_embedded) values (?, true)
-     on conflict (workspace_id) do update set notes_embedded = true where not embedding_stamps.notes_embedded
-     returning 1`,
-    [workspaceId],
-  );
+  const turned = await markNotesEmbedded(ctx.db, workspaceId);
   notesEmbedded.add(workspaceId);
   const catchUp = async () => {
-    const queued = await sql(ctx.db, `${QUEUE_UNEMBEDDED_NOTES} returning 1`, [workspaceId]);
-    if (queued.length) signalEmbeddingWork();
+    if (await queueUnembeddedNotes(ctx.db, workspaceId)) signalEmbeddingWork();
   };
   await catchUp();
-  if (turned.length) setTimeout(() => void catchUp().catch(() => undefined), 5_000).unref();
-}
-
-/** Queues the notes of a workspace (`?`) that have neither an embedding nor a place in the queue. */
-const QUEUE_UNEMBEDDED_NOTES = ENQUEUE_EMBEDDING(
-  'note',
-  `select n.id, n.workspace_id from memory_notes n
-    where n.workspace_id = ?
-      and not exists (select 1 from embeddings e where e.item_type = 'note' and e.item_id = n.id)
-      and not exists (select 1 from embedding_queue q where q.item_type = 'note' and q.item_id = n.id)`,
-);
-
-/** Ids of the best `limit` full-text matches (the hybrid's full-text ranking: no snippets). */
-async function noteFullTextIds(ctx: RequestContext, workspaceId: string, q: string, limit: number): Promise<number[]> {
-  const rows = await sql<{ id: number }>(
-    ctx.db,
-    `select n.id from memory_notes n, websearch_to_tsquery('english', ?) q
-      where n.workspace_id = ? and n.search @@ q order by ts_rank(n.search, q) desc, n.path limit ?`,
-    [q, workspaceId, limit],
-  );
-  return rows.map((r) => r.id);
-}
-
-/** The notes of `ids` in this workspace, in that order, with snippets for `q` (notes deleted meanwhile are left out). */
-async function notesById(ctx: RequestContext, workspaceId: string, q: string, ids: number[]) {
-  if (!ids.length) return [];
-  return sql<NoteHitRow & { ord: string }>(
-    ctx.db,
-    `select n.path, n.kind, n.tags, n.updated_at, i.ord, ${headlineSql('n.body', "websearch_to_tsquery('english', ?)")} as snippet
-       from unnest(?::int[]) with ordinality as i(id, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
-      order by i.ord`,
-    [q, pgArray(ids), workspaceId],
-  );
+  if (turned) setTimeout(() => void catchUp().catch(() => undefined), 5_000).unref();
 }
 
 function noteHit(r: NoteHitRow): MemorySearchHit {
@@ -575,11 +384,7 @@ function noteHit(r: NoteHitRow): MemorySearchHit {
 
 /** Notes whose `links` contain the given note's path (reading them needs `memory.read`, whichever way the note was reached). */
 export async function backlinks(ctx: RequestContext, scope: Scope, path: string): Promise<MemoryIndexEntry[]> {
-  const rows = await sql<EntryRow>(
-    ctx.db,
-    `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`,
-    [scope.workspaceId, path],
-  );
+  const rows = await listBacklinks(ctx.db, scope.workspaceId, path);
   return rows.map(toEntry);
 }
 

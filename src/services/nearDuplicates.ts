@@ -1,5 +1,6 @@
-import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import type { SqlTarget } from '../db/sql.js';
 import { similarity, trigrams } from '../search/trigrams.js';
+import { nearCandidates, noteBodies, notesWithoutNearKeys, setNearKeys } from '../store/noteNearKeys.js';
 
 export { similarity, trigrams };
 
@@ -13,9 +14,9 @@ export { similarity, trigrams };
  * candidates come from MinHash banding: each note stores NEAR_BANDS band keys
  * (`memory_notes.near_keys`, a GIN-indexed int[]), each a hash of the workspace and NEAR_ROWS
  * MinHash values. Two bodies of similarity s share a band with probability 1 − (1 − s⁴)^16:
- * 0.89 at s = 0.6, 0.988 at 0.7, 0.9992 at 0.8. Of at most NEAR_CANDIDATES (50) notes sharing a band,
- * the NEAR_SCORED (5) sharing the most bands are scored exactly; those at or above NEAR_THRESHOLD are
- * reported. The cost of a create is thereby bounded whatever the workspace holds.
+ * 0.89 at s = 0.6, 0.988 at 0.7, 0.9992 at 0.8. Of at most NEAR_CANDIDATES (50, the candidate
+ * statement's limit in store/noteNearKeys.ts) notes sharing a band, the NEAR_SCORED (5) sharing the
+ * most bands are scored exactly; those at or above NEAR_THRESHOLD are reported. The cost of a create is thereby bounded whatever the workspace holds.
  */
 export const NEAR_THRESHOLD = 0.6;
 /** Bodies with fewer distinct trigrams (about one short sentence) are not compared: closeness means little there. */
@@ -23,7 +24,6 @@ export const NEAR_MIN_TRIGRAMS = 30;
 export const NEAR_LIMIT = 5;
 const NEAR_BANDS = 16;
 const NEAR_ROWS = 4;
-const NEAR_CANDIDATES = 50;
 const NEAR_SCORED = 5;
 const HASHES = NEAR_BANDS * NEAR_ROWS;
 
@@ -55,11 +55,6 @@ export function nearKeys(workspaceId: string, grams: Set<number>): number[] {
   return keys;
 }
 
-/** The band keys as a SQL int[] literal. */
-export function nearKeysParam(keys: number[]): string {
-  return pgArray(keys.map(String));
-}
-
 /** Notes of the workspace (other than `path`) whose body is at least NEAR_THRESHOLD similar, closest first, at most NEAR_LIMIT. */
 export async function similarNotes(
   db: SqlTarget,
@@ -69,28 +64,16 @@ export async function similarNotes(
   keys: number[],
 ): Promise<{ path: string; score: number }[]> {
   if (!keys.length) return [];
-  const candidates = await sql<{ path: string; near_keys: number[] }>(
-    db,
-    // The keys are salted with the workspace, so the key index alone finds them; the workspace is
-    // compared as text so the planner does not also read the workspace's whole path index
-    // (11 ms at 40,000 notes) to intersect with it.
-    `select path, near_keys from memory_notes where workspace_id::text = ? and near_keys && ?::int[] and path <> ? limit ${NEAR_CANDIDATES}`,
-    [workspaceId, nearKeysParam(keys), path],
-    'memory_near_candidates',
-  );
+  const candidates = await nearCandidates(db, workspaceId, keys, path);
   if (!candidates.length) return [];
   const wanted = new Set(keys);
   const shared = (c: { near_keys: number[] }) => c.near_keys.filter((k) => wanted.has(k)).length;
   const best = candidates
     .map((c) => ({ path: c.path, shared: shared(c) }))
     .sort((a, b) => b.shared - a.shared)
-    .slice(0, NEAR_SCORED);
-  const bodies = await sql<{ path: string; body: string }>(
-    db,
-    'select path, body from memory_notes where workspace_id = ? and path = any(?::text[])',
-    [workspaceId, pgArray(best.map((c) => c.path))],
-    'memory_near_bodies',
-  );
+    .slice(0, NEAR_SCORED)
+    .map((c) => c.path);
+  const bodies = await noteBodies(db, workspaceId, best);
   return bodies
     .map((c) => ({ path: c.path, score: Math.round(similarity(grams, trigrams(c.body)) * 1000) / 1000 }))
     .filter((c) => c.score >= NEAR_THRESHOLD)
@@ -100,18 +83,10 @@ export async function similarNotes(
 
 /** Gives band keys to notes written before near-duplicate detection (a batch per call; run now and then). */
 export async function backfillNearKeys(db: SqlTarget, batch = 500): Promise<number> {
-  const rows = await sql<{ id: number; workspace_id: string; body: string }>(
-    db,
-    'select id, workspace_id, body from memory_notes where near_keys is null limit ?',
-    [batch],
-  );
+  const rows = await notesWithoutNearKeys(db, batch);
   for (const row of rows) {
     // Only if the body is still the one the keys were made from (a write meanwhile set its own).
-    await sql(db, 'update memory_notes set near_keys = ?::int[] where id = ? and near_keys is null and body = ?', [
-      nearKeysParam(nearKeys(row.workspace_id, trigrams(row.body))),
-      row.id,
-      row.body,
-    ]);
+    await setNearKeys(db, row.id, nearKeys(row.workspace_id, trigrams(row.body)), row.body);
   }
   return rows.length;
 }

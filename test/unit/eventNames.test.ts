@@ -10,6 +10,8 @@ import { consolePage } from '../../src/app/console.js';
 import { EVENT_TYPES, TARGET_TYPES } from '../../src/webhooks/events.js';
 
 const SERVICES = fileURLToPath(new URL('../../src/services/', import.meta.url));
+/** Statements that record events (`'…' as action`) may live in the store beside the services. */
+const STORE = fileURLToPath(new URL('../../src/store/', import.meta.url));
 
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -22,16 +24,17 @@ const sources = (dir: string): string[] =>
 const EVENT_NAME = /'([a-z_]+(?:\.[a-z_]+)+)'/g;
 
 /**
- * The names the services' code records, by where each was written: `action: …` in an event's input
- * (every event name in that expression, e.g. both sides of a conditional), the first argument of a
- * `…Event('…', …)` helper, a SQL statement's `'…' as action`, and `targetType: '…'`.
+ * The names the services' code and the store's statements record, by where each was written:
+ * `action: …` in an event's input (every event name in that expression, e.g. both sides of a
+ * conditional), the first argument of a `…Event('…', …)` helper, a SQL statement's `'…' as action`,
+ * and `targetType: '…'`.
  */
 function recorded() {
   const actions = new Map<string, string>();
   const targets = new Map<string, string>();
-  for (const path of sources(SERVICES)) {
+  for (const [dir, path] of [SERVICES, STORE].flatMap((dir) => sources(dir).map((path) => [dir, path]))) {
     const text = readFileSync(path, 'utf8');
-    const file = path.slice(SERVICES.length);
+    const file = path.slice(dir.length);
     for (const [, expression] of text.matchAll(/\baction:([^,}\n]*)/g)) {
       for (const [, name] of expression.matchAll(EVENT_NAME)) actions.set(name, file);
     }

@@ -1,0 +1,270 @@
+/** Statements on memory_notes: a note's reads, its PUT and delete (with revision, quota slot and embedding work), the index, backlinks. */
+import { MEMORY_QUOTA } from '../auth/plans.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { ENQUEUE_EMBEDDING, UNEMBED_DELETED } from '../search/vectors.js';
+import { nearKeysParam } from './noteNearKeys.js';
+
+const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';
+/**
+ * SQL: the note of row `t` as REST returns it, for the `object` of its events (see
+ * wks_event_payload); NOTE_PREVIOUS: what an update changed (`cur`: the row before, `n`: after).
+ */
+const noteJson = (t: string) =>
+  `jsonb_build_object('id', ${t}.id, 'workspaceId', ${t}.workspace_id, 'path', ${t}.path, 'kind', ${t}.kind, 'body', ${t}.body,
+     'links', to_jsonb(${t}.links), 'tags', to_jsonb(${t}.tags), 'version', ${t}.version, 'createdAt', wks_iso(${t}.created_at),
+     'updatedAt', wks_iso(${t}.updated_at), 'accessedAt', wks_iso(${t}.accessed_at))`;
+const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', wks_iso(cur.updated_at))
+     || case when cur.kind is distinct from n.kind then jsonb_build_object('kind', cur.kind) else '{}' end
+     || case when cur.body is distinct from n.body then jsonb_build_object('body', cur.body) else '{}' end
+     || case when cur.links is distinct from n.links then jsonb_build_object('links', to_jsonb(cur.links)) else '{}' end
+     || case when cur.tags is distinct from n.tags then jsonb_build_object('tags', to_jsonb(cur.tags)) else '{}' end`;
+const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
+
+/** A row of memory_notes (NOTE_COLUMNS), with what PUT_NOTE adds. */
+export interface NoteRow {
+  id: number;
+  workspace_id: string;
+  path: string;
+  kind: string;
+  body: string;
+  links: string[];
+  tags: string[];
+  version: number;
+  created_at: string;
+  updated_at: string;
+  accessed_at: string;
+  action?: string;
+  /** The write queued the note for embedding. */
+  queued?: boolean;
+}
+
+/** An index entry row (ENTRY_COLUMNS). */
+export interface EntryRow {
+  path: string;
+  kind: string;
+  tags: string[];
+  size: string;
+  updated_at: string;
+  accessed_at: string;
+}
+
+/** SQL for a plan's memory-note quota (null: unlimited), from MEMORY_QUOTA. */
+const QUOTA_OF = (plan: string) =>
+  `case ${plan} ${Object.entries(MEMORY_QUOTA)
+    .map(([p, n]) => `when '${p}' then ${n ?? 'null'}`)
+    .join(' ')} end`;
+
+/**
+ * The PUT of a note, for auditedWrite (prepared once per connection as 'memory_note_put'): updates
+ * the note at the path and keeps the replaced state as a revision (trimming the oldest beyond
+ * `:keep`), or creates it (taking a quota slot in memory_usage under a share lock on the
+ * organization), and queues embedding work; each row carries its event's action and payload.
+ */
+export const PUT_NOTE = {
+  with: `cur as (
+              select id, version, kind, body, links, tags, written_by_key_id, updated_at from memory_notes
+               where workspace_id = :workspace and path = :path for update),
+            upd as (
+              update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
+                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[]
+                from cur
+               where n.id = cur.id and :may_update
+                 and (:match::int[] is null or cur.version = any(:match::int[]))
+                 and not coalesce(cur.version = any(:none_match::int[]), false)
+              returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action,
+                        wks_event_payload(${noteJson('n')}, ${NOTE_PREVIOUS}) as payload),
+            kept as (
+              insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
+              select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
+                from cur where exists (select 1 from upd) and :keep::int > 0),
+            trimmed as (
+              delete from memory_note_revisions
+               where workspace_id = :workspace and path = :path and version <= (select version from upd) - :keep::int - 1),
+            plan as (
+              select ${QUOTA_OF('o.plan')} as quota from organizations o
+               where o.id = :organization and :may_create and not exists (select 1 from cur) for share),
+            slot as (
+              insert into memory_usage as u (workspace_id, used) select :workspace, 1 from plan where quota is not null
+              on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
+              returning used),
+            ins as (
+              insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at, near_keys)
+              select :workspace, :path, :kind, :body, :links::text[], :tags::text[],
+                     coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
+                     :key, :now, :now, :now, :near_keys::int[]
+                from plan where quota is null or exists (select 1 from slot)
+              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload),
+            queued as (${ENQUEUE_EMBEDDING(
+              'note',
+              `select w.id, w.workspace_id
+                 from (select n.id, n.workspace_id from upd n, cur where cur.body is distinct from n.body or cur.tags is distinct from n.tags
+                       union all select id, workspace_id from ins) w
+                where :embed and exists (select 1 from embedding_stamps s where s.workspace_id = :workspace and s.notes_embedded)`,
+            )} returning 1)`,
+  write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
+  actionColumn: 'action',
+  payloadColumn: 'payload',
+  name: 'memory_note_put',
+};
+
+/** What one PUT of a note writes, and on which conditions (PUT_NOTE's values before encoding). */
+export interface NoteWrite {
+  workspaceId: string;
+  organizationId: string;
+  keyId: string | null;
+  note: { path: string; kind: string; body: string; links: string[]; tags: string[] };
+  now: Date;
+  /** Update only a note at one of these versions (null: at any version). */
+  match: number[] | null;
+  /** Never update a note at one of these versions. */
+  noneMatch: number[] | null;
+  mayUpdate: boolean;
+  mayCreate: boolean;
+  /** The body's band keys (null: none computed). */
+  nearKeys: number[] | null;
+  /** Replaced revisions kept per note (0: none). */
+  keep: number;
+  /** Queue changed notes for embedding (when the workspace's notes are embedded). */
+  embed: boolean;
+}
+
+/** PUT_NOTE's named values for a write. */
+export function putNoteValues(w: NoteWrite): Record<string, unknown> {
+  return {
+    workspace: w.workspaceId,
+    path: w.note.path,
+    kind: w.note.kind,
+    body: w.note.body,
+    links: pgArray(w.note.links),
+    tags: pgArray(w.note.tags),
+    key: w.keyId,
+    now: w.now,
+    match: versionsParam(w.match),
+    none_match: versionsParam(w.noneMatch),
+    may_update: w.mayUpdate,
+    may_create: w.mayCreate,
+    organization: w.organizationId,
+    near_keys: w.nearKeys && nearKeysParam(w.nearKeys),
+    keep: w.keep,
+    embed: w.embed,
+  };
+}
+
+/**
+ * The delete of a note, for auditedWrite: removes it (at a version of `:match`, if not null), keeps
+ * its last state as a revision, frees its quota slot and drops its embedding; each row carries its
+ * event's payload.
+ */
+export const DELETE_NOTE = {
+  with: `deleted as (
+          delete from memory_notes where workspace_id = :workspace and path = :path and (:match::int[] is null or version = any(:match::int[]))
+          returning ${NOTE_COLUMNS}, written_by_key_id),
+        kept as (
+          insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
+          select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted where :keep::int > 0),
+        freed as (update memory_usage set used = greatest(used - 1, 0) where workspace_id = :workspace and exists (select 1 from deleted)),
+        ${UNEMBED_DELETED('note')}`,
+  write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
+  payloadColumn: 'payload',
+};
+
+/** What one delete of a note writes, and on which condition (DELETE_NOTE's values before encoding). */
+export interface NoteDelete {
+  workspaceId: string;
+  path: string;
+  /** Delete only a note at one of these versions (null: at any version). */
+  match: number[] | null;
+  keyId: string | null;
+  now: Date;
+  /** Keep the last state as a revision (0: not). */
+  keep: number;
+}
+
+/** DELETE_NOTE's named values for a delete. */
+export function deleteNoteValues(d: NoteDelete): Record<string, unknown> {
+  return { workspace: d.workspaceId, path: d.path, match: versionsParam(d.match), key: d.keyId, now: d.now, keep: d.keep };
+}
+
+/** Versions as an int[] literal (null: none). */
+function versionsParam(versions: number[] | null): string | null {
+  return versions === null ? null : pgArray(versions.map(String));
+}
+
+/** The note at a path of a workspace (prepared as 'memory_note_get'). */
+export async function readNote(db: SqlTarget, workspaceId: string, path: string): Promise<NoteRow | undefined> {
+  const [row] = await sql<NoteRow>(
+    db,
+    `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`,
+    [workspaceId, path],
+    'memory_note_get',
+  );
+  return row;
+}
+
+/** Advances a note's accessedAt to `now` (never back); the note as it is then, or none if it was deleted (prepared as 'memory_note_touch'). */
+export async function touchNote(db: SqlTarget, id: number, now: Date): Promise<NoteRow | undefined> {
+  const [touched] = await sql<NoteRow>(
+    db,
+    `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
+    [now, id],
+    'memory_note_touch',
+  );
+  return touched;
+}
+
+/** The version of the note at a path, or null when there is none. */
+export async function noteVersion(db: SqlTarget, workspaceId: string, path: string): Promise<number | null> {
+  const [row] = await sql<{ version: number }>(db, 'select version from memory_notes where workspace_id = ? and path = ?', [
+    workspaceId,
+    path,
+  ]);
+  return row ? row.version : null;
+}
+
+/** Whether a note lives at a path. */
+export async function noteExists(db: SqlTarget, workspaceId: string, path: string): Promise<boolean> {
+  const [live] = await sql(db, 'select 1 from memory_notes where workspace_id = ? and path = ?', [workspaceId, path]);
+  return live !== undefined;
+}
+
+/** Which notes the index lists: below a directory-like prefix, with a tag, of a kind, after a path (null: any). */
+export interface EntryFilter {
+  prefix: string | null;
+  tag: string | null;
+  kind: string | null;
+  after: string | null;
+}
+
+/** Index entries of a workspace's notes matching `filter`, by path, at most `limit`. */
+export async function listEntries(db: SqlTarget, workspaceId: string, filter: EntryFilter, limit: number): Promise<EntryRow[]> {
+  const params: unknown[] = [workspaceId];
+  let where = 'workspace_id = ?';
+  if (filter.prefix !== null) {
+    // Directory-like: the prefix itself or anything below it ("/" + 1 = "0" in the C collation).
+    where += ` and (path = ? or (path >= ? and path < ?))`;
+    params.push(filter.prefix, `${filter.prefix}/`, `${filter.prefix}0`);
+  }
+  if (filter.tag !== null) {
+    where += ' and tags @> array[?]::text[]';
+    params.push(filter.tag);
+  }
+  if (filter.kind !== null) {
+    where += ' and kind = ?';
+    params.push(filter.kind);
+  }
+  if (filter.after !== null) {
+    where += ' and path > ?';
+    params.push(filter.after);
+  }
+  params.push(limit);
+  return sql<EntryRow>(db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+}
+
+/** Index entries of the notes whose links contain `path`, by path (at most 200). */
+export async function listBacklinks(db: SqlTarget, workspaceId: string, path: string): Promise<EntryRow[]> {
+  return sql<EntryRow>(
+    db,
+    `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`,
+    [workspaceId, path],
+  );
+}
