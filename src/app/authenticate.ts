@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { KeyCache } from '../auth/keyCache.js';
-import { KEY_LOOKUP_SQL, resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
+import { resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
 import type { Principal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { relaxedPool } from '../db/sql.js';
+import { KEY_LOOKUP_SQL } from '../store/agentKeys.js';
 import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
 import type { Middleware } from '../http/middleware.js';
 

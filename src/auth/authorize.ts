@@ -9,8 +9,8 @@ import {
 } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { effectivePermissions, PERMISSIONS, type Permission } from './permissions.js';
-import type { Plan, PlanFeature } from './plans.js';
-import { sql } from '../db/sql.js';
+import type { PlanFeature } from './plans.js';
+import { workspaceInOrganization, workspaceOrganization } from '../store/organizations.js';
 
 /**
  * The admin token acting in one workspace (over GraphQL, for the operations that allow it: the
@@ -71,11 +71,7 @@ export async function authorize(
  */
 async function adminScope(ctx: RequestContext, workspace: string): Promise<Scope> {
   if (!isUuid(workspace)) throw new NotFoundError('Workspace');
-  const [row] = await sql<{ organization_id: string; plan: Plan; require_two_factor: boolean }>(
-    ctx.db,
-    'select w.organization_id, o.plan, o.require_two_factor from workspaces w join organizations o on o.id = w.organization_id where w.id = ?',
-    [workspace.toLowerCase()],
-  );
+  const row = await workspaceOrganization(ctx.db, workspace.toLowerCase());
   if (!row) throw new NotFoundError('Workspace');
   const agent: AdminActor = {
     kind: 'admin',
@@ -121,8 +117,7 @@ async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, work
     if (agent.boundWorkspaceId !== id) throw new NotFoundError('Workspace');
     return id;
   }
-  const rows = await sql(ctx.db, 'select 1 from workspaces where id = ? and organization_id = ?', [id, agent.organizationId]);
-  if (!rows.length) throw new NotFoundError('Workspace');
+  if (!(await workspaceInOrganization(ctx.db, id, agent.organizationId))) throw new NotFoundError('Workspace');
   return id;
 }
 

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
-import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import type { SqlTarget } from '../db/sql.js';
 import { DomainError } from '../errors.js';
+import { liveEventsPast } from '../store/events.js';
+import { currentSnapshot, dropExpiredSubscriptions, insertSubscriptionLease } from '../store/live.js';
 import { onWebhookWork } from '../webhooks/signal.js';
 import { HeldLeases, LEASE_S, underLocks } from './leases.js';
 
@@ -107,16 +109,8 @@ export class LiveHub {
     const id = randomUUID();
     const taken = await underLocks(this.orm, [`wks_live:${holder}`], async (em) => {
       // Leases a dead process left behind are gone once they expire.
-      await sql(em, 'delete from live_subscriptions where holder = ? and expires_at <= now()', [holder]);
-      const rows = await sql(
-        em,
-        `insert into live_subscriptions (id, holder, workspace_id, field, expires_at)
-         select ?, ?, ?, ?, now() + make_interval(secs => ?)
-          where (select count(*) from live_subscriptions where holder = ? and expires_at > now()) < ?
-         returning id`,
-        [id, holder, workspaceId, field, LEASE_S, holder, limit],
-      );
-      return rows.length > 0;
+      await dropExpiredSubscriptions(em, holder);
+      return insertSubscriptionLease(em, { id, holder, workspaceId, field, seconds: LEASE_S, limit });
     });
     if (!taken)
       throw new DomainError('rate_limited', `This caller already holds ${limit} open subscriptions; complete one before opening another.`, {
@@ -142,8 +136,7 @@ export class LiveHub {
     // read that began before it joined could otherwise move the cursor past an event committed
     // after its snapshot, which it would then never receive.
     await this.exclusive(async () => {
-      const [{ snapshot }] = await sql<{ snapshot: string }>(this.db, 'select pg_current_snapshot()::text as snapshot');
-      subscriber.before = parseSnapshot(snapshot);
+      subscriber.before = parseSnapshot(await currentSnapshot(this.db));
       if (this.closed) throw new Error('the live hub is closed');
       // Everything below the snapshot's xmin has committed: the cursor of a hub that was idle starts there.
       this.cursor ??= { xid: subscriber.before.xmin.toString(), id: '0' };
@@ -222,16 +215,7 @@ export class LiveHub {
     for (;;) {
       const workspaces = [...new Set([...this.subscribers].map((s) => s.workspaceId))];
       if (!workspaces.length || !this.cursor) return;
-      const rows = await sql<Omit<LiveEvent, 'id'> & { horizon: string; id: string | null; xid: string }>(
-        this.db,
-        `with horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xid)
-         select horizon.xid::text as horizon, e.* from horizon left join lateral (
-           select id::text as id, xid::text as xid, workspace_id as "workspaceId", action, target_type as "targetType", target_id as "targetId"
-             from events
-            where (xid, id) > (?::xid8, ?::bigint) and xid < horizon.xid and workspace_id = any(?::uuid[])
-            order by xid, id limit ${BATCH}) e on true`,
-        [this.cursor.xid, this.cursor.id, pgArray(workspaces)],
-      );
+      const rows = await liveEventsPast(this.db, this.cursor, workspaces, BATCH);
       const events = rows.filter((r) => r.id !== null);
       for (const row of events) {
         const event: LiveEvent = {

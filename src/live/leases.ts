@@ -1,15 +1,15 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
-import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import type { SqlTarget } from '../db/sql.js';
+import { deleteLease, deleteLeases, renewLeases, takeNamedLock, type LeaseTable } from '../store/live.js';
 
 /** A lease row lives this long without renewal: the slots of a process that dies are free again within it. */
 export const LEASE_S = 60;
 /** How often a process renews the lease rows it holds. */
 const RENEW_MS = 20_000;
 
-/** Tables of lease rows (`id uuid`, `expires_at timestamptz`): slots counted across every process sharing the database. */
-export type LeaseTable = 'live_subscriptions' | 'socket_leases';
+export type { LeaseTable } from '../store/live.js';
 
 /**
  * Runs `work` in a transaction that first takes the advisory locks named `locks`, in that order,
@@ -19,7 +19,7 @@ export type LeaseTable = 'live_subscriptions' | 'socket_leases';
  */
 export function underLocks<T>(orm: MikroORM, locks: readonly string[], work: (em: EntityManager) => Promise<T>): Promise<T> {
   return freshEm(orm).transactional(async (em) => {
-    for (const lock of locks) await sql(em, 'select pg_advisory_xact_lock(hashtext(?))', [lock]);
+    for (const lock of locks) await takeNamedLock(em, lock);
     return work(em);
   });
 }
@@ -57,17 +57,16 @@ export class HeldLeases {
       clearInterval(this.timer);
       this.timer = null;
     }
-    await sql(this.db, `delete from ${this.table} where id = ?`, [id]).catch((err: unknown) =>
+    await deleteLease(this.db, this.table, id).catch((err: unknown) =>
       this.logger.warn({ err, table: this.table }, 'could not free a lease; it expires by itself'),
     );
   }
 
   private async renew(): Promise<void> {
     if (!this.ids.size) return;
-    await sql(this.db, `update ${this.table} set expires_at = now() + make_interval(secs => ?) where id = any(?::uuid[])`, [
-      LEASE_S,
-      pgArray([...this.ids]),
-    ]).catch((err: unknown) => this.logger.warn({ err, table: this.table }, 'could not renew leases'));
+    await renewLeases(this.db, this.table, [...this.ids], LEASE_S).catch((err: unknown) =>
+      this.logger.warn({ err, table: this.table }, 'could not renew leases'),
+    );
   }
 
   /** Stops renewing and deletes every row still held. */
@@ -76,6 +75,6 @@ export class HeldLeases {
     this.timer = null;
     const ids = [...this.ids];
     this.ids.clear();
-    if (ids.length) await sql(this.db, `delete from ${this.table} where id = any(?::uuid[])`, [pgArray(ids)]).catch(() => undefined);
+    if (ids.length) await deleteLeases(this.db, this.table, ids).catch(() => undefined);
   }
 }

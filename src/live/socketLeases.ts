@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
-import { sql } from '../db/sql.js';
+import { dropExpiredSocketLeases, insertSocketLease } from '../store/live.js';
 import { HeldLeases, LEASE_S, underLocks } from './leases.js';
 
 /** The caps an authenticated WebSocket is counted against, across every process. */
@@ -34,21 +34,16 @@ export class SocketLeases {
   /** Takes a slot for a socket of `keyId` (of `organizationId`), or names the cap that refuses it. */
   async acquire(keyId: string, organizationId: string, caps: SocketCaps): Promise<SocketLease> {
     const id = randomUUID();
-    const [row] = await underLocks(this.orm, [`wks_sockets:${organizationId}`], async (em) => {
-      await sql(em, 'delete from socket_leases where organization_id = ? and expires_at <= now()', [organizationId]);
-      return sql<{ by_key: string; by_org: string; taken: string }>(
-        em,
-        `with counts as (
-           select count(*) filter (where key_id = :key) as by_key, count(*) as by_org
-             from socket_leases where organization_id = :org and expires_at > now()
-         ), taken as (
-           insert into socket_leases (id, key_id, organization_id, expires_at)
-           select :id, :key, :org, now() + make_interval(secs => :lease) from counts where by_key < :perKey and by_org < :perOrg
-           returning id
-         )
-         select by_key, by_org, (select count(*) from taken) as taken from counts`,
-        { id, key: keyId, org: organizationId, lease: LEASE_S, perKey: caps.perKey, perOrg: caps.perOrganization },
-      );
+    const row = await underLocks(this.orm, [`wks_sockets:${organizationId}`], async (em) => {
+      await dropExpiredSocketLeases(em, organizationId);
+      return insertSocketLease(em, {
+        id,
+        keyId,
+        organizationId,
+        seconds: LEASE_S,
+        perKey: caps.perKey,
+        perOrganization: caps.perOrganization,
+      });
     });
     if (Number(row.taken) > 0) {
       this.held.hold(id);

@@ -4,16 +4,10 @@
  * ts_headline marks matches with two private-use characters (removed from the text beforehand,
  * so stored text cannot forge a mark), which become the tags after the text is escaped.
  */
-const OPEN = '\uE000';
-const CLOSE = '\uE001';
+import { HEADLINE_CLOSE as CLOSE, HEADLINE_OPEN as OPEN } from '../store/headline.js';
 
-/** The ts_headline call for a text expression and a tsquery expression. */
-export function headlineSql(text: string, query: string): string {
-  return (
-    `ts_headline('english', translate(${text}, '${OPEN}${CLOSE}', ''), ${query}, 'StartSel=${OPEN}, StopSel=${CLOSE}, MaxWords=35, MinWords=12, ` +
-    `MaxFragments=2, FragmentDelimiter=" … "')`
-  );
-}
+// The fragment is written where the statements are; services that build their own import it from here.
+export { headlineSql } from '../store/headline.js';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',

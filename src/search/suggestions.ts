@@ -1,6 +1,7 @@
 import type { Scope } from '../auth/authorize.js';
-import { articleVisible, seesRestricted } from '../auth/visibility.js';
-import { sql, type SqlTarget } from '../db/sql.js';
+import { seesRestricted } from '../auth/visibility.js';
+import type { SqlTarget } from '../db/sql.js';
+import { contentRevision, fullTextFinds, visibleTitles, type SearchScope } from '../store/search.js';
 import { similarity, trigrams } from './trigrams.js';
 
 /**
@@ -31,20 +32,11 @@ function queryWords(q: string): string[] {
 
 async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
   const seeAll = seesRestricted(scope);
-  const [{ revision }] = await sql<{ revision: string }>(db, 'select content_revision::text as revision from workspaces where id = ?', [
-    scope.workspaceId,
-  ]);
+  const revision = await contentRevision(db, scope.workspaceId);
   const key = `${scope.workspaceId} ${revision} ${seeAll ? 'all' : 'public'}`;
   const kept = vocabularies.get(key);
   if (kept) return kept;
-  const rows = await sql<{ title: string }>(
-    db,
-    `select a.title from articles a join sections s on s.id = a.section_id
-      where a.workspace_id = ? and a.status <> 'ARCHIVED' and ${articleVisible('a', 's')}
-     union all
-     select title from changelog_entries where workspace_id = ? and status = 'published'`,
-    [scope.workspaceId, seeAll, scope.workspaceId],
-  );
+  const rows = await visibleTitles(db, { workspaceId: scope.workspaceId, seeRestricted: seeAll });
   const words = new Map<string, number>();
   for (const { title } of rows) for (const word of queryWords(title)) if (word.length > 1) words.set(word, (words.get(word) ?? 0) + 1);
   const grams = new Map([...words.keys()].map((w) => [w, trigrams(w)]));
@@ -55,42 +47,6 @@ async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
 }
 
 /**
- * For each query, in one statement: whether full text (`parser`) finds anything the caller may
- * see; with `stopWordsFound`, a query of stop words only counts as found.
- *
- * Each query is its own parameter in its own subquery, so the planner sees its value, and each
- * subquery is fenced (`offset 0`) so that it is planned as a search, not as a hunt for an early
- * match: unfenced, a word the planner cannot estimate (one no document has, typically) turned
- * into a scan of every article of the workspace (13 ms at 10,000) instead of one GIN lookup.
- */
-async function fullTextFinds(
-  db: SqlTarget,
-  scope: Scope,
-  queries: string[],
-  parser: 'plainto_tsquery' | 'websearch_to_tsquery',
-  stopWordsFound = false,
-): Promise<boolean[]> {
-  if (!queries.length) return [];
-  const finds = (name: string) => {
-    const query = `${parser}('english', :${name})`;
-    return `${stopWordsFound ? `numnode(${query}) = 0 or ` : ''}exists (
-        select 1 from (select a.section_id, a.visibility from articles a
-                        where a.workspace_id = :workspace and a.search @@ ${query} and a.status <> 'ARCHIVED' offset 0) a
-          join sections s on s.id = a.section_id
-         where ${articleVisible('a', 's', ':see_restricted')})
-      or exists (
-        select 1 from (select from changelog_entries c
-                        where c.workspace_id = :workspace and c.status = 'published' and c.search @@ ${query} offset 0) c)`;
-  };
-  const [row] = await sql<Record<string, boolean>>(db, `select ${queries.map((_, i) => `${finds(`q${i}`)} as found_${i}`).join(',\n')}`, {
-    workspace: scope.workspaceId,
-    see_restricted: seesRestricted(scope),
-    ...Object.fromEntries(queries.map((q, i) => [`q${i}`, q])),
-  });
-  return queries.map((_, i) => row[`found_${i}`]);
-}
-
-/**
  * Queries like `q` with unknown words replaced by close known ones: at most MAX_SUGGESTIONS, in
  * order of preference, each of which full text finds something for.
  */
@@ -98,9 +54,10 @@ export async function suggestQueries(db: SqlTarget, scope: Scope, q: string): Pr
   const words = queryWords(q);
   if (!words.length || words.length > 8) return [];
   const vocab = await vocabulary(db, scope);
+  const who: SearchScope = { workspaceId: scope.workspaceId, seeRestricted: seesRestricted(scope) };
   // A word the titles lack may still be in a body: one full text finds is kept as it is.
   const unknown = [...new Set(words.filter((w) => !vocab.words.has(w)))];
-  const found = await fullTextFinds(db, scope, unknown, 'plainto_tsquery', true);
+  const found = await fullTextFinds(db, who, unknown, 'plainto_tsquery', true);
   const used = new Set(unknown.filter((_, i) => found[i]));
   const options = words.map((word) => (vocab.words.has(word) || used.has(word) ? [word] : closest(vocab, word)));
   if (options.every((o, i) => o.length === 1 && o[0] === words[i])) return [];
@@ -117,7 +74,7 @@ export async function suggestQueries(db: SqlTarget, scope: Scope, q: string): Pr
       }
     }
   }
-  const finding = await fullTextFinds(db, scope, candidates, 'websearch_to_tsquery');
+  const finding = await fullTextFinds(db, who, candidates, 'websearch_to_tsquery');
   return candidates.filter((_, i) => finding[i]).slice(0, MAX_SUGGESTIONS);
 }
 

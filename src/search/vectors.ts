@@ -1,55 +1,24 @@
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { pgArray, type SqlTarget } from '../db/sql.js';
+import {
+  bumpStamp,
+  hasPendingEmbeddings,
+  hasVectorColumn,
+  nearestByVector,
+  readStamp,
+  upsertEmbedding,
+  vectorsOfModel,
+  vectorsSince,
+  type ItemType,
+  type VectorRow,
+} from '../store/embeddings.js';
 import { DotMatrix } from './dots.js';
 
-/** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
-export type ItemType = 'article' | 'changelog' | 'gap' | 'search' | 'note';
+// Written in src/store/embeddings.ts with the other embedding statements; re-exported for the callers that import them from here.
+export { ENQUEUE_EMBEDDING, enqueueEmbedding, removeEmbeddings, UNEMBED_DELETED, type ItemType } from '../store/embeddings.js';
 
 const signal = new EventEmitter();
-
-/**
- * SQL queueing items of one type for (re-)embedding: `items` is a query of (item id, workspace id)
- * rows. An item queued again starts afresh (unclaimed, no attempts counted).
- */
-export const ENQUEUE_EMBEDDING = (itemType: ItemType, items: string) =>
-  `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at, claimed_until, attempts)
-   select '${itemType}', item.id, item.workspace_id, clock_timestamp(), null, 0 from (${items}) as item(id, workspace_id)
-   on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null, attempts = 0`;
-
-/** Marks an item for (re-)embedding; call inside the write's transaction so both commit together. */
-export async function enqueueEmbedding(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number): Promise<void> {
-  await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int, ?::uuid'), [itemId, workspaceId]);
-}
-
-/** Bumps a workspace's embedding stamp (see EmbeddingStamp); returns the new revision. */
-const BUMP = (removals: number) =>
-  `insert into embedding_stamps (workspace_id, revision, removals) values (?, 1, ${removals})
-   on conflict (workspace_id) do update set revision = embedding_stamps.revision + 1, removals = embedding_stamps.removals + ${removals}
-   returning revision`;
-
-/** Drops items' embeddings and pending work (inside the delete's transaction). */
-export async function removeEmbeddings(em: EntityManager, itemType: ItemType, itemIds: number[]): Promise<void> {
-  if (!itemIds.length) return;
-  const ids = pgArray(itemIds);
-  const removed = await sql(em, 'delete from embeddings where item_type = ? and item_id = any(?::int[]) returning workspace_id', [
-    itemType,
-    ids,
-  ]);
-  for (const workspaceId of new Set(removed.map((r) => r.workspace_id as string))) await sql(em, BUMP(1), [workspaceId]);
-  await sql(em, 'delete from embedding_queue where item_type = ? and item_id = any(?::int[])', [itemType, ids]);
-}
-
-/**
- * CTEs (for a statement's WITH list) dropping the embeddings and pending work of the items of one
- * type that the earlier CTE `deleted` returned (column `id`), bumping the stamp of `:workspace`
- * when an embedding went: removeEmbeddings inside a single statement.
- */
-export const UNEMBED_DELETED = (itemType: ItemType) =>
-  `unembedded as (delete from embeddings e using deleted d where e.item_type = '${itemType}' and e.item_id = d.id returning e.workspace_id),
-   unqueued as (delete from embedding_queue q using deleted d where q.item_type = '${itemType}' and q.item_id = d.id),
-   restamped as (update embedding_stamps set revision = revision + 1, removals = removals + 1
-                  where workspace_id = :workspace and exists (select 1 from unembedded))`;
 
 /** Wakes this process's worker soon (after the caller's commit); other processes poll. */
 export function signalEmbeddingWork(): void {
@@ -137,14 +106,6 @@ function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, 
   return bestRow.map((row, i) => ({ itemType: cached.entries[row].itemType, itemId: cached.entries[row].itemId, similarity: bestSim[i] }));
 }
 
-/** A stored vector as read for the in-process cache. */
-interface VectorRow {
-  item_type: ItemType;
-  item_id: number;
-  model: string;
-  vec: Buffer;
-}
-
 /** Vector to float32 bytes and back (the portable storage format). */
 function toBytes(vec: number[]): Buffer {
   return Buffer.from(Float32Array.from(vec).buffer);
@@ -168,21 +129,22 @@ export class VectorIndex {
   /** Detects whether the search migration could add the pgvector column (`portable` ignores it). */
   static async open(em: EntityManager, options: { portable?: boolean } = {}): Promise<VectorIndex> {
     if (options.portable) return new VectorIndex(false);
-    const rows = await sql(em, `select 1 from information_schema.columns where table_name = 'embeddings' and column_name = 'embedding'`);
-    return new VectorIndex(rows.length > 0);
+    return new VectorIndex(await hasVectorColumn(em));
   }
 
   /** Stores an item's vector; call inside a transaction (the stamp row stays locked until commit). */
   async store(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number, model: string, vec: number[]): Promise<void> {
-    const [{ revision }] = await sql(em, BUMP(0), [workspaceId]);
+    const revision = await bumpStamp(em, workspaceId);
     const withVector = this.pgvector && vec.length === 512;
-    await sql(
-      em,
-      `insert into embeddings (item_type, item_id, workspace_id, model, vec, ${withVector ? 'embedding, ' : ''}revision, updated_at)
-       values (?, ?, ?, ?, ?, ${withVector ? '?::vector, ' : ''}?, clock_timestamp())
-       on conflict (item_type, item_id) do update set model = excluded.model, vec = excluded.vec, ${withVector ? 'embedding = excluded.embedding, ' : ''}revision = excluded.revision, updated_at = excluded.updated_at`,
-      [itemType, itemId, workspaceId, model, toBytes(vec), ...(withVector ? [`[${vec.join(',')}]`] : []), revision],
-    );
+    await upsertEmbedding(em, {
+      itemType,
+      itemId,
+      workspaceId,
+      model,
+      bytes: toBytes(vec),
+      vector: withVector ? `[${vec.join(',')}]` : null,
+      revision,
+    });
   }
 
   /** The `limit` nearest items of the given types in a workspace, most similar first. */
@@ -194,20 +156,13 @@ export class VectorIndex {
     model: string,
     limit: number,
   ): Promise<Neighbour[]> {
-    const typeList = pgArray(types);
     // The cache revalidation runs while the query vector is still being computed.
     const loading = this.pgvector ? null : this.load(em, workspaceId, types, model);
     loading?.catch(() => undefined);
     const query = await queryVector;
     if (this.pgvector && query.length === 512) {
       const vector = `[${query.join(',')}]`;
-      const rows = await sql<{ item_type: ItemType; item_id: number; similarity: string }>(
-        em,
-        `select item_type, item_id, 1 - (embedding <=> ?::vector) as similarity from embeddings
-          where workspace_id = ? and item_type = any(?::text[]) and model = ? and embedding is not null
-          order by embedding <=> ?::vector limit ?`,
-        [vector, workspaceId, typeList, model, vector, limit],
-      );
+      const rows = await nearestByVector(em, workspaceId, types, model, vector, limit);
       return rows.map((r) => ({ itemType: r.item_type, itemId: r.item_id, similarity: Number(r.similarity) }));
     }
     const cached = await (loading ?? this.load(em, workspaceId, types, model));
@@ -222,11 +177,7 @@ export class VectorIndex {
    */
   private async load(em: SqlTarget, workspaceId: string, types: ItemType[], model: string): Promise<CachedWorkspace> {
     const typeList = pgArray(types);
-    const [stamp] = await sql<{ revision: string; removals: string }>(
-      em,
-      'select revision::text, removals::text from embedding_stamps where workspace_id = ?',
-      [workspaceId],
-    );
+    const stamp = await readStamp(em, workspaceId);
     const revision: string = stamp?.revision ?? '0';
     const removals: string = stamp?.removals ?? '0';
     const key = `${workspaceId}|${typeList}|${model}`;
@@ -235,16 +186,8 @@ export class VectorIndex {
     const incremental = cached !== undefined && cached.removals === removals;
     // Incremental reads take every model, so a row re-embedded with another model leaves this set.
     const rows = incremental
-      ? await sql<VectorRow>(
-          em,
-          'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])',
-          [workspaceId, cached.revision, typeList],
-        )
-      : await sql<VectorRow>(
-          em,
-          'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?',
-          [workspaceId, typeList, model],
-        );
+      ? await vectorsSince(em, workspaceId, cached.revision, types)
+      : await vectorsOfModel(em, workspaceId, types, model);
     if (incremental && !rows.length) {
       // Only other item types changed (e.g. notes, for an article search): the matrix stands.
       cached.revision = revision;
@@ -279,11 +222,7 @@ export class VectorIndex {
   }
 
   /** True while items of these types in the workspace still wait for their embedding. */
-  async pending(em: SqlTarget, workspaceId: string, types: ItemType[]): Promise<boolean> {
-    const rows = await sql(em, 'select 1 from embedding_queue where workspace_id = ? and item_type = any(?::text[]) limit 1', [
-      workspaceId,
-      pgArray(types),
-    ]);
-    return rows.length > 0;
+  pending(em: SqlTarget, workspaceId: string, types: ItemType[]): Promise<boolean> {
+    return hasPendingEmbeddings(em, workspaceId, types);
   }
 }

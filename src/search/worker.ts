@@ -2,20 +2,13 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
 import { PollingLoop } from '../jobs.js';
-import { pgArray, sql } from '../db/sql.js';
+import { claimQueued, dequeueEmbedded, textsToEmbed, type ClaimedItem } from '../store/embeddings.js';
 import type { Embedder } from './embedder.js';
 import { onEmbeddingWork, type ItemType, type Neighbour, type VectorIndex } from './vectors.js';
 
 const BATCH = 32;
 const CLAIM_SECONDS = 120;
 const MAX_CHARS = 2000; // the sentence encoder is for short text: title + the beginning is enough
-
-interface Claimed {
-  item_type: ItemType;
-  item_id: number;
-  workspace_id: string;
-  enqueued_at: Date;
-}
 
 /** An unanswered question (a content-gap report or a zero-result search) and its vector, as the worker hands it on. */
 export interface QuestionToCluster {
@@ -77,16 +70,7 @@ export class EmbeddingWorker {
 
   private async passOnce(workspaceId?: string): Promise<number> {
     const em = freshEm(this.orm);
-    const claimed = await sql<Claimed>(
-      em,
-      `update embedding_queue q set claimed_until = clock_timestamp() + interval '${CLAIM_SECONDS} seconds', attempts = q.attempts + 1
-        from (select item_type, item_id from embedding_queue
-               where (claimed_until is null or claimed_until < clock_timestamp()) and (?::uuid is null or workspace_id = ?::uuid)
-               order by item_type = 'note', enqueued_at limit ${BATCH} for update skip locked) c
-       where q.item_type = c.item_type and q.item_id = c.item_id
-       returning q.item_type, q.item_id, q.workspace_id, q.enqueued_at`,
-      [workspaceId ?? null, workspaceId ?? null],
-    );
+    const claimed = await claimQueued(em, workspaceId ?? null, CLAIM_SECONDS, BATCH);
     if (!claimed.length) return 0;
     const texts = await this.texts(em, claimed);
     const work = claimed.filter((c) => texts.has(key(c)));
@@ -108,41 +92,25 @@ export class EmbeddingWorker {
       }
       for (const item of claimed) {
         // Re-enqueued while we worked (the text changed): leave it for the next pass.
-        await sql(tx, 'delete from embedding_queue where item_type = ? and item_id = ? and enqueued_at = ?', [
-          item.item_type,
-          item.item_id,
-          item.enqueued_at,
-        ]);
+        await dequeueEmbedded(tx, item);
       }
     });
     return claimed.length;
   }
 
   /** The text to embed per claimed item (items deleted meanwhile are simply dropped). */
-  private async texts(em: ReturnType<MikroORM['em']['fork']>, claimed: Claimed[]): Promise<Map<string, string>> {
+  private async texts(em: ReturnType<MikroORM['em']['fork']>, claimed: ClaimedItem[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    const ids = (type: ItemType) => pgArray(claimed.filter((c) => c.item_type === type).map((c) => c.item_id));
-    const load = async (type: ItemType, query: string, readable: (text: string) => string = (t) => t) => {
+    const load = async (type: ItemType, readable: (text: string) => string = (t) => t) => {
       if (!claimed.some((c) => c.item_type === type)) return;
-      for (const row of await sql<{ id: number; text: string }>(em, query, [ids(type)]))
-        out.set(`${type}:${row.id}`, readable(row.text).slice(0, MAX_CHARS));
+      const ids = claimed.filter((c) => c.item_type === type).map((c) => c.item_id);
+      for (const row of await textsToEmbed(em, type, ids)) out.set(`${type}:${row.id}`, readable(row.text).slice(0, MAX_CHARS));
     };
-    await load('article', `select id, title || E'\\n' || markdown as text from articles where id = any(?::int[])`, withoutMarkup);
-    await load(
-      'changelog',
-      `select id, title || E'\\n' || markdown as text from changelog_entries where id = any(?::int[])`,
-      withoutMarkup,
-    );
-    await load(
-      'gap',
-      `select id, question as text from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
-    );
-    await load('search', `select id, query as text from search_log where id = any(?::int[])`);
-    // A note is known by its path and tags as much as by its body.
-    await load(
-      'note',
-      `select id, path || E'\\n' || array_to_string(tags, ' ') || E'\\n' || body as text from memory_notes where id = any(?::int[])`,
-    );
+    await load('article', withoutMarkup);
+    await load('changelog', withoutMarkup);
+    await load('gap');
+    await load('search');
+    await load('note');
     return out;
   }
 }

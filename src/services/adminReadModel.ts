@@ -1,14 +1,15 @@
 import type { EntityClass } from '@mikro-orm/core';
 import { requireAdmin } from '../auth/authorize.js';
 import { ROLES } from '../auth/permissions.js';
-import { MEMORY_QUOTA, type Plan } from '../auth/plans.js';
+import { MEMORY_QUOTA } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { ARTICLE_STATUSES } from '../entities/Article.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { encodeCursor } from '../pagination.js';
+import { keysetPositions, type KeysetList, type PageRow } from '../store/keysetPages.js';
+import { workspaceUsageRow } from '../store/usage.js';
 import type { Connection } from '../types/connection.js';
 import type { WorkspaceUsage } from '../types/usage.js';
 
@@ -20,24 +21,10 @@ export interface PageArgs {
 
 const FIRST = { minimum: 1, maximum: 100, default: 20 };
 
-/** One keyset-paged list: its table and entity, the filters as SQL on that table, and the order of (created_at, id). */
-interface ListSpec<T> {
-  table: string;
+/** One keyset-paged list: its table and entity, the filters as SQL on that table, and the order of (created_at, id); `extra` columns go to `attach`. */
+interface ListSpec<T> extends KeysetList {
   entity: EntityClass<T>;
-  idType: 'uuid' | 'bigint';
-  order: 'asc' | 'desc';
-  where: string[];
-  params: unknown[];
-  /** Columns of the page's rows besides the position (e.g. a lazy payload), handed to `attach`. */
-  extra?: string;
   attach?: (node: T, row: PageRow) => void;
-}
-
-interface PageRow {
-  total: number;
-  id: string | null;
-  at: string | null;
-  [column: string]: unknown;
 }
 
 function checkFirst(first: number | null | undefined): number {
@@ -69,31 +56,14 @@ function idFilter(field: string, value: string | null | undefined): string | nul
   return value;
 }
 
-/** Microsecond UTC text of created_at: the exact position, so no row is skipped or repeated between pages. */
-const AT = `to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 /**
  * A page of a list by keyset on (created_at, id): one statement for the count and the page's
  * positions, one for the entities. Rows inserted while a client pages through never shift a page.
  */
 async function keysetPage<T extends object>(ctx: RequestContext, spec: ListSpec<T>, args: PageArgs): Promise<Connection<T>> {
   const size = checkFirst(args.first);
-  const base = spec.where.length ? spec.where.join(' and ') : 'true';
-  const keyset: string[] = [];
-  const keysetParams: unknown[] = [];
-  if (args.after) {
-    keysetParams.push(...decodeAfter(args.after, spec.idType));
-    keyset.push(`(created_at, id) ${spec.order === 'asc' ? '>' : '<'} (?::timestamptz, ?::${spec.idType})`);
-  }
-  const order = `created_at ${spec.order}, id ${spec.order}`;
-  const rows = await sql<PageRow>(
-    ctx.em,
-    `with total as (select count(*)::int as n from ${spec.table} where ${base}),
-     page as (select id::text as id, ${AT} as at, row_number() over (order by ${order}) as ord${spec.extra ? `, ${spec.extra}` : ''}
-              from ${spec.table} where ${[base, ...keyset].join(' and ')} order by ${order} limit ?)
-     select total.n as total, page.* from total left join page on true order by page.ord`,
-    [...spec.params, ...spec.params, ...keysetParams, size + 1],
-  );
+  const after = args.after ? decodeAfter(args.after, spec.idType) : null;
+  const rows = await keysetPositions(ctx.em, spec, after, size + 1);
   const positions = rows.filter((r) => r.id !== null).slice(0, size);
   const nodes = positions.length ? await ctx.em.find(spec.entity, { id: { $in: positions.map((r) => r.id) } } as never) : [];
   const byId = new Map(nodes.map((n) => [String((n as unknown as { id: unknown }).id), n]));
@@ -202,40 +172,11 @@ export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Pr
   );
 }
 
-interface UsageRow {
-  plan: Plan | null;
-  quota_used: number | null;
-  notes: number;
-  upload_count: number;
-  upload_bytes: string;
-  articles: Record<string, number>;
-  searches: { day: string; count: number }[];
-}
-
 /** What one workspace uses, in one statement. */
 export async function workspaceUsage(ctx: RequestContext, workspaceId: string): Promise<WorkspaceUsage> {
   requireAdmin(ctx);
   if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
-  const [row] = await sql<UsageRow>(
-    ctx.em,
-    `with w as (select w.id, o.plan from workspaces w join organizations o on o.id = w.organization_id where w.id = ?::uuid),
-     days as (select d at time zone 'UTC' as start, (d + interval '1 day') at time zone 'UTC' as finish, to_char(d, 'YYYY-MM-DD') as day
-              from generate_series(date_trunc('day', now() at time zone 'UTC') - interval '6 days',
-                                   date_trunc('day', now() at time zone 'UTC'), interval '1 day') d)
-     select w.plan,
-       (select u.used from memory_usage u where u.workspace_id = w.id) as quota_used,
-       (select count(*)::int from memory_notes n where n.workspace_id = w.id) as notes,
-       (select count(*)::int from uploads up where up.workspace_id = w.id) as upload_count,
-       (select coalesce(sum(up.size), 0)::text from uploads up where up.workspace_id = w.id) as upload_bytes,
-       (select coalesce(json_object_agg(a.status, a.n), '{}'::json)
-          from (select status, count(*)::int as n from articles where workspace_id = w.id group by status) a) as articles,
-       (select json_agg(json_build_object('day', days.day, 'count',
-            (select count(*)::int from search_log s where s.workspace_id = w.id
-               and s.created_at >= days.start and s.created_at < days.finish)) order by days.start)
-          from days) as searches
-     from w`,
-    [workspaceId],
-  );
+  const row = await workspaceUsageRow(ctx.em, workspaceId);
   if (!row?.plan) throw new NotFoundError('Workspace');
   const quota = MEMORY_QUOTA[row.plan];
   return {

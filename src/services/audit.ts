@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
-import { sql, toPositional, type Params, type Row, type SqlTarget } from '../db/sql.js';
+import type { Params, Row, SqlTarget } from '../db/sql.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import { signalWebhookWork } from '../webhooks/signal.js';
-import { EVENT_COLUMNS, EVENT_VALUES, queueEvent } from '../store/events.js';
+import { eventPayloads, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
 import type { EventType } from '../webhooks/events.js';
 
 export interface AuditInput {
@@ -27,7 +27,7 @@ export function recordAudit(em: EntityManager, ctx: RequestContext, input: Audit
   signalWebhookWork();
 }
 
-/** The event row's values, in EVENT_COLUMNS order; the action is at ACTION_AT. */
+/** The event row's values, in EVENT_COLUMNS order. */
 function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
   const p = ctx.principal;
   const agent = p.kind === 'agent' ? p : null;
@@ -46,9 +46,6 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
   ];
 }
 
-const ACTION_AT = 5;
-const PAYLOAD_AT = 10;
-
 /**
  * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
  * data-modifying CTE in `with` returned) and, in the same statement, writes an event (the audit
@@ -63,48 +60,20 @@ export async function auditedWrite<T = Row>(
   em: SqlTarget,
   ctx: RequestContext,
   input: AuditInput,
-  statement: { with?: string; write: string; actionColumn?: string; payloadColumn?: string; name?: string },
+  statement: EventedWrite,
   params: Params,
 ): Promise<T[]> {
-  const action = statement.actionColumn ? `written.${statement.actionColumn}` : undefined;
-  const payload = statement.payloadColumn ? `written.${statement.payloadColumn}` : undefined;
-  const values = eventValues(ctx, input).filter((_, i) => !(action && i === ACTION_AT) && !(payload && i === PAYLOAD_AT));
-  const write = bindWrite(statement, params);
-  const rows = await sql<T>(
-    em,
-    `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
-     event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action, payload)} from written)
-     select * from written`,
-    [...write.values, ...values],
-    statement.name,
-  );
+  const rows = await writeWithEvents<T>(em, statement, params, eventValues(ctx, input));
   if (rows.length) signalWebhookWork();
   return rows;
-}
-
-/** The caller's part of an audited write with `?` placeholders and its values in order. */
-function bindWrite(
-  statement: { with?: string; write: string },
-  params: Params,
-): { with?: string; write: string; values: readonly unknown[] } {
-  if (Array.isArray(params)) return { ...statement, values: params };
-  const named = params as Readonly<Record<string, unknown>>;
-  const withPart = statement.with ? toPositional(statement.with) : { text: undefined, names: [] };
-  const writePart = toPositional(statement.write);
-  const values = [...withPart.names, ...writePart.names].map((name) => {
-    if (!(name in named)) throw new Error(`no value for :${name}`);
-    return named[name];
-  });
-  return { with: withPart.text, write: writePart.text, values };
 }
 
 /** The newest audit events of a workspace. */
 export async function listAuditEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {
   const events = await em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
   if (!events.length) return events;
-  const payloads = await sql<{ id: string; payload: Record<string, unknown> | null }>(
+  const payloads = await eventPayloads(
     em,
-    `select id::text as id, payload from events where id in (${events.map(() => '?').join(', ')})`,
     events.map((e) => e.id),
   );
   const byId = new Map(payloads.map((p) => [p.id, p.payload]));

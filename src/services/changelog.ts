@@ -3,23 +3,11 @@ import type { RequestContext } from '../context.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
-import { enqueueEmbedding, removeEmbeddings, signalEmbeddingWork } from '../search/vectors.js';
+import { signalEmbeddingWork } from '../search/vectors.js';
 import { eventObject, objectPayload } from '../webhooks/objects.js';
+import { listChangelogRows } from '../store/changelog.js';
+import { enqueueEmbedding, removeEmbeddings } from '../store/embeddings.js';
 import { recordAudit } from './audit.js';
-import { sql } from '../db/sql.js';
-
-/** A row of changelog_entries as the list reads it. */
-interface ChangelogRow {
-  id: number;
-  author: string;
-  title: string;
-  markdown: string;
-  status: ChangelogStatus;
-  tags: string[];
-  created_at: string;
-  updated_at: string;
-  published_at: string | null;
-}
 
 export interface ListChangelogArgs {
   drafts?: boolean | null;
@@ -39,21 +27,8 @@ export interface ChangelogInput {
 export async function listChangelog(ctx: RequestContext, scope: Scope, args: ListChangelogArgs): Promise<Page<ChangelogEntry>> {
   const size = pageSize(args.limit);
   const withDrafts = Boolean(args.drafts) && scope.permissions.has('changelog.update');
-  const params: unknown[] = [scope.workspaceId];
-  let where = 'workspace_id = ?';
-  if (!withDrafts) where += ` and status = 'published'`;
-  if (args.cursor) {
-    const [at, id] = decodeCursor<[string, number]>(args.cursor, ['string', 'number']);
-    where += ' and (coalesce(published_at, created_at), id) < (?::timestamptz, ?)';
-    params.push(at, id);
-  }
-  params.push(size + 1);
-  const rows = await sql<ChangelogRow>(
-    ctx.db,
-    `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries where ${where}
-      order by coalesce(published_at, created_at) desc, id desc limit ?`,
-    params,
-  );
+  const after = args.cursor ? decodeCursor<[string, number]>(args.cursor, ['string', 'number']) : null;
+  const rows = await listChangelogRows(ctx.db, scope.workspaceId, { publishedOnly: !withDrafts, after, limit: size + 1 });
   // Read-only: plain objects, not managed entities (no identity map or change tracking per row).
   const entries = rows.map(
     (r) =>

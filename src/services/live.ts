@@ -1,12 +1,14 @@
 import { authorize, requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import type { ContentGapGroup } from '../entities/ContentGap.js';
 import type { Proposal } from '../entities/Proposal.js';
 import { NotFoundError, UnauthorizedError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { ADMIN_SUBSCRIPTIONS, SUBSCRIPTIONS_PER_HOLDER, type LiveEvent, type LiveStream } from '../live/hub.js';
+import { eventRow } from '../store/events.js';
+import { proposalGapGroupId, reportGroupId } from '../store/live.js';
+import { workspaceExists } from '../store/organizations.js';
 import { listGroups } from './contentGaps.js';
 import { findProposal } from './proposals.js';
 import { scrub } from './scrub.js';
@@ -99,8 +101,7 @@ export async function auditEventStream(
   action: string | null,
 ): Promise<AsyncIterableIterator<AuditEvent>> {
   requireAdmin(ctx);
-  if (!isUuid(workspaceId) || !(await sql(ctx.db, 'select 1 from workspaces where id = ?', [workspaceId])).length)
-    throw new NotFoundError('Workspace');
+  if (!isUuid(workspaceId) || !(await workspaceExists(ctx.db, workspaceId))) throw new NotFoundError('Workspace');
   return liveStream(
     ctx,
     holderOf(ctx),
@@ -109,7 +110,7 @@ export async function auditEventStream(
     (now) => Promise.resolve(requireAdmin(now)),
     (e) => !action || e.action === action,
     async (e) => {
-      const [row] = await sql<Record<string, unknown>>(ctx.db, 'select * from events where id = ?', [e.id]);
+      const row = await eventRow(ctx.db, e.id);
       if (!row) return null;
       // A fork per event: the subscription's own EntityManager would keep every event it ever delivered.
       const event = ctx.em.fork().map(AuditEvent, row);
@@ -153,20 +154,12 @@ export async function contentGapStream(ctx: RequestContext, workspace: string): 
       let reportId: number | null = null;
       if (e.action === 'content_gap.reported') {
         reportId = Number(e.targetId);
-        const [report] = await sql<{ group_id: number | null }>(ctx.db, 'select group_id from content_gap_reports where id = ?', [
-          reportId,
-        ]);
-        groupId = report?.group_id ?? null;
+        groupId = await reportGroupId(ctx.db, reportId);
       } else if (e.action === 'content_gap.resolved') {
         groupId = Number(e.targetId);
       } else {
-        const [proposal] = await sql<{ gap_group_id: number | null }>(
-          ctx.db,
-          'select gap_group_id from proposals where id = ? and workspace_id = ?',
-          [Number(e.targetId), scope.workspaceId],
-        );
-        if (!proposal?.gap_group_id) return null; // a proposal not drafted from a group
-        groupId = proposal.gap_group_id;
+        groupId = await proposalGapGroupId(ctx.db, Number(e.targetId), scope.workspaceId);
+        if (!groupId) return null; // a proposal not drafted from a group
       }
       const [group] = groupId === null ? [] : await listGroups(ctx.em.fork(), scope.workspaceId, true, groupId);
       // The label is a question as it was asked: scrubbed like the contentGaps query's.

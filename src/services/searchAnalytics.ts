@@ -1,8 +1,7 @@
-import { sql, type SqlTarget } from '../db/sql.js';
+import type { SqlTarget } from '../db/sql.js';
+import { searchDays, topQueries } from '../store/searchLog.js';
 import type { QueryCount, SearchDay } from '../types/searchAnalytics.js';
 import { scrub } from './scrub.js';
-
-const TOP = 10;
 
 /**
  * A workspace's searches per day (UTC) over the last `days` days, newest first: counts,
@@ -11,45 +10,7 @@ const TOP = 10;
  * whatever the number of days or queries.
  */
 export async function searchAnalytics(db: SqlTarget, workspaceId: string, days: number): Promise<SearchDay[]> {
-  const since = `now() - make_interval(days => ?::int)`;
-  const [totals, tops] = await Promise.all([
-    sql<{
-      day: string;
-      searches: number;
-      zero: number;
-      fulltext: number;
-      semantic: number;
-      hybrid: number;
-      p50: number | null;
-      p95: number | null;
-    }>(
-      db,
-      `select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, count(*)::int as searches,
-              count(*) filter (where result_count = 0)::int as zero,
-              count(*) filter (where ranking = 'fulltext')::int as fulltext,
-              count(*) filter (where ranking = 'semantic')::int as semantic,
-              count(*) filter (where ranking = 'hybrid')::int as hybrid,
-              percentile_cont(0.5) within group (order by duration_ms) as p50,
-              percentile_cont(0.95) within group (order by duration_ms) as p95
-         from search_log where workspace_id = ? and created_at >= ${since}
-        group by 1 order by 1 desc`,
-      [workspaceId, days],
-    ),
-    sql<{ day: string; query: string; count: number; zero: boolean }>(
-      db,
-      `with counted as (
-         select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, lower(query) as query,
-                count(*)::int as count, count(*) filter (where result_count = 0)::int as zero_count
-           from search_log where workspace_id = ? and created_at >= ${since}
-          group by 1, 2),
-       ranked as (
-         select day, query, count, false as zero, row_number() over (partition by day order by count desc, query) as n from counted
-         union all
-         select day, query, zero_count, true, row_number() over (partition by day order by zero_count desc, query) from counted where zero_count > 0)
-       select day, query, count, zero from ranked where n <= ${TOP} order by day, zero, count desc, query`,
-      [workspaceId, days],
-    ),
-  ]);
+  const [totals, tops] = await Promise.all([searchDays(db, workspaceId, days), topQueries(db, workspaceId, days)]);
   const top = new Map<string, { all: QueryCount[]; zero: QueryCount[] }>();
   for (const row of tops) {
     const entry = top.get(row.day) ?? { all: [], zero: [] };

@@ -2,18 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Credentials } from '../auth/principal.js';
 import { digestSecret } from '../auth/keys.js';
-import { sql } from '../db/sql.js';
+import { insertSettingIfAbsent, readSetting } from '../store/settings.js';
 
 /** Reads a setting, creating it with `make()` if absent; concurrent processes agree on one value. */
 async function getOrCreate(em: EntityManager, key: string, make: () => string): Promise<{ value: string; created: boolean }> {
-  const inserted = await sql<{ value: string }>(
-    em,
-    'insert into settings (key, value) values (?, ?) on conflict (key) do nothing returning value',
-    [key, make()],
-  );
-  if (inserted.length) return { value: inserted[0].value, created: true };
-  const rows = await sql<{ value: string }>(em, 'select value from settings where key = ?', [key]);
-  return { value: rows[0].value, created: false };
+  const inserted = await insertSettingIfAbsent(em, key, make());
+  if (inserted !== undefined) return { value: inserted, created: true };
+  return { value: await readSetting(em, key), created: false };
 }
 
 export interface CredentialOptions {

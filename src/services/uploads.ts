@@ -5,8 +5,8 @@ import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 import type { Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { invalidField } from '../errors.js';
+import { findUploadByDigest, findUploadBytes, insertUpload, type UploadRow } from '../store/uploads.js';
 import { recordAudit } from './audit.js';
 import { UPLOAD_LIMITS } from '../contract/rules.js';
 
@@ -80,20 +80,10 @@ export async function uploadImage(ctx: RequestContext, scope: Scope, file: Incom
   const { contentType, extension, width, height } = await inspectImage(data);
   const sha256 = createHash('sha256').update(data).digest('hex');
   return ctx.em.transactional(async (em) => {
-    const [existing] = await sql<UploadRow>(
-      em,
-      // The stored digest is checked against the stored bytes: a row whose digest lies is never handed out.
-      `select id, extension, content_type, size, width, height from uploads
-        where workspace_id = ? and sha256 = ? and sha256(data) = decode(?, 'hex')`,
-      [scope.workspaceId, sha256, sha256],
-    );
+    const existing = await findUploadByDigest(em, scope.workspaceId, sha256);
     if (existing) return toResult(existing, sha256);
     const id = randomBytes(16).toString('base64url');
-    const [row] = await sql<UploadRow>(
-      em,
-      'insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id, extension, content_type, size, width, height',
-      [id, scope.workspaceId, contentType, extension, data.length, width, height, sha256, data, new Date()],
-    );
+    const row = await insertUpload(em, { id, workspaceId: scope.workspaceId, contentType, extension, width, height, sha256, data });
     recordAudit(em, ctx, { action: 'upload.created', targetType: 'upload', targetId: id, workspaceId: scope.workspaceId });
     return toResult(row, sha256);
   });
@@ -106,22 +96,9 @@ export async function findPublicUpload(
 ): Promise<{ contentType: string; data: Buffer; sha256: string } | null> {
   const match = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp|gif)$/.exec(name);
   if (!match) return null;
-  const [row] = await sql<{ data: Buffer; sha256: string }>(em, 'select data, sha256 from uploads where id = ? and extension = ?', [
-    match[1],
-    match[2],
-  ]);
+  const row = await findUploadBytes(em, match[1], match[2]);
   // The type follows from the name's extension, which only an accepted image has: stored text never names it.
   return row ? { contentType: CONTENT_TYPES[match[2]], data: row.data, sha256: row.sha256 } : null;
-}
-
-/** An upload's row without its bytes. */
-interface UploadRow {
-  id: string;
-  extension: string;
-  content_type: string;
-  size: number;
-  width: number;
-  height: number;
 }
 
 function toResult(row: UploadRow, sha256: string): UploadResult {

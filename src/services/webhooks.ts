@@ -4,11 +4,12 @@ import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import { InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { isAllowedAddress, NOT_ALLOWED } from '../net/safeFetch.js';
+import { organizationExists, workspaceInOrganization } from '../store/organizations.js';
+import { deleteWebhookRow } from '../store/webhooks.js';
 import { isKnownFilter } from '../webhooks/events.js';
 import { recordAudit } from './audit.js';
 
@@ -67,14 +68,9 @@ export async function createWebhook(
   const url = await checkTargetUrl(input.url, ctx.outbound.allowLoopback);
   const events = checkEvents(input.events);
   return ctx.em.transactional(async (em) => {
-    const [org] = isUuid(input.organizationId) ? await sql(em, 'select id from organizations where id = ?', [input.organizationId]) : [];
-    if (!org) throw new NotFoundError('Organization');
-    if (input.workspaceId) {
-      const [ws] = isUuid(input.workspaceId)
-        ? await sql(em, 'select id from workspaces where id = ? and organization_id = ?', [input.workspaceId, input.organizationId])
-        : [];
-      if (!ws) throw new NotFoundError('Workspace');
-    }
+    if (!isUuid(input.organizationId) || !(await organizationExists(em, input.organizationId))) throw new NotFoundError('Organization');
+    if (input.workspaceId && (!isUuid(input.workspaceId) || !(await workspaceInOrganization(em, input.workspaceId, input.organizationId))))
+      throw new NotFoundError('Workspace');
     const hook = em.create(Webhook, {
       id: randomUUID(),
       organizationId: input.organizationId,
@@ -128,7 +124,7 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<We
   requireAdmin(ctx);
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
-    await sql(em, 'delete from webhooks where id = ?', [id]);
+    await deleteWebhookRow(em, id);
     recordAudit(em, ctx, {
       action: 'webhook.deleted',
       targetType: 'webhook',

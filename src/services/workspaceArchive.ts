@@ -22,9 +22,10 @@ import { RecordInserter } from '../archive/inserter.js';
 import { RECORD_TYPES, type RecordType } from '../archive/recordTypes.js';
 import { MEMORY_QUOTA, RESTRICTED_VISIBILITY, type Plan } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
-import { sql } from '../db/sql.js';
 import { ConflictError, DomainError, NotFoundError, PlanRequiredError } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { countRows, exportPage, hasRows, setMemoryUsage } from '../store/archive.js';
+import { findWorkspace, INSERT_WORKSPACE, lockWorkspaceWithPlan, organizationPlan } from '../store/organizations.js';
 import type { EventType } from '../webhooks/events.js';
 import { auditedWrite, recordAudit, type AuditInput } from './audit.js';
 
@@ -34,33 +35,16 @@ const UPLOAD_PAGE = 2;
 
 const pageSize = (spec: RecordType) => (spec.type === 'upload' ? UPLOAD_PAGE : PAGE);
 
-/** The select of a type's columns as one jsonb per row (bytes as base64), for one workspace, in keyset order. */
-function selectPage(spec: RecordType, after: unknown[] | null): { text: string; params: unknown[] } {
-  const columns = spec.columns.map((c) => (c === 'data' ? `encode(t.data, 'base64') as data` : `t.${c}`));
-  const keys = spec.order.map((c) => `t.${c}`);
-  const ids = spec.ref ? ['t.id as "__id"'] : [];
-  const where = after ? `and (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})` : '';
-  return {
-    text: `select to_jsonb(x) as row from (select ${[...columns, ...ids, ...keys.map((k, i) => `${k} as "__k${i}"`)].join(', ')}
-             from ${spec.table} t where t.workspace_id = ? ${where} order by ${keys.join(', ')} limit ${pageSize(spec)}) x`,
-    params: after ?? [],
-  };
-}
-
 /** Writes a workspace's archive to `file` (and its `workspace.exported` event); resolves with its header. */
 export async function exportWorkspace(ctx: RequestContext, workspaceId: string, file: string): Promise<ArchiveHeader> {
   if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
   return ctx.em.transactional(
     async (tx) => {
-      const [ws] = await sql<{ id: string; name: string; organization_id: string }>(
-        tx,
-        'select id, name, organization_id from workspaces where id = ?',
-        [workspaceId],
-      );
+      const ws = await findWorkspace(tx, workspaceId);
       if (!ws) throw new NotFoundError('Workspace');
       const counts: Counts = {};
       for (const spec of RECORD_TYPES) {
-        const [{ n }] = await sql<{ n: number }>(tx, `select count(*)::int as n from ${spec.table} where workspace_id = ?`, [workspaceId]);
+        const n = await countRows(tx, spec.table, workspaceId);
         if (n) counts[spec.type] = n;
       }
       const header: ArchiveHeader = {
@@ -94,9 +78,8 @@ async function exportType(
   refsOf.set(spec.type, own);
   let after: unknown[] | null = null;
   for (;;) {
-    const page = selectPage(spec, after);
-    const rows = await sql<{ row: Record<string, unknown> }>(tx, page.text, [workspaceId, ...page.params]);
-    for (const { row } of rows) {
+    const rows = await exportPage(tx, spec, workspaceId, after, pageSize(spec));
+    for (const row of rows) {
       const data: Record<string, unknown> = {};
       for (const column of spec.columns) data[column] = row[column];
       for (const [column, target] of Object.entries(spec.refs ?? {})) {
@@ -112,7 +95,7 @@ async function exportType(
       await writer.line({ type: spec.type, data });
     }
     if (rows.length < pageSize(spec)) return;
-    const last = rows[rows.length - 1].row;
+    const last = rows[rows.length - 1];
     after = spec.order.map((_, i) => last[`__k${i}`]);
   }
 }
@@ -148,11 +131,7 @@ export async function importWorkspace(
       const writer = new RecordInserter(tx, { ...into, replaceRevisions: (header.counts.article_revision ?? 0) > 0 }, check);
       for await (const record of archiveRecords(file, bounds, (at) => check.uploadLines.has(at))) await writer.add(record);
       await writer.insertUploads();
-      await sql(
-        tx,
-        `insert into memory_usage (workspace_id, used) values (?, ?) on conflict (workspace_id) do update set used = excluded.used`,
-        [into.workspaceId, header.counts.memory_note ?? 0],
-      );
+      await setMemoryUsage(tx, into.workspaceId, header.counts.memory_note ?? 0);
       recordAudit(tx, ctx, workspaceEvent('workspace.imported', into));
       return { workspaceId: into.workspaceId, counts: header.counts };
     });
@@ -187,25 +166,17 @@ function requireAllowed(plan: Plan, counts: Counts, check: ArchiveCheck): void {
 async function targetWorkspace(tx: EntityManager, ctx: RequestContext, header: ArchiveHeader, target: ImportTarget): Promise<Target> {
   if ('workspaceId' in target) {
     const id = target.workspaceId;
-    const [ws] = isUuid(id)
-      ? await sql<{ organization_id: string; plan: Plan }>(
-          tx,
-          'select w.organization_id, o.plan from workspaces w join organizations o on o.id = w.organization_id where w.id = ? for update of w',
-          [id],
-        )
-      : [];
+    const ws = isUuid(id) ? await lockWorkspaceWithPlan(tx, id) : undefined;
     if (!ws) throw new NotFoundError('Workspace');
     for (const spec of RECORD_TYPES) {
-      const [row] = await sql(tx, `select 1 from ${spec.table} where workspace_id = ? limit 1`, [id]);
-      if (row) throw new ConflictError('The workspace is not empty: import into a new or empty workspace.', { found: spec.type });
+      if (await hasRows(tx, spec.table, id))
+        throw new ConflictError('The workspace is not empty: import into a new or empty workspace.', { found: spec.type });
     }
     return { workspaceId: id, organizationId: ws.organization_id, plan: ws.plan };
   }
   const organizationId = target.organizationId ?? header.workspace.organizationId;
-  const [org] = isUuid(organizationId)
-    ? await sql<{ plan: Plan }>(tx, 'select plan from organizations where id = ?', [organizationId])
-    : [];
-  if (!org)
+  const plan = isUuid(organizationId) ? await organizationPlan(tx, organizationId) : undefined;
+  if (!plan)
     throw new DomainError(
       'not_found',
       target.organizationId
@@ -219,8 +190,8 @@ async function targetWorkspace(tx: EntityManager, ctx: RequestContext, header: A
     tx,
     ctx,
     { action: 'workspace.created', targetType: 'workspace', targetId: id, organizationId, workspaceId: id },
-    { write: 'insert into workspaces (id, organization_id, name, created_at) values (?, ?, ?, clock_timestamp()) returning id' },
+    { write: INSERT_WORKSPACE },
     [id, organizationId, target.name ?? header.workspace.name],
   );
-  return { workspaceId: id, organizationId, plan: org.plan };
+  return { workspaceId: id, organizationId, plan };
 }

@@ -1,9 +1,7 @@
-/**
- * The events table's row as the service writes it, and the events a transaction queues: written
- * by eventWriter (a MikroORM subscriber) in one statement just before the transaction commits.
- */
+/** Statements on events: the row as services write it, the events a transaction queues, writes that record their events, and the reads of events. */
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { pgArray, sql, toPositional, type Params, type Row, type SqlTarget } from '../db/sql.js';
 
 /** The message id (for webhooks) and the writing transaction's id are the database's defaults. */
 export const EVENT_COLUMNS =
@@ -12,7 +10,11 @@ export const EVENT_COLUMNS =
 export const EVENT_VALUES = (action = '?', payload = '?::jsonb') =>
   `?::uuid, ?::uuid, ?, ?::uuid, ?::uuid, ${action}, ?, ?, ?, ?, ${payload}`;
 
-/** Rows queued in a transaction, written by eventWriter just before it commits. */
+/** Where the action and the payload are among the values of EVENT_COLUMNS. */
+const ACTION_AT = 5;
+const PAYLOAD_AT = 10;
+
+/** Rows queued in a transaction, written by eventWriter (a MikroORM subscriber) in one statement just before it commits. */
 const queued = new WeakMap<EntityManager, unknown[][]>();
 
 /** Queues one event row (values in EVENT_COLUMNS order) in the transaction of `em`. */
@@ -39,3 +41,177 @@ export const eventWriter: EventSubscriber = {
       );
   },
 };
+
+/** A write that records its events: see writeWithEvents. */
+export interface EventedWrite {
+  with?: string;
+  write: string;
+  actionColumn?: string;
+  payloadColumn?: string;
+  name?: string;
+}
+
+/**
+ * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
+ * data-modifying CTE in `with` returned) and, in the same statement, inserts an event row for each
+ * row it returns; resolves with those rows. `params` fill the `?` of `with`, then of `write` (or
+ * their `:name` placeholders); `event` is the event's values in EVENT_COLUMNS order, its action
+ * taken instead from the written row's `actionColumn` when given, and its payload from the row's
+ * `payloadColumn` (jsonb) when given; `name` prepares the statement once per connection (see `sql`).
+ */
+export function writeWithEvents<T = Row>(em: SqlTarget, statement: EventedWrite, params: Params, event: unknown[]): Promise<T[]> {
+  const action = statement.actionColumn ? `written.${statement.actionColumn}` : undefined;
+  const payload = statement.payloadColumn ? `written.${statement.payloadColumn}` : undefined;
+  const values = event.filter((_, i) => !(action && i === ACTION_AT) && !(payload && i === PAYLOAD_AT));
+  const write = bindWrite(statement, params);
+  return sql<T>(
+    em,
+    `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
+     event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action, payload)} from written)
+     select * from written`,
+    [...write.values, ...values],
+    statement.name,
+  );
+}
+
+/** The caller's part of a write with events with `?` placeholders and its values in order. */
+function bindWrite(
+  statement: { with?: string; write: string },
+  params: Params,
+): { with?: string; write: string; values: readonly unknown[] } {
+  if (Array.isArray(params)) return { ...statement, values: params };
+  const named = params as Readonly<Record<string, unknown>>;
+  const withPart = statement.with ? toPositional(statement.with) : { text: undefined, names: [] };
+  const writePart = toPositional(statement.write);
+  const values = [...withPart.names, ...writePart.names].map((name) => {
+    if (!(name in named)) throw new Error(`no value for :${name}`);
+    return named[name];
+  });
+  return { with: withPart.text, write: writePart.text, values };
+}
+
+/** The payloads of events by id (ids as text). */
+export function eventPayloads(
+  em: SqlTarget,
+  ids: readonly (string | number)[],
+): Promise<{ id: string; payload: Record<string, unknown> | null }[]> {
+  return sql<{ id: string; payload: Record<string, unknown> | null }>(
+    em,
+    `select id::text as id, payload from events where id in (${ids.map(() => '?').join(', ')})`,
+    ids,
+  );
+}
+
+/** An event's whole row, if it exists. */
+export async function eventRow(db: SqlTarget, id: string): Promise<Record<string, unknown> | undefined> {
+  const [row] = await sql<Record<string, unknown>>(db, 'select * from events where id = ?', [id]);
+  return row;
+}
+
+/** Takes the transaction-scoped advisory lock `lock` if it is free; whether it was. */
+export async function tryTransactionLock(em: SqlTarget, lock: number): Promise<boolean> {
+  const [row] = await sql<{ locked: boolean }>(em, 'select pg_try_advisory_xact_lock(?) as locked', [lock]);
+  return row.locked;
+}
+
+/** A position in commit order: the writing transaction's id (as text) and the event's id. */
+export interface EventPosition {
+  xid: string;
+  id: string;
+}
+
+/** The webhook fan-out's cursor. */
+export async function readWebhookCursor(em: SqlTarget): Promise<EventPosition> {
+  const [cursor] = await sql<{ last_xid: string; last_id: string }>(
+    em,
+    `select last_xid::text, last_id from event_cursors where name = 'webhooks'`,
+  );
+  return { xid: cursor.last_xid, id: cursor.last_id };
+}
+
+/** Moves the webhook fan-out's cursor. */
+export async function advanceWebhookCursor(em: SqlTarget, to: EventPosition): Promise<void> {
+  await sql(em, `update event_cursors set last_xid = ?::xid8, last_id = ? where name = 'webhooks'`, [to.xid, to.id]);
+}
+
+/** An event waiting to be fanned out. */
+export interface FanOutEvent {
+  id: string;
+  /** The writing transaction's id as text (ordering is by the column, never by this text). */
+  event_xid: string;
+  message_id: string;
+  organization_id: string | null;
+  workspace_id: string | null;
+  type: string;
+  created_at: string;
+  target_id: string | null;
+}
+
+/**
+ * Up to `batch` events past `after` in commit order, only from transactions older than every one
+ * still running (their xid is below the snapshot's xmin), so no later commit can add one behind.
+ */
+export function eventsPast(em: SqlTarget, after: EventPosition, batch: number): Promise<FanOutEvent[]> {
+  return sql<FanOutEvent>(
+    em,
+    `select id, xid::text as event_xid, message_id, organization_id, workspace_id, action as type, created_at, target_id from events
+          where (xid, id) > (?::xid8, ?::bigint) and xid < pg_snapshot_xmin(pg_current_snapshot())
+          order by events.xid, events.id limit ${batch}`,
+    [after.xid, after.id],
+  );
+}
+
+/** The event row's columns that a webhook's `data` carries. */
+export interface EventColumns {
+  message_id: string;
+  action: string;
+  created_at: string;
+  organization_id: string | null;
+  workspace_id: string | null;
+  actor: string;
+  agent_key_id: string | null;
+  member_id: string | null;
+  target_type: string;
+  target_id: string | null;
+  request_id: string | null;
+  payload: Record<string, unknown> | null;
+}
+
+/** An event's columns for its webhook deliveries, if it exists. */
+export async function eventForDelivery(em: SqlTarget, id: string): Promise<EventColumns | undefined> {
+  const [row] = await sql<EventColumns>(
+    em,
+    `select message_id, action, created_at, organization_id, workspace_id, actor, agent_key_id, member_id, target_type, target_id, request_id, payload
+       from events where id = ?`,
+    [id],
+  );
+  return row;
+}
+
+/** An event as live subscribers read it, with the horizon it was read under (a row with a null id when none is new). */
+export interface LiveEventRow {
+  horizon: string;
+  id: string | null;
+  xid: string;
+  workspaceId: string;
+  action: string;
+  targetType: string;
+  targetId: string | null;
+}
+
+/**
+ * The horizon (the current snapshot's xmin) and up to `batch` events of `workspaceIds` past `after`
+ * in commit order, only from transactions below the horizon: one row with a null id when there are none.
+ */
+export function liveEventsPast(db: SqlTarget, after: EventPosition, workspaceIds: string[], batch: number): Promise<LiveEventRow[]> {
+  return sql<LiveEventRow>(
+    db,
+    `with horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xid)
+         select horizon.xid::text as horizon, e.* from horizon left join lateral (
+           select id::text as id, xid::text as xid, workspace_id as "workspaceId", action, target_type as "targetType", target_id as "targetId"
+             from events
+            where (xid, id) > (?::xid8, ?::bigint) and xid < horizon.xid and workspace_id = any(?::uuid[])
+            order by xid, id limit ${batch}) e on true`,
+    [after.xid, after.id, pgArray(workspaceIds)],
+  );
+}

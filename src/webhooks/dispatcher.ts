@@ -3,8 +3,29 @@ import type { Logger } from 'pino';
 import { Webhook as Signer } from 'standardwebhooks';
 import { freshEm } from '../db/orm.js';
 import { PollingLoop } from '../jobs.js';
-import { pgArray, sql } from '../db/sql.js';
 import { safeFetch } from '../net/safeFetch.js';
+import {
+  advanceWebhookCursor,
+  eventForDelivery,
+  eventsPast,
+  readWebhookCursor,
+  tryTransactionLock,
+  type EventColumns,
+  type FanOutEvent,
+} from '../store/events.js';
+import {
+  claimDueDeliveries,
+  disableGoneWebhook,
+  enabledHooksOf,
+  failDelivery,
+  findHookTarget,
+  insertAttempt,
+  insertDeliveries,
+  legacyOutboxEvent,
+  settleDelivery,
+  type DeliveryRow,
+  type OutboxEvent,
+} from '../store/webhooks.js';
 import { eventMatches } from './events.js';
 import { onWebhookWork } from './signal.js';
 
@@ -24,37 +45,6 @@ const FAN_OUT_BATCH = 500;
 const FAN_OUT_LOCK = 0x5753_4b32;
 /** Fan-out passes are at least this far apart, however many writes wake the dispatcher. */
 const MIN_PASS_GAP_MS = 100;
-
-/** An event waiting to be fanned out. */
-interface EventRow {
-  id: string;
-  /** The writing transaction's id as text (ordering is by the column, never by this text). */
-  event_xid: string;
-  message_id: string;
-  organization_id: string | null;
-  workspace_id: string | null;
-  type: string;
-  created_at: string;
-  target_id: string | null;
-}
-
-/** A subscription that could receive it. */
-interface HookRow {
-  id: string;
-  organization_id: string;
-  workspace_id: string | null;
-  events: string[] | null;
-  created_at: string;
-}
-
-/** A delivery claimed for an attempt. */
-interface DeliveryRow {
-  id: number;
-  event_id: string;
-  event_seq: string | null;
-  webhook_id: string;
-  attempts: number;
-}
 
 /**
  * Delivers the outbox at least once, from every process: fans new events out to matching
@@ -103,37 +93,22 @@ export class WebhookDispatcher {
    */
   private async fanOut(): Promise<number> {
     return freshEm(this.orm).transactional(async (em) => {
-      const [lock] = await sql<{ locked: boolean }>(em, 'select pg_try_advisory_xact_lock(?) as locked', [FAN_OUT_LOCK]);
-      if (!lock.locked) return 0;
-      const [cursor] = await sql<{ last_xid: string; last_id: string }>(
-        em,
-        `select last_xid::text, last_id from event_cursors where name = 'webhooks'`,
-      );
-      const events = await sql<EventRow>(
-        em,
-        `select id, xid::text as event_xid, message_id, organization_id, workspace_id, action as type, created_at, target_id from events
-          where (xid, id) > (?::xid8, ?::bigint) and xid < pg_snapshot_xmin(pg_current_snapshot())
-          order by events.xid, events.id limit ${FAN_OUT_BATCH}`,
-        [cursor.last_xid, cursor.last_id],
-      );
+      if (!(await tryTransactionLock(em, FAN_OUT_LOCK))) return 0;
+      const cursor = await readWebhookCursor(em);
+      const events = await eventsPast(em, cursor, FAN_OUT_BATCH);
       if (!events.length) return 0;
       await this.insertDeliveries(em, events);
       const last = events[events.length - 1];
-      await sql(em, `update event_cursors set last_xid = ?::xid8, last_id = ? where name = 'webhooks'`, [last.event_xid, last.id]);
+      await advanceWebhookCursor(em, { xid: last.event_xid, id: last.id });
       return events.length;
     });
   }
 
   /** One delivery per event and subscription that wants it (a subscription receives what happens after it exists, not its own creation). */
-  private async insertDeliveries(em: EntityManager, events: EventRow[]): Promise<void> {
-    const orgs = pgArray([...new Set(events.map((e) => e.organization_id).filter((id): id is string => Boolean(id)))]);
-    const hooks = await sql<HookRow>(
-      em,
-      'select id, organization_id, workspace_id, events, created_at from webhooks where enabled and organization_id = any(?::uuid[])',
-      [orgs],
-    );
+  private async insertDeliveries(em: EntityManager, events: FanOutEvent[]): Promise<void> {
+    const hooks = await enabledHooksOf(em, [...new Set(events.map((e) => e.organization_id).filter((id): id is string => Boolean(id)))]);
     if (!hooks.length) return;
-    const rows: unknown[][] = [];
+    const rows: [string, string, string, string][] = [];
     for (const event of events) {
       for (const hook of hooks) {
         if (hook.organization_id !== event.organization_id) continue;
@@ -144,47 +119,24 @@ export class WebhookDispatcher {
         rows.push([event.message_id, event.type, hook.id, event.id]);
       }
     }
-    for (let i = 0; i < rows.length; i += 200) {
-      const part = rows.slice(i, i + 200);
-      await sql(
-        em,
-        `insert into webhook_deliveries (event_id, event_type, webhook_id, event_seq, status, attempts, next_attempt_at, created_at)
-         values ${part.map(() => `(?, ?, ?, ?::bigint, 'pending', 0, clock_timestamp(), clock_timestamp())`).join(', ')} on conflict do nothing`,
-        part.flat(),
-      );
-    }
+    await insertDeliveries(em, rows);
   }
 
   private async deliverDue(): Promise<number> {
     const em = freshEm(this.orm);
     const leaseSeconds = Math.ceil(this.timeoutMs / 1000) + 30;
-    const claimed = await sql<DeliveryRow>(
-      em,
-      `update webhook_deliveries d set lease_until = clock_timestamp() + interval '${leaseSeconds} seconds'
-         from (select id from webhook_deliveries where status = 'pending' and next_attempt_at <= clock_timestamp()
-                 and (lease_until is null or lease_until < clock_timestamp())
-               order by next_attempt_at limit ${BATCH} for update skip locked) c
-        where d.id = c.id
-        returning d.id, d.event_id, d.event_seq, d.webhook_id, d.attempts`,
-    );
+    const claimed = await claimDueDeliveries(em, leaseSeconds, BATCH);
     await Promise.all(claimed.map((d) => this.deliver(d)));
     return claimed.length;
   }
 
   private async deliver(delivery: DeliveryRow): Promise<void> {
     const em = freshEm(this.orm);
-    const [hook] = await sql<{ url: string; secret: string; enabled: boolean }>(
-      em,
-      'select url, secret, enabled from webhooks where id = ?',
-      [delivery.webhook_id],
-    );
+    const hook = await findHookTarget(em, delivery.webhook_id);
     const event = await loadEvent(em, delivery);
     if (!hook || !hook.enabled || !event) {
       const reason = !hook ? 'subscription deleted' : !event ? 'event missing' : 'subscription disabled';
-      await sql(em, `update webhook_deliveries set status = 'failed', last_error = ?, lease_until = null where id = ?`, [
-        reason,
-        delivery.id,
-      ]);
+      await failDelivery(em, delivery.id, reason);
       return;
     }
     const attempt = await this.send(hook, event);
@@ -234,27 +186,13 @@ export class WebhookDispatcher {
   private async record(tx: EntityManager, delivery: DeliveryRow, attempt: Attempt): Promise<void> {
     const { statusCode, error } = attempt;
     const attempts = delivery.attempts + 1;
-    await sql(tx, 'insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error) values (?, ?, ?, ?, ?)', [
-      delivery.id,
-      attempt.sentAt,
-      statusCode,
-      attempt.durationMs,
-      error,
-    ]);
+    await insertAttempt(tx, { deliveryId: delivery.id, attemptedAt: attempt.sentAt, statusCode, durationMs: attempt.durationMs, error });
     const settle = (state: string, lastError: string | null, next: Date | null) =>
-      sql(
-        tx,
-        `update webhook_deliveries set status = ?, attempts = ?, last_status_code = ?, last_error = ?, lease_until = null,
-           delivered_at = case when ? = 'delivered' then clock_timestamp() else delivered_at end, next_attempt_at = coalesce(?, next_attempt_at)
-         where id = ?`,
-        [state, attempts, statusCode, lastError, state, next, delivery.id],
-      );
+      settleDelivery(tx, delivery.id, { state, attempts, statusCode, lastError, next });
     if (!error) return void (await settle('delivered', null, null));
     if (statusCode === 410) {
       await settle('failed', 'receiver answered 410 Gone; subscription disabled', null);
-      await sql(tx, `update webhooks set enabled = false, disabled_reason = 'receiver answered 410 Gone' where id = ?`, [
-        delivery.webhook_id,
-      ]);
+      await disableGoneWebhook(tx, delivery.webhook_id);
       return;
     }
     if (attempts > this.schedule.length) return void (await settle('failed', `gave up after ${attempts} attempts: ${error}`, null));
@@ -263,44 +201,10 @@ export class WebhookDispatcher {
   }
 }
 
-/** An event as the dispatcher sends it: its message id, type, webhook `data` and time. */
-interface OutboxEvent {
-  id: string;
-  type: string;
-  payload: unknown;
-  created_at: string;
-}
-
-/** The event row's columns that a webhook's `data` carries. */
-interface EventColumns {
-  message_id: string;
-  action: string;
-  created_at: string;
-  organization_id: string | null;
-  workspace_id: string | null;
-  actor: string;
-  agent_key_id: string | null;
-  member_id: string | null;
-  target_type: string;
-  target_id: string | null;
-  request_id: string | null;
-  payload: Record<string, unknown> | null;
-}
-
 /** The event a delivery sends: from the event table, or (deliveries made before events carried their payload) the old outbox. */
 async function loadEvent(em: EntityManager, delivery: DeliveryRow): Promise<OutboxEvent | undefined> {
-  if (delivery.event_seq === null) {
-    const [legacy] = await sql<OutboxEvent>(em, 'select id, type, payload, created_at from webhook_events where id = ?', [
-      delivery.event_id,
-    ]);
-    return legacy;
-  }
-  const [row] = await sql<EventColumns>(
-    em,
-    `select message_id, action, created_at, organization_id, workspace_id, actor, agent_key_id, member_id, target_type, target_id, request_id, payload
-       from events where id = ?`,
-    [delivery.event_seq],
-  );
+  if (delivery.event_seq === null) return legacyOutboxEvent(em, delivery.event_id);
+  const row = await eventForDelivery(em, delivery.event_seq);
   return row && { id: row.message_id, type: row.action, created_at: row.created_at, payload: webhookData(row) };
 }
 

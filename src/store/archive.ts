@@ -1,0 +1,61 @@
+/** Statements of workspace archives: counting and paging a record type's rows for export, checking an import's target is empty, its memory usage. */
+import { sql, type SqlTarget } from '../db/sql.js';
+
+/** What the statements need of a record type (see src/archive/recordTypes.ts). */
+export interface ArchivedTable {
+  table: string;
+  columns: readonly string[];
+  ref: boolean;
+  order: readonly string[];
+}
+
+/** How many rows of `table` the workspace has. */
+export async function countRows(db: SqlTarget, table: string, workspaceId: string): Promise<number> {
+  const [{ n }] = await sql<{ n: number }>(db, `select count(*)::int as n from ${table} where workspace_id = ?`, [workspaceId]);
+  return n;
+}
+
+/** The select of a type's columns as one jsonb per row (bytes as base64), for one workspace, in keyset order. */
+function selectPage(spec: ArchivedTable, after: unknown[] | null, limit: number): { text: string; params: unknown[] } {
+  const columns = spec.columns.map((c) => (c === 'data' ? `encode(t.data, 'base64') as data` : `t.${c}`));
+  const keys = spec.order.map((c) => `t.${c}`);
+  const ids = spec.ref ? ['t.id as "__id"'] : [];
+  const where = after ? `and (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})` : '';
+  return {
+    text: `select to_jsonb(x) as row from (select ${[...columns, ...ids, ...keys.map((k, i) => `${k} as "__k${i}"`)].join(', ')}
+             from ${spec.table} t where t.workspace_id = ? ${where} order by ${keys.join(', ')} limit ${limit}) x`,
+    params: after ?? [],
+  };
+}
+
+/**
+ * Up to `limit` rows of a type for one workspace, after the keyset position `after` if given: each
+ * row one jsonb of the type's columns (bytes as base64), with `__id` when records carry a ref, and
+ * the keyset position as `__k0`, `__k1`, ….
+ */
+export async function exportPage(
+  db: SqlTarget,
+  spec: ArchivedTable,
+  workspaceId: string,
+  after: unknown[] | null,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const page = selectPage(spec, after, limit);
+  const rows = await sql<{ row: Record<string, unknown> }>(db, page.text, [workspaceId, ...page.params]);
+  return rows.map((r) => r.row);
+}
+
+/** Whether the workspace has any row in `table`. */
+export async function hasRows(db: SqlTarget, table: string, workspaceId: string): Promise<boolean> {
+  const [row] = await sql(db, `select 1 from ${table} where workspace_id = ? limit 1`, [workspaceId]);
+  return Boolean(row);
+}
+
+/** Sets the workspace's memory quota counter to `used` notes. */
+export async function setMemoryUsage(db: SqlTarget, workspaceId: string, used: number): Promise<void> {
+  await sql(
+    db,
+    `insert into memory_usage (workspace_id, used) values (?, ?) on conflict (workspace_id) do update set used = excluded.used`,
+    [workspaceId, used],
+  );
+}

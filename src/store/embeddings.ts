@@ -1,0 +1,203 @@
+/** Statements on embeddings, embedding_queue and embedding_stamps: queueing items, storing vectors and reading them back. */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+
+/** What gets embedded: searchable content, and the questions that content-gap groups cluster. */
+export type ItemType = 'article' | 'changelog' | 'gap' | 'search' | 'note';
+
+/**
+ * SQL queueing items of one type for (re-)embedding: `items` is a query of (item id, workspace id)
+ * rows. An item queued again starts afresh (unclaimed, no attempts counted).
+ */
+export const ENQUEUE_EMBEDDING = (itemType: ItemType, items: string) =>
+  `insert into embedding_queue (item_type, item_id, workspace_id, enqueued_at, claimed_until, attempts)
+   select '${itemType}', item.id, item.workspace_id, clock_timestamp(), null, 0 from (${items}) as item(id, workspace_id)
+   on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null, attempts = 0`;
+
+/** Marks an item for (re-)embedding; call inside the write's transaction so both commit together. */
+export async function enqueueEmbedding(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number): Promise<void> {
+  await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int, ?::uuid'), [itemId, workspaceId]);
+}
+
+/** Bumps a workspace's embedding stamp (see EmbeddingStamp); returns the new revision. */
+const BUMP = (removals: number) =>
+  `insert into embedding_stamps (workspace_id, revision, removals) values (?, 1, ${removals})
+   on conflict (workspace_id) do update set revision = embedding_stamps.revision + 1, removals = embedding_stamps.removals + ${removals}
+   returning revision`;
+
+/** Drops items' embeddings and pending work (inside the delete's transaction). */
+export async function removeEmbeddings(em: EntityManager, itemType: ItemType, itemIds: number[]): Promise<void> {
+  if (!itemIds.length) return;
+  const ids = pgArray(itemIds);
+  const removed = await sql(em, 'delete from embeddings where item_type = ? and item_id = any(?::int[]) returning workspace_id', [
+    itemType,
+    ids,
+  ]);
+  for (const workspaceId of new Set(removed.map((r) => r.workspace_id as string))) await sql(em, BUMP(1), [workspaceId]);
+  await sql(em, 'delete from embedding_queue where item_type = ? and item_id = any(?::int[])', [itemType, ids]);
+}
+
+/**
+ * CTEs (for a statement's WITH list) dropping the embeddings and pending work of the items of one
+ * type that the earlier CTE `deleted` returned (column `id`), bumping the stamp of `:workspace`
+ * when an embedding went: removeEmbeddings inside a single statement.
+ */
+export const UNEMBED_DELETED = (itemType: ItemType) =>
+  `unembedded as (delete from embeddings e using deleted d where e.item_type = '${itemType}' and e.item_id = d.id returning e.workspace_id),
+   unqueued as (delete from embedding_queue q using deleted d where q.item_type = '${itemType}' and q.item_id = d.id),
+   restamped as (update embedding_stamps set revision = revision + 1, removals = removals + 1
+                  where workspace_id = :workspace and exists (select 1 from unembedded))`;
+
+/** Whether the search migration could add the pgvector column `embedding`. */
+export async function hasVectorColumn(em: EntityManager): Promise<boolean> {
+  const rows = await sql(em, `select 1 from information_schema.columns where table_name = 'embeddings' and column_name = 'embedding'`);
+  return rows.length > 0;
+}
+
+/** Bumps a workspace's embedding stamp for a stored vector (the row stays locked until commit); the new revision. */
+export async function bumpStamp(em: EntityManager, workspaceId: string): Promise<string> {
+  const [{ revision }] = await sql<{ revision: string }>(em, BUMP(0), [workspaceId]);
+  return revision;
+}
+
+/** An item's vector as stored: float32 bytes, and the pgvector text (`[…]`) when the column takes it. */
+export interface StoredVector {
+  itemType: ItemType;
+  itemId: number;
+  workspaceId: string;
+  model: string;
+  bytes: Buffer;
+  vector: string | null;
+  revision: string;
+}
+
+/** Inserts or replaces an item's vector. */
+export async function upsertEmbedding(em: EntityManager, row: StoredVector): Promise<void> {
+  const withVector = row.vector !== null;
+  await sql(
+    em,
+    `insert into embeddings (item_type, item_id, workspace_id, model, vec, ${withVector ? 'embedding, ' : ''}revision, updated_at)
+       values (?, ?, ?, ?, ?, ${withVector ? '?::vector, ' : ''}?, clock_timestamp())
+       on conflict (item_type, item_id) do update set model = excluded.model, vec = excluded.vec, ${withVector ? 'embedding = excluded.embedding, ' : ''}revision = excluded.revision, updated_at = excluded.updated_at`,
+    [row.itemType, row.itemId, row.workspaceId, row.model, row.bytes, ...(withVector ? [row.vector] : []), row.revision],
+  );
+}
+
+/** A neighbour as the pgvector ranking gives it. */
+export interface NearestRow {
+  item_type: ItemType;
+  item_id: number;
+  similarity: string;
+}
+
+/** The `limit` nearest items of `types` to `vector` (pgvector text) by the HNSW-indexed column, most similar first. */
+export function nearestByVector(
+  em: SqlTarget,
+  workspaceId: string,
+  types: ItemType[],
+  model: string,
+  vector: string,
+  limit: number,
+): Promise<NearestRow[]> {
+  return sql<NearestRow>(
+    em,
+    `select item_type, item_id, 1 - (embedding <=> ?::vector) as similarity from embeddings
+          where workspace_id = ? and item_type = any(?::text[]) and model = ? and embedding is not null
+          order by embedding <=> ?::vector limit ?`,
+    [vector, workspaceId, pgArray(types), model, vector, limit],
+  );
+}
+
+/** A workspace's EmbeddingStamp (bigints as text), if it has one. */
+export async function readStamp(em: SqlTarget, workspaceId: string): Promise<{ revision: string; removals: string } | undefined> {
+  const [stamp] = await sql<{ revision: string; removals: string }>(
+    em,
+    'select revision::text, removals::text from embedding_stamps where workspace_id = ?',
+    [workspaceId],
+  );
+  return stamp;
+}
+
+/** A stored vector as read for the in-process cache. */
+export interface VectorRow {
+  item_type: ItemType;
+  item_id: number;
+  model: string;
+  vec: Buffer;
+}
+
+/** The vectors of `types` written after `revision`, of every model. */
+export function vectorsSince(em: SqlTarget, workspaceId: string, revision: string, types: ItemType[]): Promise<VectorRow[]> {
+  return sql<VectorRow>(
+    em,
+    'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])',
+    [workspaceId, revision, pgArray(types)],
+  );
+}
+
+/** Every vector of `types` made by `model`. */
+export function vectorsOfModel(em: SqlTarget, workspaceId: string, types: ItemType[], model: string): Promise<VectorRow[]> {
+  return sql<VectorRow>(
+    em,
+    'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?',
+    [workspaceId, pgArray(types), model],
+  );
+}
+
+/** True while items of these types in the workspace still wait for their embedding. */
+export async function hasPendingEmbeddings(em: SqlTarget, workspaceId: string, types: ItemType[]): Promise<boolean> {
+  const rows = await sql(em, 'select 1 from embedding_queue where workspace_id = ? and item_type = any(?::text[]) limit 1', [
+    workspaceId,
+    pgArray(types),
+  ]);
+  return rows.length > 0;
+}
+
+/** A queue row claimed for embedding. */
+export interface ClaimedItem {
+  item_type: ItemType;
+  item_id: number;
+  workspace_id: string;
+  enqueued_at: Date;
+}
+
+/**
+ * Claims up to `batch` queued items (of one workspace, if given) for `claimSeconds`, counting an
+ * attempt: notes last, otherwise oldest first, skipping rows another process holds.
+ */
+export function claimQueued(em: SqlTarget, workspaceId: string | null, claimSeconds: number, batch: number): Promise<ClaimedItem[]> {
+  return sql<ClaimedItem>(
+    em,
+    `update embedding_queue q set claimed_until = clock_timestamp() + interval '${claimSeconds} seconds', attempts = q.attempts + 1
+        from (select item_type, item_id from embedding_queue
+               where (claimed_until is null or claimed_until < clock_timestamp()) and (?::uuid is null or workspace_id = ?::uuid)
+               order by item_type = 'note', enqueued_at limit ${batch} for update skip locked) c
+       where q.item_type = c.item_type and q.item_id = c.item_id
+       returning q.item_type, q.item_id, q.workspace_id, q.enqueued_at`,
+    [workspaceId, workspaceId],
+  );
+}
+
+/** Removes a claimed item from the queue unless it was queued again since (its text changed meanwhile). */
+export async function dequeueEmbedded(em: EntityManager, item: ClaimedItem): Promise<void> {
+  await sql(em, 'delete from embedding_queue where item_type = ? and item_id = ? and enqueued_at = ?', [
+    item.item_type,
+    item.item_id,
+    item.enqueued_at,
+  ]);
+}
+
+/** The statement reading each type's text to embed by id (`?::int[]`); a type's rows are (id, text). */
+const TEXTS: Record<ItemType, string> = {
+  article: `select id, title || E'\\n' || markdown as text from articles where id = any(?::int[])`,
+  changelog: `select id, title || E'\\n' || markdown as text from changelog_entries where id = any(?::int[])`,
+  gap: `select id, question as text from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
+  search: `select id, query as text from search_log where id = any(?::int[])`,
+  // A note is known by its path and tags as much as by its body.
+  note: `select id, path || E'\\n' || array_to_string(tags, ' ') || E'\\n' || body as text from memory_notes where id = any(?::int[])`,
+};
+
+/** The text to embed of items of one type (items deleted meanwhile are simply missing). */
+export function textsToEmbed(em: SqlTarget, itemType: ItemType, itemIds: number[]): Promise<{ id: number; text: string }[]> {
+  return sql<{ id: number; text: string }>(em, TEXTS[itemType], [pgArray(itemIds)]);
+}

@@ -1,0 +1,212 @@
+/** Search's statements over articles and changelog entries: the full-text ranking, which ranked items a key may see, and the suggestions' reads. */
+import { articleVisible } from '../auth/visibility.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import type { ItemType } from './embeddings.js';
+import { headlineSql } from './headline.js';
+
+/** A hit as the search statements give it. */
+export interface HitRow {
+  type: 'article' | 'changelog';
+  item_id: number;
+  slug: string | null;
+  id: number | null;
+  title: string;
+  score: string | number;
+  snippet: string | null;
+}
+
+/** Who is searching where: the workspace, and whether restricted articles count (see seesRestricted). */
+export interface SearchScope {
+  workspaceId: string;
+  seeRestricted: boolean;
+}
+
+/** Items in some order, by type and id. */
+export type RankedItems = { itemType: ItemType; itemId: number }[];
+
+const FULL_TEXT_QUERY = `websearch_to_tsquery('english', :q)`;
+
+/** SQL: the articles and published entries of `:workspace` that `where` admits, best first by ts_rank. */
+const fullTextMatches = (where: (table: 'a' | 'c') => string) => {
+  const query = FULL_TEXT_QUERY;
+  return `
+       select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
+         from articles a join sections s on s.id = a.section_id
+        where ${where('a')} and a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
+       union all
+       select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
+         from changelog_entries c
+        where ${where('c')} and c.workspace_id = :workspace and c.status = 'published'
+       order by score desc, title, slug, item_id`;
+};
+
+/**
+ * The full-text ranking's rows from `offset`, best first (ts_rank over title A and markdown B):
+ * `size` of them and one more, with snippets when asked.
+ *
+ * A query of one word has a shortcut that gives exactly the same answer: with ts_rank's default
+ * weights, a document with the word in its title (weight A, the first positions) scores at least
+ * 1/1.645 ≈ 0.61, one with it only in the body (weight B) less than 0.4. So when enough titles
+ * contain the word to fill the page, the page is found among those titles alone (a small GIN
+ * index on the titles) instead of ranking every matching document — for a common word, most of
+ * the workspace. Otherwise, and for any other query, every match is ranked.
+ *
+ * The tsquery is written inline (not in a CTE) so the planner sees its value: a common word is
+ * then a sequential scan, a rare one the GIN index, and a query of several words drops the
+ * shortcut at plan time. Ranking runs on narrow rows; snippets are made for the page only.
+ */
+export function fullTextHits(
+  db: SqlTarget,
+  who: SearchScope,
+  args: { q: string; size: number; offset: number; snippets: boolean },
+): Promise<HitRow[]> {
+  const { q, size, offset, snippets } = args;
+  const query = FULL_TEXT_QUERY;
+  return sql<HitRow>(
+    db,
+    `with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and to_tsvector('english'::regconfig, ${t}.title) @@ ${query}`)} limit :needed),
+     hits as (
+       (select * from title_hits where (select count(*) from title_hits) >= :needed order by score desc, title, slug, item_id offset :offset)
+       union all
+       (${fullTextMatches((t) => `(select count(*) from title_hits) < :needed and ${t}.search @@ ${query}`)} limit :page_and_one offset :offset)),
+     numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
+     select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score,
+            case when :snippets::boolean and h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', query)} end as snippet,
+            h.item_id
+       from numbered h
+       left join articles a on h.type = 'article' and a.id = h.item_id
+       left join changelog_entries c on h.type = 'changelog' and c.id = h.item_id
+      order by h.n`,
+    {
+      q,
+      workspace: who.workspaceId,
+      see_restricted: who.seeRestricted,
+      needed: offset + size + 1, // the page, and one more to know whether another page follows
+      offset,
+      page_and_one: size + 1,
+      size,
+      snippets,
+    },
+  );
+}
+
+/**
+ * SQL: the rows of the CTE `n` (type, id, ord: items in some order) that name an item this key may
+ * see — an article not archived and visible (`:see_restricted`), or a published changelog entry, of
+ * `:workspace` — with `extra` columns of the article (`a`) or entry (`c`), the same for both.
+ */
+function visibleItems(extra: { article: string; changelog: string } = { article: '', changelog: '' }): string {
+  return `
+       select n.type, n.id, n.ord${extra.article} from n
+         join articles a on n.type = 'article' and a.id = n.id join sections s on s.id = a.section_id
+        where a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
+       union all
+       select n.type, n.id, n.ord${extra.changelog} from n
+         join changelog_entries c on n.type = 'changelog' and c.id = n.id
+        where c.workspace_id = :workspace and c.status = 'published'`;
+}
+
+/**
+ * In one statement: which of `items` (in their order) this key may see, how many, and from
+ * `offset` the next `size` with titles, slugs and snippets.
+ */
+export function visibleHits(
+  db: SqlTarget,
+  who: SearchScope,
+  q: string,
+  items: RankedItems,
+  offset: number,
+  size: number,
+): Promise<(HitRow & { ord: string; visible: number })[]> {
+  return sql<HitRow & { ord: string; visible: number }>(
+    db,
+    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord)),
+     visible as (${visibleItems({ article: ', a.slug, a.title, a.markdown', changelog: ', null, c.title, c.markdown' })}),
+     page as (select * from visible order by ord offset :offset limit :size)
+     select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
+            ${headlineSql('p.markdown', "websearch_to_tsquery('english', :q)")} as snippet,
+            (select count(*) from visible)::int as visible
+       from page p order by p.ord`,
+    {
+      types: pgArray(items.map((n) => n.itemType)),
+      ids: pgArray(items.map((n) => n.itemId)),
+      workspace: who.workspaceId,
+      see_restricted: who.seeRestricted,
+      offset,
+      size,
+      q,
+    },
+  );
+}
+
+/** Of `items` (in their order), those this key may see, in the same order. */
+export async function visibleInOrder(db: SqlTarget, who: SearchScope, items: RankedItems): Promise<RankedItems> {
+  const rows = await sql<{ type: ItemType; id: number }>(
+    db,
+    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord))
+     select v.type, v.id from (${visibleItems()}) v order by v.ord`,
+    {
+      types: pgArray(items.map((n) => n.itemType)),
+      ids: pgArray(items.map((n) => n.itemId)),
+      workspace: who.workspaceId,
+      see_restricted: who.seeRestricted,
+    },
+  );
+  return rows.map((r) => ({ itemType: r.type, itemId: Number(r.id) }));
+}
+
+/** The workspace's content revision (bigint as text): the suggestions' vocabulary is kept per revision. */
+export async function contentRevision(db: SqlTarget, workspaceId: string): Promise<string> {
+  const [{ revision }] = await sql<{ revision: string }>(db, 'select content_revision::text as revision from workspaces where id = ?', [
+    workspaceId,
+  ]);
+  return revision;
+}
+
+/** The titles of the articles (not archived, visible) and published changelog entries a key may see. */
+export function visibleTitles(db: SqlTarget, who: SearchScope): Promise<{ title: string }[]> {
+  return sql<{ title: string }>(
+    db,
+    `select a.title from articles a join sections s on s.id = a.section_id
+      where a.workspace_id = ? and a.status <> 'ARCHIVED' and ${articleVisible('a', 's')}
+     union all
+     select title from changelog_entries where workspace_id = ? and status = 'published'`,
+    [who.workspaceId, who.seeRestricted, who.workspaceId],
+  );
+}
+
+/**
+ * For each query, in one statement: whether full text (`parser`) finds anything the caller may
+ * see; with `stopWordsFound`, a query of stop words only counts as found.
+ *
+ * Each query is its own parameter in its own subquery, so the planner sees its value, and each
+ * subquery is fenced (`offset 0`) so that it is planned as a search, not as a hunt for an early
+ * match: unfenced, a word the planner cannot estimate (one no document has, typically) turned
+ * into a scan of every article of the workspace (13 ms at 10,000) instead of one GIN lookup.
+ */
+export async function fullTextFinds(
+  db: SqlTarget,
+  who: SearchScope,
+  queries: string[],
+  parser: 'plainto_tsquery' | 'websearch_to_tsquery',
+  stopWordsFound = false,
+): Promise<boolean[]> {
+  if (!queries.length) return [];
+  const finds = (name: string) => {
+    const query = `${parser}('english', :${name})`;
+    return `${stopWordsFound ? `numnode(${query}) = 0 or ` : ''}exists (
+        select 1 from (select a.section_id, a.visibility from articles a
+                        where a.workspace_id = :workspace and a.search @@ ${query} and a.status <> 'ARCHIVED' offset 0) a
+          join sections s on s.id = a.section_id
+         where ${articleVisible('a', 's', ':see_restricted')})
+      or exists (
+        select 1 from (select from changelog_entries c
+                        where c.workspace_id = :workspace and c.status = 'published' and c.search @@ ${query} offset 0) c)`;
+  };
+  const [row] = await sql<Record<string, boolean>>(db, `select ${queries.map((_, i) => `${finds(`q${i}`)} as found_${i}`).join(',\n')}`, {
+    workspace: who.workspaceId,
+    see_restricted: who.seeRestricted,
+    ...Object.fromEntries(queries.map((q, i) => [`q${i}`, q])),
+  });
+  return queries.map((_, i) => row[`found_${i}`]);
+}
