@@ -16,7 +16,6 @@ import { isUuid } from '../ids.js';
 import { ARTICLE_CHANGE_ACTIONS } from '../services/articles.js';
 import { normalizePath } from '../services/memoryPaths.js';
 import { RawString } from './bounds.js';
-import type { ArchiveHeader } from './format.js';
 
 /** What a column's value must be, before its rule: a JSON type (and null when nullable). */
 type Kind = 'text' | 'int' | 'bool' | 'uuid' | 'strings' | 'json' | 'numbers' | 'ref' | 'derived' | 'bytes';
@@ -326,7 +325,7 @@ export function workspaceNameIssue(name: string): string | null {
 }
 
 /** What is wrong with the header's workspace and time (its format, version and counts are format.ts's). */
-export function headerIssues(header: ArchiveHeader): FieldIssue[] {
+export function headerIssues(header: { workspace: { id: string; name: string; organizationId: string }; createdAt: string }): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const name = workspaceNameIssue(header.workspace.name);
   if (name) issues.push({ field: 'header.workspace.name', message: name, in: 'body' });

@@ -2,7 +2,7 @@
 import { articleVisible } from '../auth/visibility.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import type { SpecOperation } from '../openapi/parsedSpec.js';
-import { ENQUEUE_EMBEDDING } from '../search/vectors.js';
+import { ENQUEUE_EMBEDDING } from './embeddings.js';
 
 /**
  * Pages are written a few at a time: on the embedded database every statement runs on the main

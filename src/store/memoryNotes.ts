@@ -1,7 +1,7 @@
 /** Statements on memory_notes: a note's reads, its PUT and delete (with revision, quota slot and embedding work), the index, backlinks. */
 import { MEMORY_QUOTA } from '../auth/plans.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
-import { ENQUEUE_EMBEDDING, UNEMBED_DELETED } from '../search/vectors.js';
+import { ENQUEUE_EMBEDDING, UNEMBED_DELETED } from './embeddings.js';
 import { nearKeysParam } from './noteNearKeys.js';
 
 const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';

@@ -1,7 +1,7 @@
 /** Statements that search memory_notes (full text, and the notes of an embedding ranking) and turn on and catch up their embeddings. */
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
-import { headlineSql } from '../search/snippets.js';
-import { ENQUEUE_EMBEDDING } from '../search/vectors.js';
+import { headlineSql } from './headline.js';
+import { ENQUEUE_EMBEDDING } from './embeddings.js';
 
 /** A search hit as the note search statements give it. */
 export interface NoteHitRow {
