@@ -2,6 +2,7 @@
 import autocannon from 'autocannon';
 import type { AutocannonLoad, Row, SequentialBackground, SequentialLoad } from './types.js';
 import { cpuMeter } from './cpu.js';
+import { readCounters, rowsWritten, STATS_SETTLE_MS, written, writtenText, type Written } from './dbStats.js';
 import { log, OPTIONS } from './options.js';
 
 /** An autocannon variant ready to run: its printed label and options (connections included). */
@@ -21,6 +22,8 @@ interface Measured {
   result: autocannon.Result;
   cpu: { server: number | null; database: number | null };
   background?: string;
+  /** What the run wrote into the database (with AutocannonLoad.databaseStats). */
+  written?: Written;
 }
 
 /** How many answers of a run had a status in `statuses`. */
@@ -53,19 +56,32 @@ const failures = (r: autocannon.Result, v: Loaded) => r.errors + r.non2xx - stat
  */
 export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
   const { durationSeconds, rounds } = OPTIONS;
-  const run = async (v: Loaded, duration: number): Promise<Measured> => {
+  // Whether a run since the last database statistics reading may not have reported its counters yet.
+  let unsettled = false;
+  const settle = () => new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
+  const run = async (v: Loaded, duration: number, warmUp = false): Promise<Measured> => {
     const background = await v.load.background?.();
+    const stats = warmUp ? null : (v.load.databaseStats ?? null);
     let measured: Measured;
     try {
+      // The servers' connections report their last second of counters once idle (within 10 s).
+      if (stats && unsettled) await settle();
+      const before = stats && (await readCounters(stats));
       const stop = cpuMeter(v.pid, v.localDatabase ?? false);
       const result = await autocannon({ ...v.load.options, connections: v.connections, duration });
       measured = { result, cpu: stop() };
+      unsettled = true;
+      if (stats && before) {
+        await settle();
+        measured.written = written(before, await readCounters(stats));
+        unsettled = false;
+      }
     } finally {
       await background?.stop();
     }
     return { ...measured, background: background?.note() };
   };
-  for (const v of variants) await run(v, Math.min(2, durationSeconds));
+  for (const v of variants) await run(v, Math.min(2, durationSeconds), true);
   const results = variants.map(() => [] as Measured[]);
   for (let round = 0; round < rounds; round++) {
     for (const [i, v] of variants.entries()) results[i].push(await run(v, durationSeconds));
@@ -102,15 +118,26 @@ function medianRow(v: Loaded, measured: Measured[]): Row {
     p97_5: r.latency.p97_5 ?? null,
     p99: r.latency.p99,
     errors: results.reduce((n, x) => n + failures(x, v), 0),
-    note: [v.load.note?.(results), median.background].filter(Boolean).join('; ') || undefined,
+    note: [v.load.note?.(results), median.background, median.written && writtenText(median.written, r.requests.total)].filter(Boolean).join('; ') || undefined,
     perRound,
     serverCpuMs: perRequest(median.cpu.server, r),
     databaseCpuMs: perRequest(median.cpu.database, r),
+    ...writtenFields(median.written, r.requests.total),
   };
   log(
     `${row.scenario} / ${row.variant}: ${row.rps} req/s (rounds ${perRound.join(', ')}), p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}${cpuText(row)}${unexpected(statusCounts(results), v.load.okStatuses)}${row.note ? `, ${row.note}` : ''}`,
   );
   return row;
+}
+
+/** A row's WAL and rows per request, from what its median round wrote. */
+function writtenFields(w: Written | undefined, requests: number): Partial<Row> {
+  if (!w || !requests) return {};
+  const per = (n: number) => +(n / requests).toFixed(2);
+  const rowsByTable = Object.fromEntries(
+    Object.entries(w.tables).map(([t, c]) => [t, { ins: per(c.ins), upd: per(c.upd), hot: per(c.hot), del: per(c.del) }]),
+  );
+  return { walBytesPerRequest: Math.round(w.walBytes / requests), rowsPerRequest: per(rowsWritten(w)), rowsByTable };
 }
 
 /** Exact percentile `p` of ascending `sorted` values, to 0.1 ms. */

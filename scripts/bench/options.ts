@@ -19,6 +19,8 @@ export const OPTIONS = {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean) ?? null,
+  /** BENCH_VARIANTS=note-put/update,note-put/update-koa-indexed: run only these variants of the chosen scenarios (null: all). */
+  variants: process.env.BENCH_VARIANTS?.split(',').map((s) => s.trim()) ?? null,
   /** BENCH_PROFILE=<dir>: the service writes a V8 CPU profile there when it stops. */
   profileDir: process.env.BENCH_PROFILE,
   databaseUrl: process.env.DATABASE_URL,

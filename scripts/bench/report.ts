@@ -78,6 +78,14 @@ function verdict({ ratio: { target, of: side }, value, of }: Comparison): string
   return `   (targets ≥ ${target.min}×: ${met(value >= target.min)}; ${side.name} p99 < ${target.p99Below} ms: ${met(of.p99 < target.p99Below)})`;
 }
 
+/** `WAL per request: service 9,120 B (rows 4.00) vs plain 4,010 B (rows 1.00) → 2.27× (target ≤ 2×: missed)`. */
+function walLine({ ratio: { of, over, target }, of: a, over: b }: Comparison): string {
+  const side = (name: string, r: Row) => `${name} ${num(r.walBytesPerRequest!)} B (rows ${r.rowsPerRequest})`;
+  const value = +(a!.walBytesPerRequest! / Math.max(1, b!.walBytesPerRequest!)).toFixed(2);
+  const goal = target?.walAtMost === undefined ? '' : `   (target ≤ ${target.walAtMost}×: ${met(value <= target.walAtMost)})`;
+  return `WAL per request: ${side(of.name, a!)} vs ${side(over.name, b!)} → ${value}×${goal}`;
+}
+
 /** One line per ratio: both sides' req/s and p99, the median per-round ratio, and the targets. */
 export function printComparisons(comparisons: Comparison[]): void {
   if (comparisons.length) console.log('');
@@ -89,6 +97,7 @@ export function printComparisons(comparisons: Comparison[]): void {
     }
     const side = (name: string, r: Row) => `${name} ${num(r.rps)} req/s p99 ${num(r.p99)} ms`;
     console.log(`${label}: ${side(of.name, c.of)} vs ${side(over.name, c.over)} → ${c.value}×${verdict(c)}`);
+    if (c.of.walBytesPerRequest !== undefined && c.over.walBytesPerRequest !== undefined) console.log(`  ${walLine(c)}`);
   }
 }
 

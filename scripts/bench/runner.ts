@@ -124,7 +124,9 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
  * block targets run only during that block, so they hold no database connections the next one needs.
  */
 async function runScenario(s: Scenario, ctx: Context): Promise<Row[]> {
-  const variants = s.variants.filter((v) => (v.server ?? 'service') === 'service' || ctx.databaseUrl);
+  const variants = s.variants.filter(
+    (v) => ((v.server ?? 'service') === 'service' || ctx.databaseUrl) && (!OPTIONS.variants || OPTIONS.variants.includes(`${s.id}/${v.id}`)),
+  );
   const rows: Row[] = [];
   for (const block of blocks(variants)) {
     const servers = new Set(block.map((v) => v.server ?? 'service'));

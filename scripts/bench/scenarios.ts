@@ -75,13 +75,25 @@ export const SCENARIOS: Scenario[] = [
         server: 'plain-http',
         drive: autocannon((b) => ({ options: { url: `${b.base}/note?path=${HOT_NOTE}` } })),
       },
-      { id: 'rest-50', label: 'REST, 10k notes', connections: 50, drive: autocannon((b) => spreadGets(b, SERVICE_NOTE_ROUTE, b.auth)) },
+      {
+        id: 'rest-50',
+        label: 'REST, 10k notes',
+        connections: 50,
+        drive: autocannon((b) => ({ ...spreadGets(b, SERVICE_NOTE_ROUTE, b.auth), databaseStats: b.pool })),
+      },
       {
         id: 'koa-50',
         label: 'plain Koa+pg (select + accessed_at update), 10k notes',
         connections: 50,
         server: 'plain-koa',
         drive: autocannon((b) => spreadGets(b, '/note', {})),
+      },
+      {
+        id: 'koa-indexed-50',
+        label: 'plain Koa+pg, own table with only the search index (select + accessed_at update), 10k notes',
+        connections: 50,
+        server: 'plain-koa-indexed',
+        drive: autocannon((b) => ({ ...spreadGets(b, '/note', {}), databaseStats: b.pool })),
       },
     ],
     ratios: [
@@ -104,10 +116,19 @@ export const SCENARIOS: Scenario[] = [
         over: { variant: 'koa-50', name: 'plain Koa+pg' },
         target: { min: 0.8 },
       },
+      {
+        key: 'getNoteOverPlainIndexed',
+        label: 'GET note, plain server on its own table',
+        of: { variant: 'rest-50', name: 'service' },
+        over: { variant: 'koa-indexed-50', name: 'plain Koa+pg (own table)' },
+        target: { min: 0.85 },
+      },
     ],
     notes:
       'One hot note at 10 connections: REST vs the same query over POST /graphql vs node:http + pg reading the row. ' +
-      'Then every seeded note in turn at 50 connections: the service vs a plain Koa + pg server with the same two statements (select, accessed_at update).',
+      'Then every seeded note in turn at 50 connections: the service vs a plain Koa + pg server with the same two statements (select, accessed_at update), ' +
+      "on the service's table and on a table of its own holding only the unique (workspace, path) key and the search index; " +
+      'WAL and rows written per request (HOT updates among them) for the service and the plain server on its own table.',
   },
   {
     id: 'note-put',
@@ -115,7 +136,12 @@ export const SCENARIOS: Scenario[] = [
     name: '2 PUT note',
     needs: ['notes'],
     variants: [
-      { id: 'update', label: 'update', connections: 50, drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'update',
+        label: 'update',
+        connections: 50,
+        drive: autocannon((b) => ({ ...noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth), databaseStats: b.pool })),
+      },
       {
         id: 'update-plain-http',
         label: 'update, plain pg baseline (note + audit + outbox, one statement)',
@@ -129,6 +155,13 @@ export const SCENARIOS: Scenario[] = [
         connections: 50,
         server: 'plain-koa',
         drive: autocannon((b) => noteUpdates(`${b.base}/note`, {})),
+      },
+      {
+        id: 'update-koa-indexed',
+        label: 'update, plain Koa+pg, own table with only the search index (insert … on conflict do update)',
+        connections: 50,
+        server: 'plain-koa-indexed',
+        drive: autocannon((b) => ({ ...noteUpdates(`${b.base}/note`, {}), databaseStats: b.pool })),
       },
       {
         id: 'update-small',
@@ -175,6 +208,13 @@ export const SCENARIOS: Scenario[] = [
         target: { min: 0.6, p99Below: 60 },
       },
       {
+        key: 'putNoteOverPlainIndexed',
+        label: 'PUT note, plain server on its own table',
+        of: { variant: 'update', name: 'service' },
+        over: { variant: 'update-koa-indexed', name: 'plain Koa+pg (own table)' },
+        target: { min: 0.7, p99Below: 120, walAtMost: 2 },
+      },
+      {
         key: 'putSmallNoteOverPlainKoa',
         label: 'PUT note, bodies of a few bytes',
         of: { variant: 'update-small', name: 'service' },
@@ -184,7 +224,9 @@ export const SCENARIOS: Scenario[] = [
     ],
     notes:
       'Updates spread over the 10k seeded notes at 50 connections (one hot row would measure its lock), side by side with the ' +
-      'one-statement update (audit + outbox) over node:http + pg and the bare upsert over Koa + pg; creates of new paths; then the database alone.',
+      'one-statement update (audit + outbox) over node:http + pg and the bare upsert over Koa + pg (on the service\'s table, and on a table of ' +
+      'its own with only the search index); creates of new paths; then the database alone. WAL and rows written per PUT for the service and ' +
+      'the plain server on its own table.',
   },
   {
     id: 'lists',

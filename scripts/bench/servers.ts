@@ -1,4 +1,5 @@
 /** The processes the bench measures: the service, and the plain baselines (PostgreSQL only), each in a process of its own. */
+import pg from 'pg';
 import { spawnService, type ServiceProcess } from '../../test/support/processes.js';
 import { log, OPTIONS } from './options.js';
 import type { Server } from './types.js';
@@ -27,11 +28,54 @@ function serviceEnv(): Record<string, string> {
   };
 }
 
+/** The plain indexed baseline's own table (see PLAIN_TABLE_DDL). */
+export const PLAIN_TABLE = 'bench_plain_notes';
+
 /** How each plain baseline is started. */
-const BASELINES: Record<'plain-http' | 'plain-koa', { entry: string; env: Record<string, string> }> = {
+const BASELINES: Record<'plain-http' | 'plain-koa' | 'plain-koa-indexed', { entry: string; env: Record<string, string> }> = {
   'plain-http': { entry: 'scripts/bench/servers/plainHttp.ts', env: { POOL: '20' } },
   'plain-koa': { entry: 'scripts/bench/servers/plainKoa.ts', env: {} },
+  'plain-koa-indexed': { entry: 'scripts/bench/servers/plainKoa.ts', env: { TABLE: PLAIN_TABLE } },
 };
+
+/**
+ * The plain indexed baseline's table: exactly what the API's note search needs and nothing
+ * else the service chose (no links or near-duplicate indexes, no history, no events): the note's
+ * columns, the unique (workspace, path) key and one GIN index over a stored tsvector weighting the
+ * path (A), the tags (B) and the body (C) as the service's does. Storage parameters are PostgreSQL's defaults.
+ */
+const PLAIN_TABLE_DDL = [
+  `drop table if exists ${PLAIN_TABLE}`,
+  `create table ${PLAIN_TABLE} (id serial, workspace_id uuid not null, path text collate "C" not null, kind text not null,
+     body text not null, links text[] not null, tags text[] not null, created_at timestamptz not null, updated_at timestamptz not null,
+     accessed_at timestamptz not null,
+     search tsvector generated always as (setweight(to_tsvector('english', translate(path, '/._-', '    ')), 'A')
+       || setweight(to_tsvector('english', wks_array_text(tags)), 'B') || setweight(to_tsvector('english', body), 'C')) stored,
+     unique (workspace_id, path))`,
+  `create index ${PLAIN_TABLE}_search_idx on ${PLAIN_TABLE} using gin (search)`,
+];
+
+let plainTableFilled = false;
+
+/** Makes the plain indexed table afresh (once per run) with a copy of the workspace's seeded notes. */
+async function fillPlainTable(databaseUrl: string, workspaceId: string): Promise<void> {
+  if (plainTableFilled) return;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const ddl of PLAIN_TABLE_DDL) await client.query(ddl);
+    const { rowCount } = await client.query(
+      `insert into ${PLAIN_TABLE} (workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at)
+       select workspace_id, path, kind, body, links, tags, created_at, updated_at, accessed_at from memory_notes where workspace_id = $1 order by id`,
+      [workspaceId],
+    );
+    await client.query(`vacuum analyze ${PLAIN_TABLE}`);
+    log(`${PLAIN_TABLE}: ${rowCount} notes copied for the plain indexed baseline`);
+    plainTableFilled = true;
+  } finally {
+    await client.end();
+  }
+}
 
 /** Running baseline processes by server, and how to stop them all. */
 export interface Baselines {
@@ -48,7 +92,8 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
   const stop = async () => void (await Promise.all(started.map((p) => p.stop())));
   try {
     for (const server of servers) {
-      if (server !== 'plain-http' && server !== 'plain-koa' && server !== 'service-lean') continue;
+      if (server !== 'plain-http' && server !== 'plain-koa' && server !== 'plain-koa-indexed' && server !== 'service-lean') continue;
+      if (server === 'plain-koa-indexed') await fillPlainTable(databaseUrl, workspaceId);
       const child =
         server === 'service-lean'
           ? // A second service on the same database with note history and the near-duplicate check off: what they cost.

@@ -21,6 +21,11 @@ export interface Row {
   /** CPU milliseconds per answered request in the median round: the server process's, and the local PostgreSQL's (null: not measured). */
   serverCpuMs?: number | null;
   databaseCpuMs?: number | null;
+  /** With database statistics (AutocannonLoad.databaseStats), per answered request in the median round: WAL bytes and rows written. */
+  walBytesPerRequest?: number;
+  rowsPerRequest?: number;
+  /** Rows written per request by table (inserted, updated of which HOT, deleted). */
+  rowsByTable?: Record<string, { ins: number; upd: number; hot: number; del: number }>;
 }
 
 /** What a scenario needs seeded before it runs (the runner seeds the union for the scenarios chosen). */
@@ -28,9 +33,10 @@ export type Seed = 'notes' | 'articles' | 'search';
 
 /**
  * Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and
- * near-duplicate check); every one but the service runs on PostgreSQL only.
+ * near-duplicate check; `plain-koa-indexed`: the plain Koa server on a table of its own with only the note search's
+ * index); every one but the service runs on PostgreSQL only.
  */
-export type Server = 'service' | 'service-lean' | 'plain-http' | 'plain-koa' | 'database';
+export type Server = 'service' | 'service-lean' | 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'database';
 
 /** Everything a variant needs to build its requests, known once the service runs and the data is seeded. */
 export interface Bench {
@@ -70,6 +76,11 @@ export interface AutocannonLoad {
   okStatuses?: number[];
   /** Text for the note column, from every measured round. */
   note?: (results: autocannon.Result[]) => string;
+  /**
+   * Reads pg_stat_wal and pg_stat_user_tables on this pool around each measured run (waiting for the
+   * servers' connections to report their statistics): WAL bytes and rows written per request.
+   */
+  databaseStats?: pg.Pool | null;
 }
 
 /** One request at a time with exact percentiles: `count` requests cycling through `paths`, once (no rounds). */
@@ -127,7 +138,8 @@ export interface Ratio {
   label: string;
   of: { variant: string; name: string };
   over: { variant: string; name: string };
-  target?: { min: number; p99Below?: number };
+  /** `walAtMost`: the first side's WAL per request at most this many times the second's (both measured with databaseStats). */
+  target?: { min: number; p99Below?: number; walAtMost?: number };
 }
 
 /** A row of the scenario table. */
