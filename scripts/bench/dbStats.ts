@@ -62,7 +62,11 @@ export function writtenText(w: Written, requests: number): string {
   const tables = Object.entries(w.tables)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([name, t]) => {
-      const parts = [t.ins ? `ins ${per(t.ins)}` : '', t.upd ? `upd ${per(t.upd)} (HOT ${per(t.hot)})` : '', t.del ? `del ${per(t.del)}` : ''];
+      const parts = [
+        t.ins ? `ins ${per(t.ins)}` : '',
+        t.upd ? `upd ${per(t.upd)} (HOT ${per(t.hot)})` : '',
+        t.del ? `del ${per(t.del)}` : '',
+      ];
       return `${name} ${parts.filter(Boolean).join(' ')}`;
     });
   return `WAL ${(w.walBytes / requests / 1024).toFixed(1)} KiB/req, rows ${per(rowsWritten(w))}/req (${tables.join(', ')})`;

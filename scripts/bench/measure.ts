@@ -118,7 +118,10 @@ function medianRow(v: Loaded, measured: Measured[]): Row {
     p97_5: r.latency.p97_5 ?? null,
     p99: r.latency.p99,
     errors: results.reduce((n, x) => n + failures(x, v), 0),
-    note: [v.load.note?.(results), median.background, median.written && writtenText(median.written, r.requests.total)].filter(Boolean).join('; ') || undefined,
+    note:
+      [v.load.note?.(results), median.background, median.written && writtenText(median.written, r.requests.total)]
+        .filter(Boolean)
+        .join('; ') || undefined,
     perRound,
     serverCpuMs: perRequest(median.cpu.server, r),
     databaseCpuMs: perRequest(median.cpu.database, r),

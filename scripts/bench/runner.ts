@@ -125,7 +125,8 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
  */
 async function runScenario(s: Scenario, ctx: Context): Promise<Row[]> {
   const variants = s.variants.filter(
-    (v) => ((v.server ?? 'service') === 'service' || ctx.databaseUrl) && (!OPTIONS.variants || OPTIONS.variants.includes(`${s.id}/${v.id}`)),
+    (v) =>
+      ((v.server ?? 'service') === 'service' || ctx.databaseUrl) && (!OPTIONS.variants || OPTIONS.variants.includes(`${s.id}/${v.id}`)),
   );
   const rows: Row[] = [];
   for (const block of blocks(variants)) {

@@ -224,7 +224,7 @@ export const SCENARIOS: Scenario[] = [
     ],
     notes:
       'Updates spread over the 10k seeded notes at 50 connections (one hot row would measure its lock), side by side with the ' +
-      'one-statement update (audit + outbox) over node:http + pg and the bare upsert over Koa + pg (on the service\'s table, and on a table of ' +
+      "one-statement update (audit + outbox) over node:http + pg and the bare upsert over Koa + pg (on the service's table, and on a table of " +
       'its own with only the search index); creates of new paths; then the database alone. WAL and rows written per PUT for the service and ' +
       'the plain server on its own table.',
   },

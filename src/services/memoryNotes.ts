@@ -34,8 +34,8 @@ import {
   noteVersion,
   PUT_NOTE,
   putNoteValues,
+  readAndTouchNote,
   readNote,
-  touchNote,
   type EntryRow,
   type NoteRow,
 } from '../store/memoryNotes.js';
@@ -214,22 +214,31 @@ function plainNote(row: NoteRow): MemoryNote {
 }
 
 /**
- * Reads a note by path; `accessedAt` advances (1-second resolution): a plain read, and a second
- * statement only when the stored time is more than a second old. With `ifNoneMatch` naming the
- * current version, a 304 instead (the read still counts as an access).
+ * Reads a note by path; `accessedAt` advances (1-second resolution): one statement reads the note
+ * and, only when its access time is more than a second old, moves it to now (in the note's narrow
+ * access row, a HOT update: see store/memoryNotes). With `ifNoneMatch` naming the current version,
+ * a 304 instead (the read still counts as an access).
  */
 export async function getNote(ctx: RequestContext, scope: Scope, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
   const path = normalizePath(rawPath);
-  const row = await readNote(ctx.db, scope.workspaceId, path);
-  if (!row) throw new NotFoundError('Memory note');
-  const now = new Date();
-  let note = row;
-  if (now.getTime() - new Date(row.accessed_at).getTime() >= ACCESS_RESOLUTION_MS) {
-    const touched = await touchNote(ctx.db, row.id, now);
-    note = touched ?? row; // deleted meanwhile: the read still stands
+  let note: NoteRow | undefined;
+  try {
+    note = await readAndTouchNote(ctx.db, scope.workspaceId, path, new Date(), ACCESS_RESOLUTION_MS);
+  } catch (error) {
+    // Deleted by a transaction that committed meanwhile: the read stands as of before (or finds nothing now).
+    if (!isForeignKeyViolation(error)) throw error;
+    note = await readNote(ctx.db, scope.workspaceId, path);
   }
+  if (!note) throw new NotFoundError('Memory note');
   if (ifNoneMatch && etagMatches(ifNoneMatch, versionEtag(note.version))) throw new NotModifiedError(versionEtag(note.version));
   return plainNote(note);
+}
+
+/** Whether a statement failed on a foreign key (23503). */
+function isForeignKeyViolation(error: unknown): boolean {
+  return (
+    error instanceof Error && (error.name === 'ForeignKeyConstraintViolationException' || (error as { code?: string }).code === '23503')
+  );
 }
 
 /**

@@ -1,5 +1,9 @@
 /** Statements of workspace archives: counting and paging a record type's rows for export, checking an import's target is empty, its memory usage. */
 import { sql, type SqlTarget } from '../db/sql.js';
+import { ACCESSED_AT } from './memoryNotes.js';
+
+/** Columns exported from an expression over row `t` instead of as stored: a note's access time lives partly in memory_note_access. */
+const EXPRESSIONS: Record<string, Record<string, string>> = { memory_notes: { accessed_at: `${ACCESSED_AT('t')} as accessed_at` } };
 
 /** What the statements need of a record type (see src/archive/recordTypes.ts). */
 export interface ArchivedTable {
@@ -17,7 +21,7 @@ export async function countRows(db: SqlTarget, table: string, workspaceId: strin
 
 /** The select of a type's columns as one jsonb per row (bytes as base64), for one workspace, in keyset order. */
 function selectPage(spec: ArchivedTable, after: unknown[] | null, limit: number): { text: string; params: unknown[] } {
-  const columns = spec.columns.map((c) => (c === 'data' ? `encode(t.data, 'base64') as data` : `t.${c}`));
+  const columns = spec.columns.map((c) => EXPRESSIONS[spec.table]?.[c] ?? (c === 'data' ? `encode(t.data, 'base64') as data` : `t.${c}`));
   const keys = spec.order.map((c) => `t.${c}`);
   const ids = spec.ref ? ['t.id as "__id"'] : [];
   const where = after ? `and (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})` : '';

@@ -4,7 +4,16 @@ import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { ENQUEUE_EMBEDDING, UNEMBED_DELETED } from './embeddings.js';
 import { nearKeysParam } from './noteNearKeys.js';
 
-const NOTE_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at, accessed_at';
+/**
+ * When the note of row `t` was last read or written: the later of its row's time (its last write
+ * or import) and its memory_note_access row's (reads touch that narrow row, not the note's).
+ */
+export const ACCESSED_AT = (t: string) =>
+  `greatest(${t}.accessed_at, (select a.accessed_at from memory_note_access a where a.note_id = ${t}.id))`;
+const STORED_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version, created_at, updated_at';
+/** A note's columns from row `t` of memory_notes, its access time included (as `accessed_at`). */
+const NOTE_COLUMNS_OF = (t: string) => `${STORED_COLUMNS.replace(/(\w+)/g, `${t}.$1`)}, ${ACCESSED_AT(t)} as accessed_at`;
+const NOTE_COLUMNS = `${STORED_COLUMNS}, accessed_at`;
 /**
  * SQL: the note of row `t` as REST returns it, for the `object` of its events (see
  * wks_event_payload); NOTE_PREVIOUS: what an update changed (`cur`: the row before, `n`: after).
@@ -18,7 +27,7 @@ const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', w
      || case when cur.body is distinct from n.body then jsonb_build_object('body', cur.body) else '{}' end
      || case when cur.links is distinct from n.links then jsonb_build_object('links', to_jsonb(cur.links)) else '{}' end
      || case when cur.tags is distinct from n.tags then jsonb_build_object('tags', to_jsonb(cur.tags)) else '{}' end`;
-const ENTRY_COLUMNS = 'path, kind, tags, octet_length(body) as size, updated_at, accessed_at';
+const ENTRY_COLUMNS = `n.path, n.kind, n.tags, octet_length(n.body) as size, n.updated_at, ${ACCESSED_AT('n')} as accessed_at`;
 
 /** A row of memory_notes (NOTE_COLUMNS), with what PUT_NOTE adds. */
 export interface NoteRow {
@@ -62,11 +71,12 @@ const QUOTA_OF = (plan: string) =>
  */
 export const PUT_NOTE = {
   with: `cur as (
-              select id, version, kind, body, links, tags, written_by_key_id, updated_at from memory_notes
+              select id, version, kind, body, links, tags, written_by_key_id, updated_at, ${ACCESSED_AT('memory_notes')} as accessed_at from memory_notes
                where workspace_id = :workspace and path = :path for update),
             upd as (
               update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
-                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[]
+                     version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[],
+                     accessed_at = cur.accessed_at
                 from cur
                where n.id = cur.id and :may_update
                  and (:match::int[] is null or cur.version = any(:match::int[]))
@@ -158,7 +168,7 @@ export function putNoteValues(w: NoteWrite): Record<string, unknown> {
 export const DELETE_NOTE = {
   with: `deleted as (
           delete from memory_notes where workspace_id = :workspace and path = :path and (:match::int[] is null or version = any(:match::int[]))
-          returning ${NOTE_COLUMNS}, written_by_key_id),
+          returning ${NOTE_COLUMNS_OF('memory_notes')}, written_by_key_id),
         kept as (
           insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at, deleted)
           select :workspace, :path, version, kind, body, links, tags, written_by_key_id, updated_at, :key, :now, true from deleted where :keep::int > 0),
@@ -190,26 +200,44 @@ function versionsParam(versions: number[] | null): string | null {
   return versions === null ? null : pgArray(versions.map(String));
 }
 
-/** The note at a path of a workspace (prepared as 'memory_note_get'). */
+/** The note at a path of a workspace, its access time included. */
 export async function readNote(db: SqlTarget, workspaceId: string, path: string): Promise<NoteRow | undefined> {
   const [row] = await sql<NoteRow>(
     db,
-    `select ${NOTE_COLUMNS} from memory_notes where workspace_id = ? and path = ?`,
+    `select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?`,
     [workspaceId, path],
-    'memory_note_get',
+    'memory_note_read',
   );
   return row;
 }
 
-/** Advances a note's accessedAt to `now` (never back); the note as it is then, or none if it was deleted (prepared as 'memory_note_touch'). */
-export async function touchNote(db: SqlTarget, id: number, now: Date): Promise<NoteRow | undefined> {
-  const [touched] = await sql<NoteRow>(
+/**
+ * The note at a path of a workspace, read as a GET reads it (prepared as 'memory_note_get'): when
+ * its access time is at least `resolution` before `now`, it advances to `now` (never back) in the
+ * note's memory_note_access row, in the same statement; the note with the access time it has then.
+ * A note deleted by a transaction that commits while this one runs makes it fail with a foreign
+ * key violation (see isForeignKeyViolation): read it again with readNote.
+ */
+export async function readAndTouchNote(
+  db: SqlTarget,
+  workspaceId: string,
+  path: string,
+  now: Date,
+  resolutionMs: number,
+): Promise<NoteRow | undefined> {
+  const [row] = await sql<NoteRow>(
     db,
-    `update memory_notes set accessed_at = greatest(accessed_at, ?) where id = ? returning ${NOTE_COLUMNS}`,
-    [now, id],
-    'memory_note_touch',
+    `with n as (select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?),
+     touched as (
+       insert into memory_note_access as a (note_id, workspace_id, accessed_at)
+       select n.id, n.workspace_id, ?::timestamptz from n where n.accessed_at <= ?::timestamptz - ?::int * interval '1 millisecond'
+       on conflict (note_id) do update set accessed_at = greatest(a.accessed_at, excluded.accessed_at)
+       returning accessed_at)
+     select ${STORED_COLUMNS}, coalesce((select accessed_at from touched), n.accessed_at) as accessed_at from n`,
+    [workspaceId, path, now, now, resolutionMs],
+    'memory_note_get',
   );
-  return touched;
+  return row;
 }
 
 /** The version of the note at a path, or null when there is none. */
@@ -238,33 +266,33 @@ export interface EntryFilter {
 /** Index entries of a workspace's notes matching `filter`, by path, at most `limit`. */
 export async function listEntries(db: SqlTarget, workspaceId: string, filter: EntryFilter, limit: number): Promise<EntryRow[]> {
   const params: unknown[] = [workspaceId];
-  let where = 'workspace_id = ?';
+  let where = 'n.workspace_id = ?';
   if (filter.prefix !== null) {
     // Directory-like: the prefix itself or anything below it ("/" + 1 = "0" in the C collation).
-    where += ` and (path = ? or (path >= ? and path < ?))`;
+    where += ` and (n.path = ? or (n.path >= ? and n.path < ?))`;
     params.push(filter.prefix, `${filter.prefix}/`, `${filter.prefix}0`);
   }
   if (filter.tag !== null) {
-    where += ' and tags @> array[?]::text[]';
+    where += ' and n.tags @> array[?]::text[]';
     params.push(filter.tag);
   }
   if (filter.kind !== null) {
-    where += ' and kind = ?';
+    where += ' and n.kind = ?';
     params.push(filter.kind);
   }
   if (filter.after !== null) {
-    where += ' and path > ?';
+    where += ' and n.path > ?';
     params.push(filter.after);
   }
   params.push(limit);
-  return sql<EntryRow>(db, `select ${ENTRY_COLUMNS} from memory_notes where ${where} order by path limit ?`, params);
+  return sql<EntryRow>(db, `select ${ENTRY_COLUMNS} from memory_notes n where ${where} order by n.path limit ?`, params);
 }
 
 /** Index entries of the notes whose links contain `path`, by path (at most 200). */
 export async function listBacklinks(db: SqlTarget, workspaceId: string, path: string): Promise<EntryRow[]> {
   return sql<EntryRow>(
     db,
-    `select ${ENTRY_COLUMNS} from memory_notes where workspace_id = ? and links @> array[?]::text[] order by path limit 200`,
+    `select ${ENTRY_COLUMNS} from memory_notes n where n.workspace_id = ? and n.links @> array[?]::text[] order by n.path limit 200`,
     [workspaceId, path],
   );
 }
