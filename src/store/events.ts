@@ -48,6 +48,8 @@ export interface EventedWrite {
   write: string;
   actionColumn?: string;
   payloadColumn?: string;
+  /** The columns of the written rows that the caller gets back (default: all; a payload need not travel back). */
+  returning?: string;
   name?: string;
 }
 
@@ -57,22 +59,34 @@ export interface EventedWrite {
  * row it returns; resolves with those rows. `params` fill the `?` of `with`, then of `write` (or
  * their `:name` placeholders); `event` is the event's values in EVENT_COLUMNS order, its action
  * taken instead from the written row's `actionColumn` when given, and its payload from the row's
- * `payloadColumn` (jsonb) when given; `name` prepares the statement once per connection (see `sql`).
+ * `payloadColumn` (jsonb) when given; `returning` names the columns resolved with (default all); `name` prepares
+ * the statement once per connection (see `sql`).
  */
 export function writeWithEvents<T = Row>(em: SqlTarget, statement: EventedWrite, params: Params, event: unknown[]): Promise<T[]> {
   const action = statement.actionColumn ? `written.${statement.actionColumn}` : undefined;
   const payload = statement.payloadColumn ? `written.${statement.payloadColumn}` : undefined;
   const values = event.filter((_, i) => !(action && i === ACTION_AT) && !(payload && i === PAYLOAD_AT));
   const write = bindWrite(statement, params);
-  return sql<T>(
-    em,
-    `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
+  let text = texts.get(statement);
+  if (text === undefined || text.with !== write.with || text.write !== write.write) {
+    text = {
+      with: write.with,
+      write: write.write,
+      text: `with ${write.with ? `${write.with},` : ''} written as (${write.write}),
      event as (insert into events (${EVENT_COLUMNS}) select ${EVENT_VALUES(action, payload)} from written)
-     select * from written`,
-    [...write.values, ...values],
-    statement.name,
-  );
+     select ${statement.returning ?? '*'} from written`,
+    };
+    texts.set(statement, text);
+  }
+  return sql<T>(em, text.text, [...write.values, ...values], statement.name);
 }
+
+/**
+ * The whole text of each write with events (fixed statements such as a note's PUT), built once:
+ * the same string every time, so the text caches of `sql` find it by a hash V8 keeps on the string
+ * instead of hashing kilobytes of a newly built one for every request.
+ */
+const texts = new WeakMap<EventedWrite, { with?: string; write: string; text: string }>();
 
 /** The caller's part of a write with events with `?` placeholders and its values in order. */
 function bindWrite(

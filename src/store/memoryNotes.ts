@@ -114,6 +114,8 @@ export const PUT_NOTE = {
   write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
   actionColumn: 'action',
   payloadColumn: 'payload',
+  // The payload (the body once or twice) goes into the event, not back to the service.
+  returning: `${NOTE_COLUMNS}, action, queued`,
   name: 'memory_note_put',
 };
 
@@ -176,6 +178,7 @@ export const DELETE_NOTE = {
         ${UNEMBED_DELETED('note')}`,
   write: `select id, wks_event_payload(${noteJson('deleted')}, null) as payload from deleted`,
   payloadColumn: 'payload',
+  returning: 'id',
 };
 
 /** What one delete of a note writes, and on which condition (DELETE_NOTE's values before encoding). */
