@@ -203,14 +203,19 @@ function versionsParam(versions: number[] | null): string | null {
   return versions === null ? null : pgArray(versions.map(String));
 }
 
+/** The texts of readNote and readAndTouchNote, built once (sql's text caches then find the same string, its hash kept). */
+const READ_NOTE = `select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?`;
+const READ_AND_TOUCH = `with n as (${READ_NOTE}),
+     touched as (
+       insert into memory_note_access as a (note_id, workspace_id, accessed_at)
+       select n.id, n.workspace_id, ?::timestamptz from n where n.accessed_at <= ?::timestamptz - ?::int * interval '1 millisecond'
+       on conflict (note_id) do update set accessed_at = greatest(a.accessed_at, excluded.accessed_at)
+       returning accessed_at)
+     select ${STORED_COLUMNS}, coalesce((select accessed_at from touched), n.accessed_at) as accessed_at from n`;
+
 /** The note at a path of a workspace, its access time included. */
 export async function readNote(db: SqlTarget, workspaceId: string, path: string): Promise<NoteRow | undefined> {
-  const [row] = await sql<NoteRow>(
-    db,
-    `select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?`,
-    [workspaceId, path],
-    'memory_note_read',
-  );
+  const [row] = await sql<NoteRow>(db, READ_NOTE, [workspaceId, path], 'memory_note_read');
   return row;
 }
 
@@ -228,18 +233,7 @@ export async function readAndTouchNote(
   now: Date,
   resolutionMs: number,
 ): Promise<NoteRow | undefined> {
-  const [row] = await sql<NoteRow>(
-    db,
-    `with n as (select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?),
-     touched as (
-       insert into memory_note_access as a (note_id, workspace_id, accessed_at)
-       select n.id, n.workspace_id, ?::timestamptz from n where n.accessed_at <= ?::timestamptz - ?::int * interval '1 millisecond'
-       on conflict (note_id) do update set accessed_at = greatest(a.accessed_at, excluded.accessed_at)
-       returning accessed_at)
-     select ${STORED_COLUMNS}, coalesce((select accessed_at from touched), n.accessed_at) as accessed_at from n`,
-    [workspaceId, path, now, now, resolutionMs],
-    'memory_note_get',
-  );
+  const [row] = await sql<NoteRow>(db, READ_AND_TOUCH, [workspaceId, path, now, now, resolutionMs], 'memory_note_get');
   return row;
 }
 
