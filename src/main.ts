@@ -33,6 +33,7 @@ const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
   port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
+  databaseDirectUrl: process.env.DATABASE_DIRECT_URL || undefined,
   poolMax: intEnv('DATABASE_POOL_MAX', 20),
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,

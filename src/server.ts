@@ -24,6 +24,11 @@ export interface ServerOptions {
   /** A real PostgreSQL; without it the embedded PGlite is used. */
   databaseUrl?: string;
   /**
+   * DATABASE_DIRECT_URL: the same database without a transaction pooler in between, for what needs a session
+   * (LISTEN, session advisory locks, migrations); default `databaseUrl`.
+   */
+  databaseDirectUrl?: string;
+  /**
    * DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as
    * many, and 5 more serve the search log, rate limits and change notifications.
    */
@@ -85,6 +90,8 @@ export interface RunningServer {
 interface Database {
   orm: MikroORM;
   connection: DbConnection;
+  /** Where sessions live (DATABASE_DIRECT_URL). */
+  direct: DbConnection;
   embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
@@ -92,10 +99,12 @@ interface Database {
 async function openDatabase(options: ServerOptions): Promise<Database> {
   const embedded = options.databaseUrl ? null : await startEmbedded({ dataDir: options.dataDir, loadDataDir: options.embeddedDump });
   const connection: DbConnection = embedded ? embedded.connection : { clientUrl: options.databaseUrl };
-  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8);
+  const direct: DbConnection = options.databaseDirectUrl && options.databaseUrl ? { clientUrl: options.databaseDirectUrl } : connection;
+  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8, direct);
   return {
     orm,
     connection,
+    direct,
     embedded,
     async close() {
       await orm.close();
@@ -109,7 +118,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const logger = options.logger ?? createLogger();
   const database = await openDatabase(options);
   try {
-    const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl));
+    const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl), database.direct);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
     const credentials = await loadCredentials(freshEm(database.orm), {
       adminToken: options.adminToken,

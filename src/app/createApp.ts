@@ -10,7 +10,8 @@ import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
 import type { MemorySettings, RequestContext } from '../context.js';
-import { freshEm, pgClientConfig } from '../db/orm.js';
+import { freshEm } from '../db/orm.js';
+import { directConfig } from '../db/sql.js';
 import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { buildAppSchema } from '../schema.js';
@@ -89,10 +90,13 @@ async function createDomain(options: AppOptions) {
   });
   // Keys are served from memory; on a shared PostgreSQL every process hears revocations and plan
   // changes (LISTEN) and empties its cache, and uses none while it cannot hear them.
+  // Through a transaction pooler a LISTEN hears nothing: the listener uses DATABASE_DIRECT_URL, and with none
+  // (DATABASE_URL pooled, DATABASE_DIRECT_URL unset or pooled too) the cache stays off: every request reads its key.
   const keyCache = new KeyCache(!options.databaseUrl);
-  const authListener = options.databaseUrl
-    ? new AuthChangeListener(pgClientConfig({ clientUrl: options.databaseUrl }), keyCache, options.logger)
-    : null;
+  const direct = options.databaseUrl ? directConfig(options.orm.em) : null;
+  if (options.databaseUrl && !direct)
+    options.logger.warn('DATABASE_URL goes through a pooler and DATABASE_DIRECT_URL is not a direct connection: the key cache is off');
+  const authListener = direct ? new AuthChangeListener(direct, keyCache, options.logger) : null;
   await authListener?.start();
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
   const live = new LiveHub(options.orm, options.logger);
