@@ -7,6 +7,7 @@ import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
+import { DEFAULT_RETENTION, type Retention } from './app/background.js';
 import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
@@ -63,6 +64,8 @@ export interface ServerOptions {
   webhookRetryScheduleMs?: number[];
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
+  /** Days the event table and the search log keep rows (EVENT_RETENTION_DAYS, SEARCH_LOG_RETENTION_DAYS; 0 keeps them for ever). */
+  retention?: Partial<Retention>;
 }
 
 export interface RunningServer {
@@ -144,6 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       corsOrigins: options.corsOrigins ?? [],
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
+      retention: { ...DEFAULT_RETENTION, ...options.retention },
     });
     return await listen(app, database, options, logger);
   } catch (error) {

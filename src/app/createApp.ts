@@ -18,7 +18,7 @@ import { buildAppSchema } from '../schema.js';
 import { embedderFromEnv, type Embedder } from '../search/embedder.js';
 import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
-import { startBackground, type Background } from './background.js';
+import { startBackground, type Background, type Retention } from './background.js';
 import { workspaceArchive } from './archive.js';
 import { consolePage } from './console.js';
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
@@ -56,6 +56,8 @@ export interface AppOptions {
   explorer: GraphQLExplorer;
   /** GraphQL over WebSocket: caps per process, per client address, per key and per organization (WS_* settings). */
   sockets: SocketLimits;
+  /** EVENT_RETENTION_DAYS / SEARCH_LOG_RETENTION_DAYS (default DEFAULT_RETENTION). */
+  retention?: Retention;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -87,6 +89,7 @@ async function createDomain(options: AppOptions) {
     nearDuplicates: options.memory.nearDuplicates,
     allowLoopback: options.outboundAllowLoopback,
     webhookRetryScheduleMs: options.webhookRetryScheduleMs,
+    retention: options.retention,
   });
   // Keys are served from memory; on a shared PostgreSQL every process hears revocations and plan
   // changes (LISTEN) and empties its cache, and uses none while it cannot hear them.
