@@ -38,6 +38,8 @@ const server = await startServer({
   port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
   databaseDirectUrl: process.env.DATABASE_DIRECT_URL || undefined,
+  databaseReadUrl: process.env.DATABASE_READ_URL || undefined,
+  replicaMaxLagSeconds: intEnv('REPLICA_MAX_LAG_S', 30),
   poolMax: intEnv('DATABASE_POOL_MAX', 20),
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,

@@ -14,6 +14,7 @@ import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
 import type { LiveHub } from './live/hub.js';
+import type { ReadRouter } from './db/replica.js';
 import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
@@ -29,6 +30,10 @@ export interface ServerOptions {
    * (LISTEN, session advisory locks, migrations); default `databaseUrl`.
    */
   databaseDirectUrl?: string;
+  /** DATABASE_READ_URL: a streaming replica of the database for reads that may lag by its replication delay. */
+  databaseReadUrl?: string;
+  /** REPLICA_MAX_LAG_S: a replica further behind serves no reads (default 30). */
+  replicaMaxLagSeconds?: number;
   /**
    * DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as
    * many, and 5 more serve the search log, rate limits and change notifications.
@@ -84,6 +89,8 @@ export interface RunningServer {
   live: LiveHub;
   /** This process's WebSockets: open, not yet through connection_init, admitted (tests). */
   socketStats(): { open: number; unauthenticated: number; admitted: number };
+  /** The read replica's router (DATABASE_READ_URL), if one is configured: where reads went, the lag. */
+  reads: ReadRouter | null;
   /** Names of the agent tools served at /mcp (one per route). */
   toolNames: string[];
   close(): Promise<void>;
@@ -148,6 +155,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       retention: { ...DEFAULT_RETENTION, ...options.retention },
+      readReplica:
+        options.databaseUrl && options.databaseReadUrl
+          ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? 30 }
+          : undefined,
     });
     return await listen(app, database, options, logger);
   } catch (error) {
@@ -181,6 +192,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     toolNames: app.toolNames,
     live: app.live,
     socketStats: () => app.subscriptions.stats,
+    reads: app.reads,
     drainEmbeddings: (workspaceId) => app.background.worker.drain(undefined, workspaceId),
     dispatchWebhooks: () => app.background.dispatcher.passOnce(),
     vectorStore,

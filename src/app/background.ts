@@ -10,6 +10,7 @@ import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
+import { deleteOldCallerWrites } from '../store/readRouting.js';
 import type { SqlTarget } from '../db/sql.js';
 
 /** How long the event table and the search log keep rows, in days (0: for ever). */
@@ -78,6 +79,7 @@ export function startBackground(options: BackgroundOptions): Background {
     enforceRetention(freshEm(orm), options.retention ?? DEFAULT_RETENTION).catch((error) =>
       logger.warn({ err: error }, 'retention pass failed'),
     );
+    deleteOldCallerWrites(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'caller write positions purge failed'));
     void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();

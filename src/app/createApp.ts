@@ -30,6 +30,8 @@ import { armor } from './graphqlLimits.js';
 import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
 import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
+import { ReadRouter } from '../db/replica.js';
+import { readRouting } from './readRouting.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
@@ -58,6 +60,8 @@ export interface AppOptions {
   sockets: SocketLimits;
   /** EVENT_RETENTION_DAYS / SEARCH_LOG_RETENTION_DAYS (default DEFAULT_RETENTION). */
   retention?: Retention;
+  /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs), with REPLICA_MAX_LAG_S. */
+  readReplica?: { url: string; maxLagSeconds: number };
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -71,6 +75,8 @@ export interface App {
   /** GraphQL over WebSocket (subscriptions): attached to the HTTP server once it listens. */
   subscriptions: SubscriptionServer;
   live: LiveHub;
+  /** The read replica's router (DATABASE_READ_URL), if one is configured. */
+  reads: ReadRouter | null;
   stop(): Promise<void>;
 }
 
@@ -103,6 +109,10 @@ async function createDomain(options: AppOptions) {
   await authListener?.start();
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
   const live = new LiveHub(options.orm, options.logger);
+  const reads = options.readReplica
+    ? new ReadRouter(options.orm, options.readReplica.url, { maxLagSeconds: options.readReplica.maxLagSeconds }, options.logger)
+    : null;
+  await reads?.start();
   const socketLeases = new SocketLeases(options.orm, options.logger);
   const stop = async () => {
     await live.close();
@@ -112,9 +122,10 @@ async function createDomain(options: AppOptions) {
     await closeSpecWorker();
     await limiter.close?.();
     await authListener?.close();
+    await reads?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, stop };
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
@@ -189,6 +200,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiReferencePage(),
     consolePage(),
     authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    readRouting(domain.reads),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,
     rest.middleware,
@@ -212,6 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     embedder: domain.embedder,
     subscriptions,
     live: domain.live,
+    reads: domain.reads,
     stop,
   };
 }

@@ -15,6 +15,8 @@ interface Attached {
   pooled: boolean;
   /** Where session state may live (LISTEN): DATABASE_DIRECT_URL; null when that too goes through a pooler. */
   direct: pg.ClientConfig | null;
+  /** A read replica's pool (DATABASE_READ_URL): only on a target made by `replicaTarget`. */
+  replica?: pg.Pool;
 }
 const pools = new WeakMap<object, Attached>();
 
@@ -151,7 +153,9 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
   const attached = attachedTo(em);
   const config = statement(em, attached.inline, text, params, attached.pooled ? undefined : name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
-  const result = trx ? await (await trx.client.acquireConnection()).query(config) : await attached.pool.query(config);
+  if (trx) return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
+  const pool = attached.replica && onlyReads(config.text) ? attached.replica : attached.pool;
+  const result = await pool.query(config);
   return result.rows as T[];
 }
 
@@ -175,8 +179,34 @@ export function relaxedPool(em: SqlTarget): pg.Pool {
   return attachedTo(em).relaxed;
 }
 
+/**
+ * A statement target beside `em` (a fresh EntityManager that never holds a transaction) whose
+ * plain reads go to the replica's pool; every other statement still goes to the primary.
+ */
+export function replicaTarget(em: SqlTarget & object, replica: pg.Pool): SqlTarget {
+  pools.set(em, { ...attachedTo(em), replica });
+  return em;
+}
+
+/**
+ * Whether a statement only reads (a SELECT, or a WITH of SELECTs, with no row locks and no function
+ * that writes or notifies): only those may go to a read-only replica.
+ */
+const readOnly = textCache<boolean>(2000);
+export function onlyReads(text: string): boolean {
+  let known = readOnly.get(text);
+  if (known !== undefined) return known;
+  known =
+    /^\s*(select|with)\b/i.test(text) &&
+    !/\b(insert|update|delete|merge|nextval|setval|pg_notify|set_config|pg_advisory\w*|pg_try_advisory\w*|for\s+share|for\s+no\s+key|for\s+key)\b/i.test(
+      text,
+    );
+  readOnly.set(text, known);
+  return known;
+}
+
 function attachedTo(em: SqlTarget) {
-  const attached = pools.get(em.getConnection());
+  const attached = pools.get(em) ?? pools.get(em.getConnection());
   if (!attached) throw new Error('no pool attached to this ORM (open it with openOrm)');
   return attached;
 }
