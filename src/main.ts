@@ -39,6 +39,7 @@ const server = await startServer({
   databaseUrl: process.env.DATABASE_URL || undefined,
   databaseDirectUrl: process.env.DATABASE_DIRECT_URL || undefined,
   databaseReadUrl: process.env.DATABASE_READ_URL || undefined,
+  metricsToken: process.env.METRICS_TOKEN || undefined,
   replicaMaxLagSeconds: intEnv('REPLICA_MAX_LAG_S', 30),
   poolMax: intEnv('DATABASE_POOL_MAX', 20),
   dataDir: process.env.DATA_DIR || './data',

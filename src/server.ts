@@ -32,6 +32,8 @@ export interface ServerOptions {
   databaseDirectUrl?: string;
   /** DATABASE_READ_URL: a streaming replica of the database for reads that may lag by its replication delay. */
   databaseReadUrl?: string;
+  /** METRICS_TOKEN: GET /metrics answers a scraper presenting it as a bearer token; without it there is no /metrics. */
+  metricsToken?: string;
   /** REPLICA_MAX_LAG_S: a replica further behind serves no reads (default 30). */
   replicaMaxLagSeconds?: number;
   /**
@@ -155,6 +157,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       retention: { ...DEFAULT_RETENTION, ...options.retention },
+      metricsToken: options.metricsToken,
       readReplica:
         options.databaseUrl && options.databaseReadUrl
           ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? 30 }

@@ -7,6 +7,7 @@ import { until } from './support/wait.js';
 // A private primary and a streaming replica cloned from it by pg_basebackup; the app reads from the
 // replica (DATABASE_READ_URL) where its caller's own writes are already replayed. Required on CI.
 const MAX_LAG_S = 4;
+const METRICS = 'replica_metrics_token_0123456789';
 let pair: ReplicaPair | undefined;
 let app: TestApp;
 beforeAll(async () => {
@@ -17,6 +18,7 @@ beforeAll(async () => {
     databaseDirectUrl: pair.primaryUrl,
     databaseReadUrl: pair.replicaUrl,
     replicaMaxLagSeconds: MAX_LAG_S,
+    metricsToken: METRICS,
   });
 }, 180_000);
 afterAll(async () => {
@@ -75,6 +77,11 @@ describe.skipIf(!PG_BIN && !process.env.CI)('read replica (DATABASE_READ_URL, st
       await until(() => (app.server.reads!.lagSeconds ?? 0) > MAX_LAG_S, 'the lag to pass REPLICA_MAX_LAG_S', 15_000, 100);
       expect(await paths(other)).toEqual(['before', 'during']);
       expect(routed().primary_lag).toBeGreaterThan(before.primary_lag);
+      const metrics = await (await fetch(`${app.server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
+      expect(metrics).toMatch(/^wks_replica_replay_paused 1$/m);
+      expect(Number(/^wks_replica_lag_seconds (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(MAX_LAG_S);
+      for (const target of ['replica', 'primary_own_write', 'primary_lag'])
+        expect(Number(new RegExp(`^wks_read_requests_total\\{target="${target}"\\} (\\d+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(0);
     } finally {
       await pair!.onReplica('select pg_wal_replay_resume()');
     }

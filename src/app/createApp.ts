@@ -32,6 +32,7 @@ import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
 import { ReadRouter } from '../db/replica.js';
 import { readRouting } from './readRouting.js';
+import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
@@ -60,6 +61,8 @@ export interface AppOptions {
   sockets: SocketLimits;
   /** EVENT_RETENTION_DAYS / SEARCH_LOG_RETENTION_DAYS (default DEFAULT_RETENTION). */
   retention?: Retention;
+  /** METRICS_TOKEN: the bearer token GET /metrics asks for (without it there is no /metrics). */
+  metricsToken?: string;
   /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs), with REPLICA_MAX_LAG_S. */
   readReplica?: { url: string; maxLagSeconds: number };
 }
@@ -147,6 +150,17 @@ function routeBackend(
   };
 }
 
+/** This process's metrics (served at /metrics with METRICS_TOKEN). */
+function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>, subscriptions: SubscriptionServer) {
+  return createMetrics({
+    orm: options.orm,
+    reads: domain.reads,
+    sockets: () => subscriptions.stats,
+    subscriptions: () => domain.live.size,
+    routes: ROUTES,
+  });
+}
+
 /**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
@@ -186,13 +200,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     createContext,
     explorer: options.explorer,
   });
+  const metrics = appMetrics(options, domain, subscriptions);
   const koa = new Koa();
   koa.proxy = false;
   for (const middleware of [
+    requestMetrics(metrics),
     requestId,
     requestLog(options.logger),
     securityHeaders,
     renderErrors(options.logger),
+    metricsEndpoint(metrics, options.metricsToken),
     urlLimit,
     cors(options.corsOrigins),
     health(options.orm),
@@ -210,11 +227,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     koa.use(middleware);
   }
   koa.on('error', (error) => options.logger.error({ err: error }, 'koa error'));
-  const stop = async () => {
-    await subscriptions.close();
-    await domain.stop();
-    await graphql.stop();
-  };
   return {
     koa,
     rest,
@@ -225,6 +237,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     subscriptions,
     live: domain.live,
     reads: domain.reads,
-    stop,
+    async stop() {
+      await subscriptions.close();
+      await domain.stop();
+      await graphql.stop();
+    },
   };
 }

@@ -174,6 +174,13 @@ export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: P
   return results[results.length - 1].rows as T[];
 }
 
+/** Connections of this ORM's node-postgres pools: in all, idle, and callers waiting for one (for /metrics). */
+export function poolStats(em: SqlTarget): Record<'statements' | 'relaxed', { total: number; idle: number; waiting: number }> {
+  const { pool, relaxed } = attachedTo(em);
+  const of = (p: pg.Pool) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+  return { statements: of(pool), relaxed: of(relaxed) };
+}
+
 /** The pool behind `sqlRelaxed` (shared with the rate limiter on a PostgreSQL server; ended by the ORM's close). */
 export function relaxedPool(em: SqlTarget): pg.Pool {
   return attachedTo(em).relaxed;
