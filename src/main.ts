@@ -2,13 +2,17 @@ import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
 import { startServer } from './server.js';
+import { DEFAULT_RETENTION } from './app/background.js';
+
+/** Settings where 0 is a valid value (PORT: any free port; retention days: keep for ever). */
+const ZERO_ALLOWED = new Set(['PORT', 'EVENT_RETENTION_DAYS', 'SEARCH_LOG_RETENTION_DAYS']);
 
 /** A positive integer from the environment, or the default; anything else stops the start. */
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < (name === 'PORT' ? 0 : 1)) {
+  if (!Number.isInteger(value) || value < (ZERO_ALLOWED.has(name) ? 0 : 1)) {
     console.error(`${name} must be a positive integer, got "${raw}"`);
     process.exit(2);
   }
@@ -33,6 +37,10 @@ const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
   port: intEnv('PORT', 8080),
   databaseUrl: process.env.DATABASE_URL || undefined,
+  databaseDirectUrl: process.env.DATABASE_DIRECT_URL || undefined,
+  databaseReadUrl: process.env.DATABASE_READ_URL || undefined,
+  metricsToken: process.env.METRICS_TOKEN || undefined,
+  replicaMaxLagSeconds: intEnv('REPLICA_MAX_LAG_S', 30),
   poolMax: intEnv('DATABASE_POOL_MAX', 20),
   dataDir: process.env.DATA_DIR || './data',
   adminToken: process.env.ADMIN_TOKEN || undefined,
@@ -47,6 +55,10 @@ const server = await startServer({
     .split(',')
     .map((o) => o.trim())
     .filter(Boolean),
+  retention: {
+    eventsDays: intEnv('EVENT_RETENTION_DAYS', DEFAULT_RETENTION.eventsDays),
+    searchLogDays: intEnv('SEARCH_LOG_RETENTION_DAYS', DEFAULT_RETENTION.searchLogDays),
+  },
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
   sockets: {
     maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),

@@ -7,12 +7,14 @@ import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
+import { DEFAULT_RETENTION, type Retention } from './app/background.js';
 import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
 import type { LiveHub } from './live/hub.js';
+import type { ReadRouter } from './db/replica.js';
 import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
@@ -23,6 +25,17 @@ export interface ServerOptions {
   host?: string;
   /** A real PostgreSQL; without it the embedded PGlite is used. */
   databaseUrl?: string;
+  /**
+   * DATABASE_DIRECT_URL: the same database without a transaction pooler in between, for what needs a session
+   * (LISTEN, session advisory locks, migrations); default `databaseUrl`.
+   */
+  databaseDirectUrl?: string;
+  /** DATABASE_READ_URL: a streaming replica of the database for reads that may lag by its replication delay. */
+  databaseReadUrl?: string;
+  /** METRICS_TOKEN: GET /metrics answers a scraper presenting it as a bearer token; without it there is no /metrics. */
+  metricsToken?: string;
+  /** REPLICA_MAX_LAG_S: a replica further behind serves no reads (default 30). */
+  replicaMaxLagSeconds?: number;
   /**
    * DATABASE_POOL_MAX: connections for single statements on a PostgreSQL server (default 20); transactions get half as
    * many, and 5 more serve the search log, rate limits and change notifications.
@@ -58,6 +71,8 @@ export interface ServerOptions {
   webhookRetryScheduleMs?: number[];
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
+  /** Days the event table and the search log keep rows (EVENT_RETENTION_DAYS, SEARCH_LOG_RETENTION_DAYS; 0 keeps them for ever). */
+  retention?: Partial<Retention>;
 }
 
 export interface RunningServer {
@@ -76,6 +91,8 @@ export interface RunningServer {
   live: LiveHub;
   /** This process's WebSockets: open, not yet through connection_init, admitted (tests). */
   socketStats(): { open: number; unauthenticated: number; admitted: number };
+  /** The read replica's router (DATABASE_READ_URL), if one is configured: where reads went, the lag. */
+  reads: ReadRouter | null;
   /** Names of the agent tools served at /mcp (one per route). */
   toolNames: string[];
   close(): Promise<void>;
@@ -85,6 +102,8 @@ export interface RunningServer {
 interface Database {
   orm: MikroORM;
   connection: DbConnection;
+  /** Where sessions live (DATABASE_DIRECT_URL). */
+  direct: DbConnection;
   embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
@@ -92,10 +111,12 @@ interface Database {
 async function openDatabase(options: ServerOptions): Promise<Database> {
   const embedded = options.databaseUrl ? null : await startEmbedded({ dataDir: options.dataDir, loadDataDir: options.embeddedDump });
   const connection: DbConnection = embedded ? embedded.connection : { clientUrl: options.databaseUrl };
-  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8);
+  const direct: DbConnection = options.databaseDirectUrl && options.databaseUrl ? { clientUrl: options.databaseDirectUrl } : connection;
+  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8, direct);
   return {
     orm,
     connection,
+    direct,
     embedded,
     async close() {
       await orm.close();
@@ -109,7 +130,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const logger = options.logger ?? createLogger();
   const database = await openDatabase(options);
   try {
-    const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl));
+    const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl), database.direct);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
     const credentials = await loadCredentials(freshEm(database.orm), {
       adminToken: options.adminToken,
@@ -135,6 +156,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       corsOrigins: options.corsOrigins ?? [],
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
+      retention: { ...DEFAULT_RETENTION, ...options.retention },
+      metricsToken: options.metricsToken,
+      readReplica:
+        options.databaseUrl && options.databaseReadUrl
+          ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? 30 }
+          : undefined,
     });
     return await listen(app, database, options, logger);
   } catch (error) {
@@ -168,6 +195,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     toolNames: app.toolNames,
     live: app.live,
     socketStats: () => app.subscriptions.stats,
+    reads: app.reads,
     drainEmbeddings: (workspaceId) => app.background.worker.drain(undefined, workspaceId),
     dispatchWebhooks: () => app.background.dispatcher.passOnce(),
     vectorStore,

@@ -22,7 +22,7 @@ let client: ServiceClient;
 let own: Awaited<ReturnType<typeof ownDatabase>>;
 beforeAll(async () => {
   own = await ownDatabase('wks_defaults');
-  const database: Record<string, string> = own ? { DATABASE_URL: own.url } : { DATA_DIR: join(dir, 'data') };
+  const database: Record<string, string> = own ? own.env : { DATA_DIR: join(dir, 'data') };
   // Undo every setting the test helpers make (loopback, no dispatcher, no embeddings, small pools).
   service = await spawnService({
     ...database,

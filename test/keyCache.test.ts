@@ -111,7 +111,7 @@ async function blackholeRelay(target: URL) {
 
 describe.skipIf(!multiProcess)('key cache while the listening connection silently dies (PostgreSQL)', () => {
   it('stops using cached keys within the heartbeat when the connection stops answering without an error', async () => {
-    const relay = await blackholeRelay(new URL(process.env.DATABASE_URL!));
+    const relay = await blackholeRelay(new URL(process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL!));
     // Entries never age out here: only the heartbeat noticing the silence can empty the cache.
     const cache = new KeyCache(false, 3_600_000);
     const listener = new AuthChangeListener(pgClientConfig({ clientUrl: relay.url }), cache, pino({ level: 'silent' }));

@@ -149,7 +149,12 @@ describe('with MEMORY_HISTORY_KEPT=0 and MEMORY_NEAR_DUPLICATES=off', () => {
     // A database of its own on PostgreSQL: other test processes run the check, and their housekeeping
     // would rightly give this workspace's notes their keys.
     const database = await ownDatabase('wks_lean');
-    const lean = await startTestApp({ memoryHistoryKept: 0, memoryNearDuplicates: false, databaseUrl: database?.url });
+    const lean = await startTestApp({
+      memoryHistoryKept: 0,
+      memoryNearDuplicates: false,
+      databaseUrl: database?.url,
+      databaseDirectUrl: database?.directUrl,
+    });
     try {
       const t = await tenant(lean);
       const write = (path: string, body: string) =>

@@ -9,6 +9,19 @@ import { purgeNoteHistory } from '../services/noteHistory.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
+import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
+import { deleteOldCallerWrites } from '../store/readRouting.js';
+import type { SqlTarget } from '../db/sql.js';
+
+/** How long the event table and the search log keep rows, in days (0: for ever). */
+export interface Retention {
+  /** EVENT_RETENTION_DAYS, default 365. */
+  eventsDays: number;
+  /** SEARCH_LOG_RETENTION_DAYS, default 90. */
+  searchLogDays: number;
+}
+
+export const DEFAULT_RETENTION: Retention = { eventsDays: 365, searchLogDays: 90 };
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -21,6 +34,7 @@ interface BackgroundOptions {
   nearDuplicates: boolean;
   allowLoopback: boolean;
   webhookRetryScheduleMs?: number[];
+  retention?: Retention;
 }
 
 /** The work every process does besides answering requests. */
@@ -62,6 +76,10 @@ export function startBackground(options: BackgroundOptions): Background {
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    enforceRetention(freshEm(orm), options.retention ?? DEFAULT_RETENTION).catch((error) =>
+      logger.warn({ err: error }, 'retention pass failed'),
+    );
+    deleteOldCallerWrites(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'caller write positions purge failed'));
     void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();
@@ -79,6 +97,35 @@ export function startBackground(options: BackgroundOptions): Background {
       if (modelThread !== embedder) await modelThread.close?.();
     },
   };
+}
+
+/** Rows one retention statement deletes, and statements per table per housekeeping pass (so at most 20,000 rows a pass). */
+export const RETENTION_BATCH = 1000;
+const RETENTION_BATCHES = 20;
+
+/**
+ * Deletes events and logged searches past their retention, oldest first, in batches of
+ * RETENTION_BATCH rows: each batch is one short autocommit statement, so no lock is held for
+ * long and a busy table is never scanned whole. How many rows of each it deleted.
+ */
+export async function enforceRetention(
+  db: SqlTarget,
+  retention: Retention,
+  batches = RETENTION_BATCHES,
+): Promise<{ events: number; searches: number }> {
+  const done = { events: 0, searches: 0 };
+  for (const [key, days, purge] of [
+    ['events', retention.eventsDays, deleteOldEvents],
+    ['searches', retention.searchLogDays, deleteOldSearches],
+  ] as const) {
+    if (days <= 0) continue;
+    for (let i = 0; i < batches; i++) {
+      const n = await purge(db, days, RETENTION_BATCH);
+      done[key] += n;
+      if (n < RETENTION_BATCH) break;
+    }
+  }
+  return done;
 }
 
 /** Batches of near-duplicate keys one housekeeping pass computes (500 notes each). */

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { effectivePermissions } from '../auth/permissions.js';
 import type { Principal, RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
+import type { SqlTarget } from '../db/sql.js';
 import { UnauthorizedError } from '../errors.js';
 
 /** What every request's context shares. */
@@ -29,9 +30,12 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
     const principal = principalOf(ctx) ?? { kind: 'anonymous' };
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid'))
       return Promise.reject(new UnauthorizedError());
-    return Promise.resolve(
-      make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', () => Promise.resolve(principal)),
+    const context = make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', () =>
+      Promise.resolve(principal),
     );
+    // A read the replica may serve (see readRouting): its single statements go there.
+    if (ctx.state.readTarget) context.db = ctx.state.readTarget as SqlTarget;
+    return Promise.resolve(context);
   };
 }
 

@@ -10,14 +10,15 @@ import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
 import type { MemorySettings, RequestContext } from '../context.js';
-import { freshEm, pgClientConfig } from '../db/orm.js';
+import { freshEm } from '../db/orm.js';
+import { directConfig } from '../db/sql.js';
 import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { buildAppSchema } from '../schema.js';
 import { embedderFromEnv, type Embedder } from '../search/embedder.js';
 import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
-import { startBackground, type Background } from './background.js';
+import { startBackground, type Background, type Retention } from './background.js';
 import { workspaceArchive } from './archive.js';
 import { consolePage } from './console.js';
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
@@ -29,6 +30,9 @@ import { armor } from './graphqlLimits.js';
 import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
 import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
+import { ReadRouter } from '../db/replica.js';
+import { readRouting } from './readRouting.js';
+import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
@@ -55,6 +59,12 @@ export interface AppOptions {
   explorer: GraphQLExplorer;
   /** GraphQL over WebSocket: caps per process, per client address, per key and per organization (WS_* settings). */
   sockets: SocketLimits;
+  /** EVENT_RETENTION_DAYS / SEARCH_LOG_RETENTION_DAYS (default DEFAULT_RETENTION). */
+  retention?: Retention;
+  /** METRICS_TOKEN: the bearer token GET /metrics asks for (without it there is no /metrics). */
+  metricsToken?: string;
+  /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs), with REPLICA_MAX_LAG_S. */
+  readReplica?: { url: string; maxLagSeconds: number };
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -68,6 +78,8 @@ export interface App {
   /** GraphQL over WebSocket (subscriptions): attached to the HTTP server once it listens. */
   subscriptions: SubscriptionServer;
   live: LiveHub;
+  /** The read replica's router (DATABASE_READ_URL), if one is configured. */
+  reads: ReadRouter | null;
   stop(): Promise<void>;
 }
 
@@ -86,16 +98,24 @@ async function createDomain(options: AppOptions) {
     nearDuplicates: options.memory.nearDuplicates,
     allowLoopback: options.outboundAllowLoopback,
     webhookRetryScheduleMs: options.webhookRetryScheduleMs,
+    retention: options.retention,
   });
   // Keys are served from memory; on a shared PostgreSQL every process hears revocations and plan
   // changes (LISTEN) and empties its cache, and uses none while it cannot hear them.
+  // Through a transaction pooler a LISTEN hears nothing: the listener uses DATABASE_DIRECT_URL, and with none
+  // (DATABASE_URL pooled, DATABASE_DIRECT_URL unset or pooled too) the cache stays off: every request reads its key.
   const keyCache = new KeyCache(!options.databaseUrl);
-  const authListener = options.databaseUrl
-    ? new AuthChangeListener(pgClientConfig({ clientUrl: options.databaseUrl }), keyCache, options.logger)
-    : null;
+  const direct = options.databaseUrl ? directConfig(options.orm.em) : null;
+  if (options.databaseUrl && !direct)
+    options.logger.warn('DATABASE_URL goes through a pooler and DATABASE_DIRECT_URL is not a direct connection: the key cache is off');
+  const authListener = direct ? new AuthChangeListener(direct, keyCache, options.logger) : null;
   await authListener?.start();
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
   const live = new LiveHub(options.orm, options.logger);
+  const reads = options.readReplica
+    ? new ReadRouter(options.orm, options.readReplica.url, { maxLagSeconds: options.readReplica.maxLagSeconds }, options.logger)
+    : null;
+  await reads?.start();
   const socketLeases = new SocketLeases(options.orm, options.logger);
   const stop = async () => {
     await live.close();
@@ -105,9 +125,10 @@ async function createDomain(options: AppOptions) {
     await closeSpecWorker();
     await limiter.close?.();
     await authListener?.close();
+    await reads?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, stop };
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
@@ -127,6 +148,17 @@ function routeBackend(
       await authorize(context as RequestContext, workspace, permissions as Permission[]);
     },
   };
+}
+
+/** This process's metrics (served at /metrics with METRICS_TOKEN). */
+function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>, subscriptions: SubscriptionServer) {
+  return createMetrics({
+    orm: options.orm,
+    reads: domain.reads,
+    sockets: () => subscriptions.stats,
+    subscriptions: () => domain.live.size,
+    routes: ROUTES,
+  });
 }
 
 /**
@@ -168,13 +200,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     createContext,
     explorer: options.explorer,
   });
+  const metrics = appMetrics(options, domain, subscriptions);
   const koa = new Koa();
   koa.proxy = false;
   for (const middleware of [
+    requestMetrics(metrics),
     requestId,
     requestLog(options.logger),
     securityHeaders,
     renderErrors(options.logger),
+    metricsEndpoint(metrics, options.metricsToken),
     urlLimit,
     cors(options.corsOrigins),
     health(options.orm),
@@ -182,6 +217,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiReferencePage(),
     consolePage(),
     authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    readRouting(domain.reads),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,
     rest.middleware,
@@ -191,11 +227,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     koa.use(middleware);
   }
   koa.on('error', (error) => options.logger.error({ err: error }, 'koa error'));
-  const stop = async () => {
-    await subscriptions.close();
-    await domain.stop();
-    await graphql.stop();
-  };
   return {
     koa,
     rest,
@@ -205,6 +236,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     embedder: domain.embedder,
     subscriptions,
     live: domain.live,
-    stop,
+    reads: domain.reads,
+    async stop() {
+      await subscriptions.close();
+      await domain.stop();
+      await graphql.stop();
+    },
   };
 }

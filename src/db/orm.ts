@@ -18,19 +18,28 @@ export function freshEm(orm: MikroORM) {
 /**
  * Opens the ORM on a connection, with a node-postgres pool beside it for single statements (see
  * `sql`): `poolMax` connections for those, half as many for the ORM's transactions. The ORM's
- * `close` ends both.
+ * `close` ends both. `direct` is where session state may live (LISTEN, session advisory locks,
+ * migrations): DATABASE_DIRECT_URL, the same connection unless the service reaches PostgreSQL
+ * through a transaction pooler.
  */
-export async function openOrm(connection: DbConnection, poolMax = 10): Promise<MikroORM> {
+export async function openOrm(connection: DbConnection, poolMax = 10, direct: DbConnection = connection): Promise<MikroORM> {
+  const pooled = await behindPooler(connection);
   const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2))));
   // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
   const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax });
   // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
-  const relaxed = connection.clientUrl
-    ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' })
-    : undefined;
+  // A transaction pooler carries no per-connection setting: there `sqlRelaxed` sets it per transaction (SET LOCAL).
+  const relaxed =
+    connection.clientUrl && !pooled
+      ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' })
+      : connection.clientUrl
+        ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4 })
+        : undefined;
   for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
-  attachPool(orm.em, { pool, relaxed }, !connection.clientUrl); // no URL: the embedded PGlite socket
+  const directPooled = direct.clientUrl === connection.clientUrl ? pooled : await behindPooler(direct);
+  const sessions = directPooled ? null : pgClientConfig(direct);
+  attachPool(orm.em, { pool, relaxed, direct: sessions, pooled }, !connection.clientUrl); // no URL: the embedded PGlite socket
   await tameOrmContexts(orm);
   const close = orm.close.bind(orm);
   orm.close = async (force?: boolean) => {
@@ -42,19 +51,54 @@ export async function openOrm(connection: DbConnection, poolMax = 10): Promise<M
 }
 
 /**
- * Applies pending migrations. On a shared server, a session advisory lock held on a separate
- * client lets only one process migrate at a time; the others then find nothing pending.
+ * Whether `connection` reaches PostgreSQL through a pooler (PgBouncer) rather than directly: a
+ * pooler refuses the `options` startup parameter (or, told to ignore it, drops it), so a custom
+ * setting passed in it does not arrive. Named prepared statements and per-connection settings are
+ * then off (a transaction pooler hands each transaction whichever server connection is free).
  */
-export async function migrate(orm: MikroORM, connection: DbConnection, shared: boolean): Promise<string[]> {
-  const migrator = orm.getMigrator();
-  if (!shared) return (await migrator.up()).map((m) => m.name);
-  const client = new pg.Client(pgClientConfig(connection));
-  await client.connect();
+export async function behindPooler(connection: DbConnection): Promise<boolean> {
+  if (!connection.clientUrl) return false;
+  const client = new pg.Client({ ...pgClientConfig(connection), options: '-c wks.pooler_probe=direct' });
+  client.on('error', () => undefined);
   try {
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.connect();
+    const { rows } = await client.query<{ probe: string | null }>("select current_setting('wks.pooler_probe', true) as probe");
+    return rows[0]?.probe !== 'direct';
+  } catch (error) {
+    if (/startup parameter/i.test((error as Error).message)) return true;
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Applies pending migrations. On a shared server, an advisory lock held by an open transaction on
+ * a separate client lets only one process migrate at a time; the others then find nothing pending.
+ * The lock is a transaction lock (`pg_advisory_xact_lock` inside BEGIN … COMMIT), not a session
+ * one: a transaction pooler keeps one server connection for an open transaction, whereas a
+ * session lock taken through it would stay with whichever server connection served it, and the
+ * unlock might reach another. The lock and the migrations use the direct connection (`direct`,
+ * DATABASE_DIRECT_URL; an ORM of their own when it differs), as DDL is no pooler's business.
+ */
+export async function migrate(
+  orm: MikroORM,
+  connection: DbConnection,
+  shared: boolean,
+  direct: DbConnection = connection,
+): Promise<string[]> {
+  if (!shared) return (await orm.getMigrator().up()).map((m) => m.name);
+  const separate = direct.clientUrl !== connection.clientUrl ? await MikroORM.init(ormConfig(direct, 2)) : null;
+  const migrator = (separate ?? orm).getMigrator();
+  const client = new pg.Client(pgClientConfig(direct));
+  try {
+    await client.connect();
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     return (await migrator.up()).map((m) => m.name);
   } finally {
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await separate?.close();
+    await client.query('commit').catch(() => undefined);
     await client.end();
   }
 }

@@ -7,7 +7,18 @@ import type pg from 'pg';
  * which under load cost more CPU than the query itself; here statements are parameterised and
  * the pool is node-postgres's.
  */
-const pools = new WeakMap<object, { pool: pg.Pool; relaxed: pg.Pool; inline: boolean }>();
+interface Attached {
+  pool: pg.Pool;
+  relaxed: pg.Pool;
+  inline: boolean;
+  /** Behind a transaction pooler: no named prepared statements, no per-connection settings. */
+  pooled: boolean;
+  /** Where session state may live (LISTEN): DATABASE_DIRECT_URL; null when that too goes through a pooler. */
+  direct: pg.ClientConfig | null;
+  /** A read replica's pool (DATABASE_READ_URL): only on a target made by `replicaTarget`. */
+  replica?: pg.Pool;
+}
+const pools = new WeakMap<object, Attached>();
 
 /** What `sql` needs of an EntityManager (the shared statement EntityManager is typed as just this). */
 export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionContext' | 'getPlatform'>;
@@ -18,8 +29,22 @@ export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionCon
  * every socket connection from one session and interleaves extended-protocol messages of
  * different connections, so a Parse of one can replace the unnamed statement of another).
  */
-export function attachPool(em: EntityManager, { pool, relaxed }: { pool: pg.Pool; relaxed?: pg.Pool }, inline: boolean): void {
-  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline });
+export function attachPool(
+  em: EntityManager,
+  { pool, relaxed, direct, pooled }: { pool: pg.Pool; relaxed?: pg.Pool; direct: pg.ClientConfig | null; pooled: boolean },
+  inline: boolean,
+): void {
+  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline, pooled, direct });
+}
+
+/** Whether this ORM reaches PostgreSQL through a transaction pooler (see behindPooler). */
+export function isPooled(em: SqlTarget): boolean {
+  return attachedTo(em).pooled;
+}
+
+/** The direct connection of this ORM (DATABASE_DIRECT_URL), for LISTEN; null when it too goes through a pooler (no session to listen on). */
+export function directConfig(em: SqlTarget): pg.ClientConfig | null {
+  return attachedTo(em).direct;
 }
 
 /**
@@ -119,24 +144,41 @@ const param = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undef
  * it has one, else as one autocommit statement on the ORM's node-postgres pool. Rows come back as
  * node-postgres gives them, with the ORM's type parsers (timestamps as strings). `name` makes it a
  * named prepared statement (parsed and planned once per connection): for hot statements whose
- * plan does not depend on the values, such as lookups by key.
+ * plan does not depend on the values, such as lookups by key. Behind a transaction pooler the name
+ * is dropped here, for every caller: a statement prepared on one server connection does not exist
+ * on the next one the pooler hands out, and preparing it again where it does fails ("already
+ * exists"); the unnamed statement of one Parse/Bind/Execute/Sync round is safe there.
  */
 export async function sql<T = Row>(em: SqlTarget, text: string, params: Params = [], name?: string): Promise<T[]> {
   const attached = attachedTo(em);
-  const config = statement(em, attached.inline, text, params, name);
+  const config = statement(em, attached.inline, text, params, attached.pooled ? undefined : name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
-  const result = trx ? await (await trx.client.acquireConnection()).query(config) : await attached.pool.query(config);
+  if (trx) return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
+  const pool = attached.replica && onlyReads(config.text) ? attached.replica : attached.pool;
+  const result = await pool.query(config);
   return result.rows as T[];
 }
 
 /**
  * One autocommit statement whose commit does not wait for the WAL flush (`synchronous_commit =
  * off`): for writes that may be lost in a crash without harm, such as the search log. Never part
- * of a transaction.
+ * of a transaction. Behind a transaction pooler (no per-connection setting survives there) the
+ * setting is made for the statement's own transaction: `SET LOCAL` and the statement, values
+ * inlined, as one simple-protocol message, which PostgreSQL runs as one implicit transaction.
  */
 export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: Params = []): Promise<T[]> {
   const attached = attachedTo(em);
-  return (await attached.relaxed.query(statement(em, attached.inline, text, params))).rows as T[];
+  if (!attached.pooled) return (await attached.relaxed.query(statement(em, attached.inline, text, params))).rows as T[];
+  const inlined = statement(em, true, text, params).text;
+  const results = (await attached.relaxed.query(`set local synchronous_commit = off; ${inlined}`)) as unknown as pg.QueryResult[];
+  return results[results.length - 1].rows as T[];
+}
+
+/** Connections of this ORM's node-postgres pools: in all, idle, and callers waiting for one (for /metrics). */
+export function poolStats(em: SqlTarget): Record<'statements' | 'relaxed', { total: number; idle: number; waiting: number }> {
+  const { pool, relaxed } = attachedTo(em);
+  const of = (p: pg.Pool) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+  return { statements: of(pool), relaxed: of(relaxed) };
 }
 
 /** The pool behind `sqlRelaxed` (shared with the rate limiter on a PostgreSQL server; ended by the ORM's close). */
@@ -144,8 +186,34 @@ export function relaxedPool(em: SqlTarget): pg.Pool {
   return attachedTo(em).relaxed;
 }
 
+/**
+ * A statement target beside `em` (a fresh EntityManager that never holds a transaction) whose
+ * plain reads go to the replica's pool; every other statement still goes to the primary.
+ */
+export function replicaTarget(em: SqlTarget & object, replica: pg.Pool): SqlTarget {
+  pools.set(em, { ...attachedTo(em), replica });
+  return em;
+}
+
+/**
+ * Whether a statement only reads (a SELECT, or a WITH of SELECTs, with no row locks and no function
+ * that writes or notifies): only those may go to a read-only replica.
+ */
+const readOnly = textCache<boolean>(2000);
+export function onlyReads(text: string): boolean {
+  let known = readOnly.get(text);
+  if (known !== undefined) return known;
+  known =
+    /^\s*(select|with)\b/i.test(text) &&
+    !/\b(insert|update|delete|merge|nextval|setval|pg_notify|set_config|pg_advisory\w*|pg_try_advisory\w*|for\s+share|for\s+no\s+key|for\s+key)\b/i.test(
+      text,
+    );
+  readOnly.set(text, known);
+  return known;
+}
+
 function attachedTo(em: SqlTarget) {
-  const attached = pools.get(em.getConnection());
+  const attached = pools.get(em) ?? pools.get(em.getConnection());
   if (!attached) throw new Error('no pool attached to this ORM (open it with openOrm)');
   return attached;
 }

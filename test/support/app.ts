@@ -54,6 +54,8 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     port: 0,
     host: '127.0.0.1',
     databaseUrl: process.env.DATABASE_URL || undefined,
+    // The direct connection of the shared database only when the app runs on it (not on a database of its own).
+    databaseDirectUrl: overrides.databaseUrl ? undefined : process.env.DATABASE_DIRECT_URL || undefined,
     poolMax: Number(process.env.DATABASE_POOL_MAX) || undefined,
     embeddedDump: dump ? new Blob([readFileSync(dump)]) : undefined,
     adminToken,

@@ -21,8 +21,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const url = process.env.DATABASE_URL;
   if (url) {
-    const orm = await openOrm({ clientUrl: url }, 2);
-    await migrate(orm, { clientUrl: url }, true);
+    const direct = { clientUrl: process.env.DATABASE_DIRECT_URL || url };
+    const orm = await openOrm({ clientUrl: url }, 2, direct);
+    await migrate(orm, { clientUrl: url }, true, direct);
     await orm.close();
     project.provide('pgliteDump', '');
     return;

@@ -17,12 +17,23 @@ async function onServer(serverUrl: string, statement: string): Promise<void> {
  * reaches it): its URL and a drop. On the embedded database (no DATABASE_URL): undefined, since every
  * test app has a database of its own there already.
  */
-export async function ownDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> } | undefined> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) return undefined;
+export async function ownDatabase(
+  prefix: string,
+): Promise<{ url: string; directUrl: string; env: Record<string, string>; drop(): Promise<void> } | undefined> {
+  if (!process.env.DATABASE_URL) return undefined;
+  // Created and dropped on the direct connection (DATABASE_DIRECT_URL) when a pooler is in between; the app reaches it as it
+  // reaches the shared one (a pooler whose [databases] has a `*` entry serves any database name).
+  const serverUrl = process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL;
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   await onServer(serverUrl, `create database ${name}`);
-  const url = new URL(serverUrl);
+  const url = new URL(process.env.DATABASE_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => onServer(serverUrl, `drop database if exists ${name} with (force)`) };
+  const direct = new URL(serverUrl);
+  direct.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    directUrl: direct.toString(),
+    env: { DATABASE_URL: url.toString(), DATABASE_DIRECT_URL: direct.toString() },
+    drop: () => onServer(serverUrl, `drop database if exists ${name} with (force)`),
+  };
 }

@@ -21,6 +21,7 @@ import { Migration20261125010000_note_embeddings } from './Migration202611250100
 import { Migration20261126010000_live_review } from './Migration20261126010000_live_review.js';
 import { Migration20261127010000_socket_leases } from './Migration20261127010000_socket_leases.js';
 import { Migration20261128040000_note_access } from './Migration20261128040000_note_access.js';
+import { Migration20261128050000_caller_writes } from './Migration20261128050000_caller_writes.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -46,4 +47,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126010000_live_review', class: Migration20261126010000_live_review },
   { name: 'Migration20261127010000_socket_leases', class: Migration20261127010000_socket_leases },
   { name: 'Migration20261128040000_note_access', class: Migration20261128040000_note_access },
+  { name: 'Migration20261128050000_caller_writes', class: Migration20261128050000_caller_writes },
 ];

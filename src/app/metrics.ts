@@ -1,0 +1,228 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Context } from 'koa';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Middleware } from '../http/middleware.js';
+import { freshEm } from '../db/orm.js';
+import type { ReadRouter } from '../db/replica.js';
+import { poolStats } from '../db/sql.js';
+import { embeddingBacklog, webhookBacklog } from '../store/metrics.js';
+import { DomainError } from '../errors.js';
+import { API_PREFIX } from '../../rest/openapi.js';
+
+/** What the metrics read besides the requests they see. */
+export interface MetricsSources {
+  orm: MikroORM;
+  reads: ReadRouter | null;
+  /** This process's WebSockets (open, not yet through connection_init, admitted). */
+  sockets(): { open: number; unauthenticated: number; admitted: number };
+  /** GraphQL subscriptions open in this process. */
+  subscriptions(): number;
+  /** The REST route table (labels are its route names). */
+  routes: readonly { method: string; path: string; name: string }[];
+}
+
+/** Paths outside the route table that are labelled by themselves; anything else unmatched is `other` (the label set stays small). */
+const FIXED = new Set(['/graphql', '/mcp', '/healthz', '/readyz', '/console', '/docs', '/metrics', '/llms.txt', '/api/v1/openapi.json']);
+
+/** The route table as matchers, for requests answered before the REST router ran (a 401 or 429 from authentication). */
+type RouteMatcher = { method: string; pattern: RegExp; name: string };
+function matchers(routes: readonly { method: string; path: string; name: string }[]): RouteMatcher[] {
+  return routes.map((r) => ({
+    method: r.method,
+    name: r.name,
+    pattern: new RegExp(`^${API_PREFIX}${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
+  }));
+}
+
+function routeLabel(ctx: Context, table: RouteMatcher[]): string {
+  const name = (ctx as unknown as { _matchedRouteName?: string })._matchedRouteName;
+  if (name) return name;
+  if (FIXED.has(ctx.path)) return ctx.path;
+  const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+  return table.find((r) => r.method === method && r.pattern.test(ctx.path))?.name ?? 'other';
+}
+
+/** The ORM's own pool (transactions): tarn's counts, where the driver exposes them. */
+function ormPool(orm: MikroORM): { total: number; idle: number; waiting: number } | null {
+  const connection = orm.em.getConnection() as unknown as { getKnex?(): { client?: { pool?: TarnPool } } };
+  const pool = connection.getKnex?.().client?.pool;
+  if (!pool) return null;
+  return { total: pool.numUsed() + pool.numFree(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
+}
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/**
+ * The Prometheus metrics of one process (prom-client, a registry of its own): requests by route
+ * and status, rate-limit refusals, database pools, the read replica, the embedding and webhook
+ * backlogs, WebSockets and subscriptions, and the process's own (CPU, memory, event loop).
+ */
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  const table = matchers(sources.routes);
+  collectDefaultMetrics({ register: registry, prefix: 'wks_' });
+  const requests = new Counter({
+    name: 'wks_http_requests_total',
+    help: 'HTTP requests answered, by route, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'wks_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const refused = new Counter({
+    name: 'wks_rate_limit_refusals_total',
+    help: 'Requests refused by the rate limit (429), by route.',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  const em = freshEm(sources.orm);
+  new Gauge({
+    name: 'wks_db_pool_connections',
+    help: 'Database pool connections of this process, by pool and state (total, idle, waiting: callers waiting for a connection).',
+    labelNames: ['pool', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const pools: Record<string, { total: number; idle: number; waiting: number } | null> = {
+        ...poolStats(em),
+        transactions: ormPool(sources.orm),
+      };
+      for (const [pool, stats] of Object.entries(pools)) {
+        if (!stats) continue;
+        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ pool, state }, stats[state]);
+      }
+    },
+  });
+  replicaMetrics(registry, sources.reads);
+  backlogMetrics(registry, sources.orm);
+  new Gauge({
+    name: 'wks_websockets',
+    help: 'WebSockets of this process, by state (open, unauthenticated: not yet through connection_init, admitted).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = sources.sockets();
+      for (const state of ['open', 'unauthenticated', 'admitted'] as const) this.set({ state }, stats[state]);
+    },
+  });
+  new Gauge({
+    name: 'wks_graphql_subscriptions',
+    help: 'GraphQL subscriptions open in this process.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptions());
+    },
+  });
+  const observe = (ctx: Context, seconds: number) => {
+    const labels = { route: routeLabel(ctx, table), method: ctx.method, status: String(ctx.status) };
+    requests.inc(labels);
+    duration.observe(labels, seconds);
+    if (ctx.status === 429) refused.inc({ route: labels.route });
+  };
+  return { registry, observe };
+}
+
+function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
+  if (!reads) return;
+  new Gauge({
+    name: 'wks_replica_lag_seconds',
+    help: 'How far the read replica is behind the primary (-1 while it cannot be read).',
+    registers: [registry],
+    collect() {
+      this.set(reads.lagSeconds ?? -1);
+    },
+  });
+  new Gauge({
+    name: 'wks_replica_replay_paused',
+    help: '1 while the replica has WAL replay paused.',
+    registers: [registry],
+    collect() {
+      this.set(reads.replayPaused ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'wks_read_requests_total',
+    help: 'Read requests (REST GETs) by where their reads went: replica, or primary and why (own_write, lag, unavailable).',
+    labelNames: ['target'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [target, n] of Object.entries(reads.routed)) this.inc({ target }, n);
+    },
+  });
+}
+
+function backlogMetrics(registry: Registry, orm: MikroORM): void {
+  const em = freshEm(orm);
+  for (const [queue, read] of [
+    ['embedding', embeddingBacklog],
+    ['webhook', webhookBacklog],
+  ] as const) {
+    let last: Promise<{ depth: number; oldestSeconds: number }> | null = null;
+    // One query per scrape for both gauges of a queue.
+    const once = () => (last ??= read(em).finally(() => setTimeout(() => (last = null), 0)));
+    new Gauge({
+      name: `wks_${queue}_backlog_depth`,
+      help: `Items waiting in the ${queue} queue (all processes).`,
+      registers: [registry],
+      async collect() {
+        this.set((await once()).depth);
+      },
+    });
+    new Gauge({
+      name: `wks_${queue}_backlog_oldest_seconds`,
+      help: `Age of the oldest item waiting in the ${queue} queue (0 when empty).`,
+      registers: [registry],
+      async collect() {
+        this.set((await once()).oldestSeconds);
+      },
+    });
+  }
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Times every request into the metrics (outermost, so it sees the status the error renderer set). */
+export function requestMetrics(metrics: ReturnType<typeof createMetrics>): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      metrics.observe(ctx, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+/**
+ * Serves the metrics at GET /metrics in the Prometheus text format to a scraper presenting
+ * `Authorization: Bearer <METRICS_TOKEN>` (401 envelope otherwise). Without METRICS_TOKEN there is
+ * no /metrics (404 like any unknown path): metrics are never public by default.
+ */
+export function metricsEndpoint(metrics: ReturnType<typeof createMetrics>, token: string | undefined): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== '/metrics' || !token) return next();
+    const header = ctx.get('authorization');
+    if (!header.startsWith('Bearer ') || !sameToken(header.slice(7), token))
+      throw new DomainError('unauthorized', 'GET /metrics needs "Authorization: Bearer <METRICS_TOKEN>".', null, {
+        'WWW-Authenticate': 'Bearer realm="metrics"',
+      });
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw new DomainError('method_not_allowed', `${ctx.method} is not supported here; use GET.`, null, { Allow: 'GET' });
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  };
+}

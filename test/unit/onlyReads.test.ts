@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { lsnValue } from '../../src/db/replica.js';
+import { onlyReads } from '../../src/db/sql.js';
+
+describe('what may go to a read replica (onlyReads)', () => {
+  it('takes plain selects and WITH queries of selects', () => {
+    expect(onlyReads('select * from memory_notes where workspace_id = $1 and path = $2')).toBe(true);
+    expect(onlyReads('  WITH x as (select 1) select * from x')).toBe(true);
+    expect(onlyReads('select updated_at, deleted_at from notes')).toBe(true); // column names that contain verbs
+  });
+
+  it('refuses anything that writes, locks rows, notifies or sets', () => {
+    for (const text of [
+      'update memory_notes set accessed_at = $1 where id = $2 returning *',
+      'insert into search_log values ($1)',
+      'delete from events where id = $1',
+      'with gone as (delete from x returning id) select count(*) from gone',
+      'with up as (update x set a = 1 returning id) select * from up',
+      'select * from x for update',
+      'select * from x for no key update',
+      'select * from x for share',
+      "select pg_notify('c', '')",
+      "select set_config('a', 'b', true)",
+      'select pg_advisory_xact_lock(1)',
+      'select pg_try_advisory_xact_lock(1)',
+      "select nextval('s')",
+      'merge into x using y on true when matched then do nothing',
+    ])
+      expect(onlyReads(text), text).toBe(false);
+  });
+
+  it('compares WAL positions as numbers', () => {
+    expect(lsnValue('0/16B3748') < lsnValue('0/16B3750')).toBe(true);
+    expect(lsnValue('1/0') > lsnValue('0/FFFFFFFF')).toBe(true);
+    expect(lsnValue('A/10')).toBe((10n << 32n) + 16n);
+  });
+});
