@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import TurndownService from 'turndown';
+import { passagesOf } from '../src/search/passages.js';
 import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
@@ -305,8 +306,12 @@ async function main(): Promise<void> {
   try {
     const auth = await evalKey(service.url, admin);
     log('loading the manual through the API …');
+    const loadStarted = performance.now();
     const slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
     await waitForEmbeddings(service.url, auth);
+    // The worker embeds while pages load: from the first page sent to the last passage embedded.
+    const embedSeconds = Math.round((performance.now() - loadStarted) / 1000);
+    const passages = pages.reduce((n, p) => n + passagesOf(p.title, p.markdown).length, 0);
     const results: Record<string, { all: Scores; heldOut: Scores }> = {};
     for (const mode of MODES) {
       await evaluate(service.url, auth, questions.slice(0, 10), slugs, mode); // warm-up (model, caches)
@@ -316,10 +321,13 @@ async function main(): Promise<void> {
     }
     const fusion = await fusionStudy(service.url, auth, questions, slugs);
     printTables(questions, results, fusion);
+    console.log(
+      `\nEmbedding: ${pages.length} pages as ${passages} passages, embedded in ${embedSeconds} s (load and embedding, overlapped).`,
+    );
     mkdirSync('eval-results', { recursive: true });
     writeFileSync(
       'eval-results/search.json',
-      `${JSON.stringify({ pages: pages.length, questions: questions.length, results, fusion }, null, 2)}\n`,
+      `${JSON.stringify({ pages: pages.length, passages, embedSeconds, questions: questions.length, results, fusion }, null, 2)}\n`,
     );
     log('wrote eval-results/search.json');
   } finally {

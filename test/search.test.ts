@@ -292,7 +292,7 @@ describe('portable vector index (exact ranking in process, one cache per process
     const mirror = new Map<number, { vec: number[]; model: string }>();
     const vector = () => Array.from({ length: 16 }, () => Math.random() - 0.5);
     const store = async (id: number, vec: number[], model = 'm1') => {
-      await em.transactional((tx) => writer.store(tx, t.workspace.id, 'article', id, model, vec));
+      await em.transactional((tx) => writer.store(tx, t.workspace.id, 'article', id, model, [{ vector: vec, text: null }]));
       mirror.set(id, { vec, model });
     };
     const cos = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0) / Math.hypot(...a) / Math.hypot(...b);

@@ -11,7 +11,7 @@ import { suggestQueries } from '../search/suggestions.js';
 import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
 import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
-import { fullTextHits, visibleHits, visibleInOrder, type HitRow, type SearchScope } from '../store/search.js';
+import { fullTextHits, visibleHits, visibleInOrder, type HitRow, type RankedItems, type SearchScope } from '../store/search.js';
 import { logSearch as insertSearchLog } from '../store/searchLog.js';
 
 /** Below this cosine similarity a semantic hit is noise. */
@@ -136,16 +136,18 @@ async function hybridSearch(
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
   ]);
   if ('reason' in neighbours) return neighbours;
-  const fullTextRanking = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
+  const fullTextRanking: RankedItems = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
   const semanticRanking = neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [];
   const fused = fuseRankings(fullTextRanking, semanticRanking, (i) => `${i.itemType} ${i.itemId}`);
   const pageItems = fused.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
+  // A hit the embeddings found shows the passage that matched.
+  const passages = new Map(neighbours.map((n) => [`${n.itemType} ${n.itemId}`, n.passage]));
   const rows = await visibleHits(
     ctx.db,
     searcher(scope),
     q,
-    pageItems.map((f) => f.item),
+    pageItems.map(({ item }) => ({ ...item, passage: passages.get(`${item.itemType} ${item.itemId}`) ?? null })),
     0,
     size,
   );

@@ -21,8 +21,8 @@ export interface SearchScope {
   seeRestricted: boolean;
 }
 
-/** Items in some order, by type and id. */
-export type RankedItems = { itemType: ItemType; itemId: number }[];
+/** Items in some order, by type and id; `passage`: the passage that matched (its Markdown is the hit's snippet). */
+export type RankedItems = { itemType: ItemType; itemId: number; passage?: number | null }[];
 
 const FULL_TEXT_QUERY = `websearch_to_tsquery('english', :q)`;
 
@@ -108,7 +108,9 @@ function visibleItems(extra: { article: string; changelog: string } = { article:
 
 /**
  * In one statement: which of `items` (in their order) this key may see, how many, and from
- * `offset` the next `size` with titles, slugs and snippets.
+ * `offset` the next `size` with titles, slugs and snippets: of the passage that matched where an
+ * item has one (still stored: a passage replaced meanwhile gives the item's text instead), else
+ * of the item's Markdown.
  */
 export function visibleHits(
   db: SqlTarget,
@@ -120,16 +122,19 @@ export function visibleHits(
 ): Promise<(HitRow & { ord: string; visible: number })[]> {
   return sql<HitRow & { ord: string; visible: number }>(
     db,
-    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord)),
-     visible as (${visibleItems({ article: ', a.slug, a.title, a.markdown', changelog: ', null, c.title, c.markdown' })}),
+    `with n as (select * from unnest(:types::text[], :ids::int[], :passages::int[]) with ordinality as n(type, id, passage, ord)),
+     visible as (${visibleItems({ article: ', n.passage, a.slug, a.title, a.markdown', changelog: ', n.passage, null, c.title, c.markdown' })}),
      page as (select * from visible order by ord offset :offset limit :size)
      select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
-            ${headlineSql('p.markdown', "websearch_to_tsquery('english', :q)")} as snippet,
+            ${headlineSql('coalesce(e.passage_text, p.markdown)', "websearch_to_tsquery('english', :q)")} as snippet,
             (select count(*) from visible)::int as visible
-       from page p order by p.ord`,
+       from page p
+       left join embeddings e on p.passage is not null and e.item_type = p.type and e.item_id = p.id and e.passage = p.passage
+      order by p.ord`,
     {
       types: pgArray(items.map((n) => n.itemType)),
       ids: pgArray(items.map((n) => n.itemId)),
+      passages: `{${items.map((n) => n.passage ?? 'NULL').join(',')}}`,
       workspace: who.workspaceId,
       see_restricted: who.seeRestricted,
       offset,
