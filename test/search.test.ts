@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder, embedderFromEnv } from '../src/search/embedder.js';
+import { fullTextCap } from '../src/search/fullTextCap.js';
 import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { startEmbeddingsEndpoint } from './support/embedders.js';
@@ -254,8 +255,8 @@ describe('embedding worker with an HTTP embedder', () => {
       expect(found.headers.get('x-search-ranking')).toBe('semantic');
       expect(found.body.map((h: { slug: string }) => h.slug)).toEqual(['password-reset']);
       expect(new Set(endpoint.state.authorizations)).toEqual(new Set(['Bearer emb-test-key']));
-      // The encoder reads the article as a reader would, without Markdown's marks.
-      expect(endpoint.state.inputs).toContain('Password reset Steps Request a reset link in Settings.');
+      // The encoder reads each passage as a reader would, without Markdown's marks, under the title and its heading.
+      expect(endpoint.state.inputs).toContain('Password reset: Steps. Request a reset link in Settings.');
       // With nothing pending, an endpoint that fails a (new) query is "unavailable", never a 500.
       endpoint.state.healthy = false;
       const down = await ask('reset');
@@ -280,6 +281,74 @@ describe('embedding worker with an HTTP embedder', () => {
     } finally {
       await remote.close();
     }
+  });
+});
+
+describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
+  /** Runs `body` with the cap set (read per search, so this test's process sees it at once). */
+  async function withCap<T>(cap: string, body: () => Promise<T>): Promise<T> {
+    const before = process.env.SEARCH_FULLTEXT_CAP;
+    process.env.SEARCH_FULLTEXT_CAP = cap;
+    try {
+      return await body();
+    } finally {
+      if (before === undefined) delete process.env.SEARCH_FULLTEXT_CAP;
+      else process.env.SEARCH_FULLTEXT_CAP = before;
+    }
+  }
+
+  it('answers a query matching no more than the cap exactly; one matching more over titles first, and says so', async () => {
+    const t = await tenant(app);
+    // 10 articles say "quokka" (as many as the cap), 14 say "zephyr": 3 in the title, 11 only in the body (1–11 times).
+    await docs(t, [
+      ...Array.from({ length: 10 }, (_, i): [string, string] => [`Animals ${i}`, `${'quokka '.repeat(i + 1)}lives on an island.`]),
+      ...Array.from({ length: 3 }, (_, i): [string, string] => [`Zephyr guide ${i}`, 'A gentle wind.']),
+      ...Array.from({ length: 11 }, (_, i): [string, string] => [`Weather ${i}`, `${'zephyr '.repeat(i + 1)}from the west.`]),
+    ]);
+    const exact = await withCap('1000000', () => search(t, 'q=quokka&limit=20'));
+    const capped = await withCap('10', () => search(t, 'q=quokka&limit=20'));
+    expect(capped.status).toBe(200);
+    expect(capped.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(capped.body).toEqual(exact.body);
+    expect(capped.body).toHaveLength(10);
+
+    const all = await withCap('1000000', () => search(t, 'q=zephyr&limit=20'));
+    expect(all.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(all.body).toHaveLength(14);
+    const bounded = await withCap('10', () => search(t, 'q=zephyr&limit=20'));
+    expect(bounded.status).toBe(200);
+    expect(bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    const titles = bounded.body.map((h: { title: string }) => h.title);
+    // Ten candidates: the three title matches first, then seven body matches, ranked by ts_rank.
+    expect(titles).toHaveLength(10);
+    expect(titles.slice(0, 3).sort()).toEqual(['Zephyr guide 0', 'Zephyr guide 1', 'Zephyr guide 2']);
+    const scores = bounded.body.map((h: { score: number }) => h.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    const allTitles = new Set(all.body.map((h: { title: string }) => h.title));
+    for (const title of titles) expect(allTitles.has(title)).toBe(true);
+    // Pages keep the bounded ranking and end at the cap.
+    const first = await withCap('10', () => search(t, 'q=zephyr&limit=6'));
+    expect(first.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toBeTruthy();
+    const second = await withCap('10', () => app.api('GET', next!, { key: t.key }));
+    expect(second.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    expect([...first.body, ...second.body].map((h: { title: string }) => h.title)).toEqual(titles);
+    expect(second.headers.get('link') ?? '').not.toMatch(/rel="next"/);
+
+    const gql = await withCap('10', () =>
+      app.gql('query { search(workspace: "-", q: "zephyr", limit: 20) { ranking items { title } } }', {}, t.key),
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data.search.ranking).toBe('fulltext_bounded');
+    expect(gql.data.search.items.map((h: { title: string }) => h.title)).toEqual(titles);
+  });
+
+  it('refuses a cap that is not an integer from 10 to 1,000,000, naming the setting', () => {
+    for (const bad of ['9', 'many', '2.5', '1000001'])
+      expect(() => fullTextCap({ SEARCH_FULLTEXT_CAP: bad })).toThrow(/SEARCH_FULLTEXT_CAP/);
+    expect(fullTextCap({})).toBe(3000);
+    expect(fullTextCap({ SEARCH_FULLTEXT_CAP: '50' })).toBe(50);
   });
 });
 
