@@ -299,11 +299,13 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
 
   it('answers a query matching no more than the cap exactly; one matching more over titles first, and says so', async () => {
     const t = await tenant(app);
-    // 10 articles say "quokka" (as many as the cap), 14 say "zephyr": 3 in the title, 11 only in the body (1–11 times).
+    // 10 articles say "quokka" (as many as the cap), 15 say "zephyr": 3 in the title, 1 in a heading, 11 only in the body (1–11 times).
     await docs(t, [
       ...Array.from({ length: 10 }, (_, i): [string, string] => [`Animals ${i}`, `${'quokka '.repeat(i + 1)}lives on an island.`]),
       ...Array.from({ length: 3 }, (_, i): [string, string] => [`Zephyr guide ${i}`, 'A gentle wind.']),
       ...Array.from({ length: 11 }, (_, i): [string, string] => [`Weather ${i}`, `${'zephyr '.repeat(i + 1)}from the west.`]),
+      // Written last, so the index order of the body matches alone would leave it out.
+      ['Climate', '## Zephyr season\n\nMild.'],
     ]);
     const exact = await withCap('1000000', () => search(t, 'q=quokka&limit=20'));
     const capped = await withCap('10', () => search(t, 'q=quokka&limit=20'));
@@ -314,14 +316,15 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
 
     const all = await withCap('1000000', () => search(t, 'q=zephyr&limit=20'));
     expect(all.headers.get('x-search-ranking')).toBe('fulltext');
-    expect(all.body).toHaveLength(14);
+    expect(all.body).toHaveLength(15);
     const bounded = await withCap('10', () => search(t, 'q=zephyr&limit=20'));
     expect(bounded.status).toBe(200);
     expect(bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
     const titles = bounded.body.map((h: { title: string }) => h.title);
-    // Ten candidates: the three title matches first, then seven body matches, ranked by ts_rank.
+    // Ten candidates: the three title matches, the heading match, then six body matches, ranked by ts_rank.
     expect(titles).toHaveLength(10);
     expect(titles.slice(0, 3).sort()).toEqual(['Zephyr guide 0', 'Zephyr guide 1', 'Zephyr guide 2']);
+    expect(titles).toContain('Climate');
     const scores = bounded.body.map((h: { score: number }) => h.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     const allTitles = new Set(all.body.map((h: { title: string }) => h.title));

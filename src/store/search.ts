@@ -26,23 +26,45 @@ export type RankedItems = { itemType: ItemType; itemId: number; passage?: number
 
 const FULL_TEXT_QUERY = `websearch_to_tsquery('english', :q)`;
 const TITLE_MATCHES = (t: string) => `to_tsvector('english'::regconfig, ${t}.title) @@ ${FULL_TEXT_QUERY}`;
+/** Any word of the query (`:any_q`, see anyWord), in the title or in a heading (the GIN indexes of the passages migration). */
+const ANY_WORD = `websearch_to_tsquery('english', :any_q)`;
+const TITLE_HAS_ANY = (t: string) => `to_tsvector('english'::regconfig, ${t}.title) @@ ${ANY_WORD}`;
+/** A document's Markdown headings (its lines that start with `#`), exactly as the expression indexes of the passages migration have them. */
+export const HEADINGS = (t: string) => `to_tsvector('english'::regconfig, regexp_replace(${t}.markdown, '^[^#].*$', '', 'gn'))`;
+const HEADING_HAS_ANY = (t: string) => `${HEADINGS(t)} @@ ${ANY_WORD}`;
+
+/** A websearch query for any word of `q` (its words that are not excluded, joined by `or`). */
+export function anyWord(q: string): string {
+  const words = q
+    .replace(/"/g, ' ')
+    .split(/\s+/)
+    .filter((w) => w && !w.startsWith('-') && w.toLowerCase() !== 'or');
+  return words.join(' or ');
+}
 
 /**
- * SQL: the articles and published entries of `:workspace` that `where` admits with their ts_rank
- * and `extra` columns (`t` is the table's alias), best first unless `unordered`.
+ * SQL: the (type, id, `part`) of up to `:cap` articles and published entries this key may see that
+ * match the query and `where` (no ranking: the bounded ranking's candidates of one tier).
  */
-const fullTextMatches = (
-  where: (table: 'a' | 'c') => string,
-  options: { unordered?: boolean; extra?: (table: 'a' | 'c') => string } = {},
-) => {
+const candidateIds = (part: number, where: (table: 'a' | 'c') => string) => `(
+       select 'article' as type, a.id as item_id, ${part} as part
+         from articles a join sections s on s.id = a.section_id
+        where ${where('a')} and a.search @@ ${FULL_TEXT_QUERY} and a.workspace_id = :workspace and a.status <> 'ARCHIVED'
+          and ${articleVisible('a', 's', ':see_restricted')}
+       union all
+       select 'changelog', c.id, ${part} from changelog_entries c
+        where ${where('c')} and c.search @@ ${FULL_TEXT_QUERY} and c.workspace_id = :workspace and c.status = 'published'
+       limit :cap)`;
+
+/** SQL: the articles and published entries of `:workspace` that `where` admits with their ts_rank, best first unless `unordered`. */
+const fullTextMatches = (where: (table: 'a' | 'c') => string, options: { unordered?: boolean } = {}) => {
   const query = FULL_TEXT_QUERY;
-  const extra = options.extra ?? (() => '');
   return `
-       select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug${extra('a')}
+       select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
          from articles a join sections s on s.id = a.section_id
         where ${where('a')} and a.workspace_id = :workspace and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
        union all
-       select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null${extra('c')}
+       select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
          from changelog_entries c
         where ${where('c')} and c.workspace_id = :workspace and c.status = 'published'
        ${options.unordered ? '' : 'order by score desc, title, slug, item_id'}`;
@@ -62,11 +84,14 @@ export type FullTextRow = HitRow & { bounded: boolean };
  *    alone (a small GIN index on the titles) instead of ranking every matching document.
  * 2. A query matching at most `cap` documents (this key may see) is ranked exactly: every match.
  * 3. A query matching more is ranked over a bounded candidate set (`bounded` is then true on
- *    every row): the documents whose title matches come first, then documents whose body matches,
- *    in the order the index gives them, up to `cap` in all; those are ranked by ts_rank. Ranking
- *    every match of a common word costs ~150 ms at 100,000 articles; the title matches carry the
- *    highest scores, so the page changes little (measured by `npm run eval:search`, which forces
- *    the cap down to 50). Pages end at the cap.
+ *    every row), chosen by this rule: of the documents that match the query, first those whose
+ *    title matches it, then those whose title holds any of its words, then those whose headings
+ *    hold any of its words, then the rest in the order the index gives them, up to `cap` in all;
+ *    those are ranked by ts_rank. Each tier is one GIN index lookup (titles; headings: the
+ *    expression indexes of the passages migration) cut at the cap, so the cost no longer grows
+ *    with the number of matches (ranking every match of a common word took ~150 ms at 100,000
+ *    articles). `npm run eval:search` checks the rule by forcing the cap down to 50. Pages end
+ *    at the cap.
  *
  * The tsquery is written inline (not in a CTE) so the planner sees its value: a common word is
  * then a sequential scan, a rare one the GIN index, and a query of several words drops the
@@ -81,6 +106,7 @@ export function fullTextHits(
   const { q, size, offset, snippets, cap } = args;
   const query = FULL_TEXT_QUERY;
   const shortcut = '(select count(*) from title_hits) >= :needed';
+  const bounded = `not ${shortcut} and (select n from matched) > :cap`;
   return sql<FullTextRow>(
     db,
     `with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and ${TITLE_MATCHES(t)}`)} limit :needed),
@@ -92,11 +118,15 @@ export function fullTextHits(
          limit :page_and_one offset :offset)
        union all
        (select type, item_id, score, title, slug, true from (
-          select * from (
-            (${fullTextMatches((t) => `not ${shortcut} and (select n from matched) > :cap and ${TITLE_MATCHES(t)}`, { unordered: true, extra: () => ', 0 as part' })} limit :cap)
-            union all
-            (${fullTextMatches((t) => `not ${shortcut} and (select n from matched) > :cap and ${t}.search @@ ${query} and not ${TITLE_MATCHES(t)}`, { unordered: true, extra: () => ', 1 as part' })} limit :cap)
-          ) parts order by part limit :cap) candidates
+          select c.type, c.item_id, ts_rank(coalesce(a.search, e.search), ${query}) as score, coalesce(a.title, e.title) as title, a.slug
+            from (select type, item_id from (
+                    ${candidateIds(0, (t) => `${bounded} and ${TITLE_MATCHES(t)}`)}
+                    union all ${candidateIds(1, (t) => `${bounded} and ${TITLE_HAS_ANY(t)}`)}
+                    union all ${candidateIds(2, (t) => `${bounded} and ${HEADING_HAS_ANY(t)}`)}
+                    union all ${candidateIds(3, () => bounded)}) tiers
+                   group by type, item_id order by min(part), type, item_id limit :cap) c
+            left join articles a on c.type = 'article' and a.id = c.item_id
+            left join changelog_entries e on c.type = 'changelog' and e.id = c.item_id) candidates
          order by score desc, title, slug, item_id limit :page_and_one offset :offset)),
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
      select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score, h.bounded,
@@ -116,6 +146,7 @@ export function fullTextHits(
       size,
       snippets,
       cap,
+      any_q: anyWord(q),
     },
   );
 }

@@ -7,6 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * Items embedded before are queued again, so they get their passages. Where pgvector is enabled,
  * the HNSW search returns up to `hnsw.ef_search` rows, and a document is ranked by its best
  * passage among them: the default (40) would leave a handful of documents, so it is raised.
+ * GIN indexes on documents' headings serve full text's bounded ranking (see fullTextHits).
  */
 export class Migration20261128030000_passages extends Migration {
   override up(): void {
@@ -19,6 +20,11 @@ export class Migration20261128030000_passages extends Migration {
        select "item_type", "item_id", "workspace_id", now(), null, 0 from "embeddings" where "item_type" in ('article', 'changelog', 'note')
        on conflict ("item_type", "item_id") do nothing;`,
     );
+    // Full text's bounded ranking takes documents whose headings hold a word of the query among its first candidates.
+    for (const table of ['articles', 'changelog_entries'])
+      this.addSql(
+        `create index if not exists "${table}_headings_search_idx" on "${table}" using gin (to_tsvector('english'::regconfig, regexp_replace(markdown, '^[^#].*$', '', 'gn')));`,
+      );
     this.addSql(`do $$ begin
       if exists (select 1 from pg_extension where extname = 'vector') then
         execute format('alter database %I set hnsw.ef_search = 1000', current_database());
@@ -29,6 +35,8 @@ export class Migration20261128030000_passages extends Migration {
   }
 
   override down(): void {
+    this.addSql('drop index if exists "articles_headings_search_idx";');
+    this.addSql('drop index if exists "changelog_entries_headings_search_idx";');
     this.addSql('delete from "embeddings" where "passage" > 0;');
     this.addSql('alter table "embeddings" drop constraint "embeddings_pkey";');
     this.addSql('alter table "embeddings" add constraint "embeddings_pkey" primary key ("item_type", "item_id");');
