@@ -350,7 +350,8 @@ async function main(): Promise<void> {
     OUTBOUND_ALLOW_LOOPBACK: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: `./eval-results/data-${Date.now()}` }),
   };
-  const service = await spawnService({ ...env, EMBEDDINGS: fullTextOnly ? 'off' : 'local' });
+  // EVAL_EMBEDDINGS: another embedder to compare (e.g. `glove`), as EMBEDDINGS names it.
+  const service = await spawnService({ ...env, EMBEDDINGS: fullTextOnly ? 'off' : (process.env.EVAL_EMBEDDINGS ?? 'local') });
   let stopped = false;
   try {
     const auth = await evalKey(service.url, admin);
