@@ -26,18 +26,14 @@ function load() {
 function embed(text) {
   const { out, dims } = table;
   const sum = new Float32Array(dims);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+(?:['_-][a-z0-9]+)*/g) ?? []) {
-    const entry = out.get(word) ?? (word.includes('_') ? null : undefined);
-    if (!entry) {
-      // snake_case names (configuration parameters) read as their words.
-      if (word.includes('_') || word.includes('-'))
-        for (const part of word.split(/[_-]/)) {
-          const e = out.get(part);
-          if (e) for (let i = 0; i < dims; i++) sum[i] += e[0][i] * e[1];
-        }
-      continue;
-    }
+  const add = (entry) => {
     for (let i = 0; i < dims; i++) sum[i] += entry[0][i] * entry[1];
+  };
+  for (const word of text.toLowerCase().match(/[a-z0-9]+(?:['_-][a-z0-9]+)*/g) ?? []) {
+    const entry = out.get(word);
+    if (entry) add(entry);
+    // A word the vectors lack, such as a snake_case setting name, reads as its parts.
+    else for (const part of word.split(/[_'-]/)) if (out.has(part)) add(out.get(part));
   }
   return Array.from(sum);
 }
