@@ -404,6 +404,35 @@ describe('portable vector index (exact ranking in process, one cache per process
     expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(moved);
     expect((await check(probe, 1, 'm2'))[0].itemId).toBe(moved);
   });
+
+  it('ranks an item by its best passage, and a re-embedded item by its new passages only', async () => {
+    const t = await tenant(app);
+    const em = freshEm(app.server.orm);
+    const [writer, reader] = [await VectorIndex.open(em, { portable: true }), await VectorIndex.open(em, { portable: true })];
+    const axis = (i: number) => Array.from({ length: 8 }, (_, j) => (j === i ? 1 : 0));
+    const store = (id: number, vectors: number[][]) =>
+      em.transactional((tx) =>
+        writer.store(
+          tx,
+          t.workspace.id,
+          'article',
+          id,
+          'mp',
+          vectors.map((vector, i) => ({ vector, text: `passage ${i}` })),
+        ),
+      );
+    const base = 2_000_000 + 1000 * Math.floor(Math.random() * 1_000_000);
+    await store(base, [axis(0), axis(1), axis(2)]); // its third passage points along axis 2
+    await store(base + 1, [axis(3)]);
+    const near = (q: number[]) => reader.nearest(em, t.workspace.id, ['article'], q, 'mp', 2);
+    expect((await near(axis(2)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 2, similarity: expect.closeTo(1, 5) });
+    // Re-embedded with one passage (the text changed): the old third passage no longer ranks, in the other process's cache too.
+    await store(base, [axis(4)]);
+    const after = await near(axis(2));
+    expect(after.find((n) => n.itemId === base)?.similarity ?? 0).toBeCloseTo(0, 5);
+    expect((await near(axis(4)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 0, similarity: expect.closeTo(1, 5) });
+    expect((await near(axis(3)))[0].itemId).toBe(base + 1);
+  });
 });
 
 describe('content gaps (21)', () => {
