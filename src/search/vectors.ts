@@ -5,9 +5,10 @@ import {
   bumpStamp,
   hasPendingEmbeddings,
   hasVectorColumn,
+  widenVectorSearch,
   nearestByVector,
   readStamp,
-  upsertEmbedding,
+  replaceEmbedding,
   vectorsOfModel,
   vectorsSince,
   type ItemType,
@@ -30,27 +31,38 @@ export function onEmbeddingWork(listener: () => void): () => void {
   return () => signal.off('work', listener);
 }
 
+/** An item near a query: its best passage and that passage's similarity (a document ranks by its best passage). */
 export interface Neighbour {
   itemType: ItemType;
   itemId: number;
+  passage: number;
   similarity: number;
 }
 
+/** A row of the cached matrix: one passage of an item. */
 interface Entry {
   itemType: ItemType;
   itemId: number;
+  passage: number;
+}
+
+/** A passage to store: its vector and the Markdown it covers (null for a question). */
+export interface PassageVector {
+  vector: number[];
+  text: string | null;
 }
 
 /**
- * A workspace's vectors of one model in process: only one copy, as unit vectors (cosine similarity
- * is then a dot product) in the rows of one contiguous matrix; row r is entries[r].
+ * A workspace's passage vectors of one model in process: only one copy, as unit vectors (cosine
+ * similarity is then a dot product) in the rows of one contiguous matrix; row r is entries[r], an
+ * item's passages in consecutive rows, items starting at the rows of `starts` (and one past the end).
  */
 interface CachedWorkspace {
   /** The workspace's EmbeddingStamp when read (bigints as text). */
   revision: string;
   removals: string;
   entries: Entry[];
-  rows: Map<string, number>;
+  starts: Int32Array;
   matrix: DotMatrix | null;
 }
 
@@ -61,11 +73,16 @@ function cacheOf(revision: string, removals: string, pairs: [Entry, Float32Array
   const dim = pairs[0]?.[1].length;
   const kept = pairs.filter(([, v]) => v.length === dim);
   const entries = kept.map(([e]) => e);
+  const starts: number[] = [];
+  entries.forEach((e, i) => {
+    if (i === 0 || e.itemId !== entries[i - 1].itemId || e.itemType !== entries[i - 1].itemType) starts.push(i);
+  });
+  starts.push(entries.length);
   return {
     revision,
     removals,
     entries,
-    rows: new Map(entries.map((e, i) => [itemKey(e.itemType, e.itemId), i])),
+    starts: Int32Array.from(starts),
     matrix: dim
       ? new DotMatrix(
           kept.map(([, v]) => v),
@@ -86,13 +103,23 @@ function normalize(vec: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** Exact top-`limit` by dot product: every row scored (SIMD), then one pass keeping the best few. */
+/**
+ * Exact top-`limit` items by their best passage: every row scored (SIMD), each item's best row
+ * found in one pass over its consecutive rows, then one pass keeping the best few items.
+ */
 function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, limit: number): Neighbour[] {
   const scores = cached.matrix.score(q);
+  const { starts } = cached;
   const bestSim: number[] = [];
   const bestRow: number[] = [];
-  for (let row = 0; row < scores.length; row++) {
-    const dot = scores[row];
+  for (let item = 0; item + 1 < starts.length; item++) {
+    let row = starts[item];
+    let dot = scores[row];
+    for (let r = row + 1; r < starts[item + 1]; r++)
+      if (scores[r] > dot) {
+        dot = scores[r];
+        row = r;
+      }
     if (bestSim.length === limit && dot <= bestSim[limit - 1]) continue;
     let at = bestSim.length;
     while (at > 0 && bestSim[at - 1] < dot) at--;
@@ -103,7 +130,10 @@ function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, 
       bestRow.pop();
     }
   }
-  return bestRow.map((row, i) => ({ itemType: cached.entries[row].itemType, itemId: cached.entries[row].itemId, similarity: bestSim[i] }));
+  return bestRow.map((row, i) => {
+    const e = cached.entries[row];
+    return { itemType: e.itemType, itemId: e.itemId, passage: e.passage, similarity: bestSim[i] };
+  });
 }
 
 /** Vector to float32 bytes and back (the portable storage format). */
@@ -129,25 +159,34 @@ export class VectorIndex {
   /** Detects whether the search migration could add the pgvector column (`portable` ignores it). */
   static async open(em: EntityManager, options: { portable?: boolean } = {}): Promise<VectorIndex> {
     if (options.portable) return new VectorIndex(false);
-    return new VectorIndex(await hasVectorColumn(em));
+    const pgvector = await hasVectorColumn(em);
+    // The embedded database serves every connection from one session: the setting holds for all of them.
+    if (pgvector) await widenVectorSearch(em);
+    return new VectorIndex(pgvector);
   }
 
-  /** Stores an item's vector; call inside a transaction (the stamp row stays locked until commit). */
-  async store(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number, model: string, vec: number[]): Promise<void> {
+  /**
+   * Replaces an item's passages (a question: one) by these; call inside a transaction (the stamp
+   * row stays locked until commit, and the old passages go in it).
+   */
+  async store(
+    em: EntityManager,
+    workspaceId: string,
+    itemType: ItemType,
+    itemId: number,
+    model: string,
+    passages: PassageVector[],
+  ): Promise<void> {
     const revision = await bumpStamp(em, workspaceId);
-    const withVector = this.pgvector && vec.length === 512;
-    await upsertEmbedding(em, {
-      itemType,
-      itemId,
-      workspaceId,
-      model,
-      bytes: toBytes(vec),
-      vector: withVector ? `[${vec.join(',')}]` : null,
-      revision,
-    });
+    const stored = passages.map((p) => ({
+      bytes: toBytes(p.vector),
+      vector: this.pgvector && p.vector.length === 512 ? `[${p.vector.join(',')}]` : null,
+      text: p.text,
+    }));
+    await replaceEmbedding(em, { itemType, itemId, workspaceId, model, revision }, stored);
   }
 
-  /** The `limit` nearest items of the given types in a workspace, most similar first. */
+  /** The `limit` nearest items of the given types in a workspace, each by its best passage, most similar first. */
   async nearest(
     em: SqlTarget,
     workspaceId: string,
@@ -162,8 +201,9 @@ export class VectorIndex {
     const query = await queryVector;
     if (this.pgvector && query.length === 512) {
       const vector = `[${query.join(',')}]`;
-      const rows = await nearestByVector(em, workspaceId, types, model, vector, limit);
-      return rows.map((r) => ({ itemType: r.item_type, itemId: r.item_id, similarity: Number(r.similarity) }));
+      // Passages, not items, come out of the index: enough of them that `limit` items are among them.
+      const rows = await nearestByVector(em, workspaceId, types, model, vector, limit, Math.min(1000, Math.max(200, limit * 8)));
+      return rows.map((r) => ({ itemType: r.item_type, itemId: r.item_id, passage: r.passage, similarity: Number(r.similarity) }));
     }
     const cached = await (loading ?? this.load(em, workspaceId, types, model));
     if (limit <= 0 || !cached.matrix || cached.matrix.dim !== query.length) return [];
@@ -199,21 +239,18 @@ export class VectorIndex {
       fresh = cacheOf(
         revision,
         removals,
-        rows.map((r) => [{ itemType: r.item_type, itemId: r.item_id }, unit(r)]),
+        rows.map((r) => [{ itemType: r.item_type, itemId: r.item_id, passage: r.passage }, unit(r)]),
       );
     } else {
-      // Unchanged rows are copied from the old matrix; changed ones replaced; other-model ones dropped.
-      const changed = new Map<string, [Entry, Float32Array | null]>(
-        rows.map((r) => [
-          itemKey(r.item_type, r.item_id),
-          [{ itemType: r.item_type, itemId: r.item_id }, r.model === model ? unit(r) : null],
-        ]),
-      );
+      // An item that changed comes back with all its passages (they are replaced together, under one
+      // revision): its old rows are dropped, the unchanged items' rows copied from the old matrix,
+      // and the changed ones of this model appended (other-model ones dropped).
+      const changed = new Set(rows.map((r) => itemKey(r.item_type, r.item_id)));
       const pairs: [Entry, Float32Array][] = [];
       cached.entries.forEach((e, i) => {
         if (!changed.has(itemKey(e.itemType, e.itemId))) pairs.push([e, cached.matrix!.row(i)]);
       });
-      for (const [e, v] of changed.values()) if (v) pairs.push([e, v]);
+      for (const r of rows) if (r.model === model) pairs.push([{ itemType: r.item_type, itemId: r.item_id, passage: r.passage }, unit(r)]);
       fresh = cacheOf(revision, removals, pairs);
     }
     if (this.cache.size >= 200 && !cached) this.cache.delete(this.cache.keys().next().value!);

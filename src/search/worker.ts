@@ -4,11 +4,15 @@ import { freshEm } from '../db/orm.js';
 import { PollingLoop } from '../jobs.js';
 import { claimQueued, dequeueEmbedded, textsToEmbed, type ClaimedItem } from '../store/embeddings.js';
 import type { Embedder } from './embedder.js';
+import { passagesOf, type Passage } from './passages.js';
 import { onEmbeddingWork, type ItemType, type Neighbour, type VectorIndex } from './vectors.js';
 
+/** Items claimed per pass, and passages per call of the embedder (a long document has many). */
 const BATCH = 32;
+const EMBED_BATCH = 64;
 const CLAIM_SECONDS = 120;
-const MAX_CHARS = 2000; // the sentence encoder is for short text: title + the beginning is enough
+/** A question is embedded whole, up to this many characters (the sentence encoder is for short text). */
+const QUESTION_CHARS = 2000;
 
 /** An unanswered question (a content-gap report or a zero-result search) and its vector, as the worker hands it on. */
 export interface QuestionToCluster {
@@ -74,18 +78,21 @@ export class EmbeddingWorker {
     if (!claimed.length) return 0;
     const texts = await this.texts(em, claimed);
     const work = claimed.filter((c) => texts.has(key(c)));
-    const vectors = work.length ? await this.embedder.embed(work.map((c) => texts.get(key(c))!)) : [];
+    const vectors = await this.embedAll(work.flatMap((c) => texts.get(key(c))!.map((p) => p.embed)));
     await em.transactional(async (tx) => {
-      for (let i = 0; i < work.length; i++) {
-        const item = work[i];
-        await this.index.store(tx, item.workspace_id, item.item_type, item.item_id, this.embedder.model, vectors[i]);
+      let at = 0;
+      for (const item of work) {
+        const passages = texts.get(key(item))!;
+        const stored = passages.map((p, i) => ({ vector: vectors[at + i], text: p.source || null }));
+        at += passages.length;
+        await this.index.store(tx, item.workspace_id, item.item_type, item.item_id, this.embedder.model, stored);
         if (item.item_type === 'gap' || item.item_type === 'search') {
           const question = {
             workspaceId: item.workspace_id,
             itemType: item.item_type,
             itemId: item.item_id,
-            text: texts.get(key(item))!,
-            vector: vectors[i],
+            text: passages[0].embed,
+            vector: stored[0].vector,
           };
           await this.onQuestion(tx, question, (vec) => this.index.nearest(tx, item.workspace_id, ['article'], vec, this.embedder.model, 1));
         }
@@ -98,38 +105,30 @@ export class EmbeddingWorker {
     return claimed.length;
   }
 
-  /** The text to embed per claimed item (items deleted meanwhile are simply dropped). */
-  private async texts(em: ReturnType<MikroORM['em']['fork']>, claimed: ClaimedItem[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    const load = async (type: ItemType, readable: (text: string) => string = (t) => t) => {
-      if (!claimed.some((c) => c.item_type === type)) return;
-      const ids = claimed.filter((c) => c.item_type === type).map((c) => c.item_id);
-      for (const row of await textsToEmbed(em, type, ids)) out.set(`${type}:${row.id}`, readable(row.text).slice(0, MAX_CHARS));
-    };
-    await load('article', withoutMarkup);
-    await load('changelog', withoutMarkup);
-    await load('gap');
-    await load('search');
-    await load('note');
+  /** Vectors of `texts`, in order, EMBED_BATCH texts per call of the embedder. */
+  private async embedAll(texts: string[]): Promise<number[][]> {
+    const out: number[][] = [];
+    for (let i = 0; i < texts.length; i += EMBED_BATCH) out.push(...(await this.embedder.embed(texts.slice(i, i + EMBED_BATCH))));
     return out;
   }
-}
 
-/**
- * Markdown as a reader sees it, for the sentence encoder: no heading marks, emphasis, code ticks,
- * table bars, escapes, link targets or images; whitespace collapsed. Measured by
- * `npm run eval:search` on its tuning questions: semantic recall@5 0.221 -> 0.240 over the raw
- * Markdown (the same at 600 and 2,000 characters: the encoder reads the beginning only).
- */
-export function withoutMarkup(markdown: string): string {
-  return markdown
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\\([\\`*_{}[\]()#+\-.!|])/g, '$1')
-    .replace(/[*`]+/g, '')
-    .replace(/[#_>|]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  /**
+   * The passages to embed per claimed item (items deleted meanwhile are simply dropped): a
+   * document's (article, changelog entry, memory note) as passagesOf cuts it, a question's whole.
+   */
+  private async texts(em: ReturnType<MikroORM['em']['fork']>, claimed: ClaimedItem[]): Promise<Map<string, Passage[]>> {
+    const out = new Map<string, Passage[]>();
+    for (const type of ['article', 'changelog', 'note', 'gap', 'search'] as ItemType[]) {
+      const ids = claimed.filter((c) => c.item_type === type).map((c) => c.item_id);
+      if (!ids.length) continue;
+      for (const row of await textsToEmbed(em, type, ids))
+        out.set(
+          `${type}:${row.id}`,
+          row.body === null ? [{ embed: row.title.slice(0, QUESTION_CHARS), source: '' }] : passagesOf(row.title, row.body),
+        );
+    }
+    return out;
+  }
 }
 
 const key = (c: { item_type: string; item_id: number }) => `${c.item_type}:${c.item_id}`;

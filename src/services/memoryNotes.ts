@@ -335,11 +335,14 @@ export async function searchNotes(
               String,
             );
       const pageItems = ranked.slice(offset, offset + size);
+      // A hit the embeddings found shows the passage that matched.
+      const passages = new Map(neighbours.map((n) => [n.itemId, n.passage]));
       const rows = await readNoteHits(
         ctx.db,
         scope.workspaceId,
         q,
         pageItems.map((p) => p.item),
+        pageItems.map((p) => passages.get(p.item) ?? null),
       );
       const hits = rows.map((r) => noteHit({ ...r, score: pageItems[Number(r.ord) - 1].score }));
       const more = ranked.length > offset + size;

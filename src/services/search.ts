@@ -9,9 +9,10 @@ import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
 import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
-import type { FallbackReason, Ranking, SearchHit, SearchMode, SearchPage } from '../types/search.js';
+import { fullTextCap } from '../search/fullTextCap.js';
+import type { FallbackReason, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
-import { fullTextHits, visibleHits, visibleInOrder, type HitRow, type SearchScope } from '../store/search.js';
+import { fullTextHits, visibleHits, visibleInOrder, type HitRow, type RankedItems, type SearchScope } from '../store/search.js';
 import { logSearch as insertSearchLog } from '../store/searchLog.js';
 
 /** Below this cosine similarity a semantic hit is noise. */
@@ -46,21 +47,26 @@ export async function search(
     if ('reason' in ranked) fallbackReason = ranked.reason;
     else result = { ...ranked, ranking: mode, fallbackReason: null };
   }
-  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset, mode)), ranking: 'fulltext', fallbackReason };
+  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset, mode)), fallbackReason };
   result.suggestions = !result.items.length && offset === 0 ? await suggestQueries(ctx.db, scope, q) : [];
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
   return result;
 }
 
-/** Full-text search, best first (ts_rank over title A and markdown B; see fullTextHits for its one-word shortcut). */
+/**
+ * Full-text search, best first (ts_rank over title A and markdown B; see fullTextHits for its
+ * one-word shortcut and its bounded ranking of a query matching more than the cap, which answers
+ * as ranking `fulltext_bounded`; its cursor is a full-text one, and the next page is bounded too).
+ */
 async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, asked: SearchMode) {
   const rows = await fullTextRows(ctx, scope, q, size, offset, true);
-  return page(scope, rows, size, offset, 'fulltext', rows.length > size, asked);
+  const ranked = page(scope, rows, size, offset, 'fulltext', rows.length > size, asked);
+  return { ...ranked, ranking: rows[0]?.bounded ? ('fulltext_bounded' as const) : ('fulltext' as const) };
 }
 
 /** The full-text ranking's rows from `offset`: `size` of them and one more, with snippets when asked. */
 function fullTextRows(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, snippets: boolean) {
-  return fullTextHits(ctx.db, searcher(scope), { q, size, offset, snippets });
+  return fullTextHits(ctx.db, searcher(scope), { q, size, offset, snippets, cap: fullTextCap() });
 }
 
 /** The workspace searched and whether this key sees restricted articles. */
@@ -136,16 +142,18 @@ async function hybridSearch(
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
   ]);
   if ('reason' in neighbours) return neighbours;
-  const fullTextRanking = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
+  const fullTextRanking: RankedItems = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
   const semanticRanking = neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [];
   const fused = fuseRankings(fullTextRanking, semanticRanking, (i) => `${i.itemType} ${i.itemId}`);
   const pageItems = fused.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
+  // A hit the embeddings found shows the passage that matched.
+  const passages = new Map(neighbours.map((n) => [`${n.itemType} ${n.itemId}`, n.passage]));
   const rows = await visibleHits(
     ctx.db,
     searcher(scope),
     q,
-    pageItems.map((f) => f.item),
+    pageItems.map(({ item }) => ({ ...item, passage: passages.get(`${item.itemType} ${item.itemId}`) ?? null })),
     0,
     size,
   );
@@ -176,7 +184,7 @@ async function queryVector(embedder: Embedder, workspaceId: string, q: string): 
 }
 
 /** A page of hits: `more` says whether another page follows; `asked` is the ranking the request asked for (see searchCursor). */
-function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: Ranking, more: boolean, asked: SearchMode = ranking) {
+function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: SearchMode, more: boolean, asked: SearchMode = ranking) {
   const items: SearchHit[] = rows.slice(0, size).map((r) => ({
     type: r.type,
     slug: r.slug ?? null,

@@ -54,43 +54,73 @@ export async function hasVectorColumn(em: EntityManager): Promise<boolean> {
   return rows.length > 0;
 }
 
+/**
+ * Lets an HNSW search of this session return up to 1,000 passages (pgvector's default, 40, would
+ * leave a handful of documents once passages are grouped by document); the passages migration
+ * sets the same for the database's new sessions.
+ */
+export async function widenVectorSearch(em: EntityManager): Promise<void> {
+  await sql(em, `select set_config('hnsw.ef_search', '1000', false)`);
+}
+
 /** Bumps a workspace's embedding stamp for a stored vector (the row stays locked until commit); the new revision. */
 export async function bumpStamp(em: EntityManager, workspaceId: string): Promise<string> {
   const [{ revision }] = await sql<{ revision: string }>(em, BUMP(0), [workspaceId]);
   return revision;
 }
 
-/** An item's vector as stored: float32 bytes, and the pgvector text (`[…]`) when the column takes it. */
-export interface StoredVector {
-  itemType: ItemType;
-  itemId: number;
-  workspaceId: string;
-  model: string;
+/** One passage's vector as stored: float32 bytes, the pgvector text (`[…]`) when the column takes it, and the Markdown it covers. */
+export interface StoredPassage {
   bytes: Buffer;
   vector: string | null;
-  revision: string;
+  text: string | null;
 }
 
-/** Inserts or replaces an item's vector. */
-export async function upsertEmbedding(em: EntityManager, row: StoredVector): Promise<void> {
-  const withVector = row.vector !== null;
-  await sql(
-    em,
-    `insert into embeddings (item_type, item_id, workspace_id, model, vec, ${withVector ? 'embedding, ' : ''}revision, updated_at)
-       values (?, ?, ?, ?, ?, ${withVector ? '?::vector, ' : ''}?, clock_timestamp())
-       on conflict (item_type, item_id) do update set model = excluded.model, vec = excluded.vec, ${withVector ? 'embedding = excluded.embedding, ' : ''}revision = excluded.revision, updated_at = excluded.updated_at`,
-    [row.itemType, row.itemId, row.workspaceId, row.model, row.bytes, ...(withVector ? [row.vector] : []), row.revision],
-  );
+/**
+ * Replaces an item's vectors by `passages` (passage i as row i), inside the worker's transaction:
+ * every earlier passage goes with them, so an item never ranks by a mix of old and new passages.
+ */
+export async function replaceEmbedding(
+  em: EntityManager,
+  item: { itemType: ItemType; itemId: number; workspaceId: string; model: string; revision: string },
+  passages: StoredPassage[],
+): Promise<void> {
+  await sql(em, 'delete from embeddings where item_type = ? and item_id = ?', [item.itemType, item.itemId]);
+  const withVector = passages.some((p) => p.vector !== null);
+  const row = `(?, ?, ?, ?, ?, ?, ?, ${withVector ? '?::vector, ' : ''}?, clock_timestamp())`;
+  for (let from = 0; from < passages.length; from += 100) {
+    const chunk = passages.slice(from, from + 100);
+    await sql(
+      em,
+      `insert into embeddings (item_type, item_id, passage, workspace_id, model, vec, passage_text, ${withVector ? 'embedding, ' : ''}revision, updated_at)
+       values ${chunk.map(() => row).join(', ')}`,
+      chunk.flatMap((p, i) => [
+        item.itemType,
+        item.itemId,
+        from + i,
+        item.workspaceId,
+        item.model,
+        p.bytes,
+        p.text,
+        ...(withVector ? [p.vector] : []),
+        item.revision,
+      ]),
+    );
+  }
 }
 
-/** A neighbour as the pgvector ranking gives it. */
+/** An item as the pgvector ranking gives it: its best passage among the nearest, and that passage's similarity. */
 export interface NearestRow {
   item_type: ItemType;
   item_id: number;
+  passage: number;
   similarity: string;
 }
 
-/** The `limit` nearest items of `types` to `vector` (pgvector text) by the HNSW-indexed column, most similar first. */
+/**
+ * The `limit` items of `types` nearest to `vector` (pgvector text), each by its best passage
+ * among the `candidates` nearest passages of the HNSW-indexed column, most similar first.
+ */
 export function nearestByVector(
   em: SqlTarget,
   workspaceId: string,
@@ -98,13 +128,18 @@ export function nearestByVector(
   model: string,
   vector: string,
   limit: number,
+  candidates: number,
 ): Promise<NearestRow[]> {
   return sql<NearestRow>(
     em,
-    `select item_type, item_id, 1 - (embedding <=> ?::vector) as similarity from embeddings
-          where workspace_id = ? and item_type = any(?::text[]) and model = ? and embedding is not null
-          order by embedding <=> ?::vector limit ?`,
-    [vector, workspaceId, pgArray(types), model, vector, limit],
+    `select item_type, item_id, passage, similarity from (
+       select item_type, item_id, passage, similarity,
+              row_number() over (partition by item_type, item_id order by similarity desc, passage) as best
+         from (select item_type, item_id, passage, 1 - (embedding <=> :vector::vector) as similarity from embeddings
+                where workspace_id = :workspace and item_type = any(:types::text[]) and model = :model and embedding is not null
+                order by embedding <=> :vector::vector limit :candidates) near) ranked
+      where best = 1 order by similarity desc, item_type, item_id limit :limit`,
+    { vector, workspace: workspaceId, types: pgArray(types), model, candidates, limit },
   );
 }
 
@@ -118,28 +153,29 @@ export async function readStamp(em: SqlTarget, workspaceId: string): Promise<{ r
   return stamp;
 }
 
-/** A stored vector as read for the in-process cache. */
+/** A stored passage vector as read for the in-process cache. */
 export interface VectorRow {
   item_type: ItemType;
   item_id: number;
+  passage: number;
   model: string;
   vec: Buffer;
 }
 
-/** The vectors of `types` written after `revision`, of every model. */
+/** The passage vectors of `types` written after `revision`, of every model, an item's passages together and in order. */
 export function vectorsSince(em: SqlTarget, workspaceId: string, revision: string, types: ItemType[]): Promise<VectorRow[]> {
   return sql<VectorRow>(
     em,
-    'select item_type, item_id, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[])',
+    'select item_type, item_id, passage, model, vec from embeddings where workspace_id = ? and revision > ? and item_type = any(?::text[]) order by item_type, item_id, passage',
     [workspaceId, revision, pgArray(types)],
   );
 }
 
-/** Every vector of `types` made by `model`. */
+/** Every passage vector of `types` made by `model`, an item's passages together and in order. */
 export function vectorsOfModel(em: SqlTarget, workspaceId: string, types: ItemType[], model: string): Promise<VectorRow[]> {
   return sql<VectorRow>(
     em,
-    'select item_type, item_id, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ?',
+    'select item_type, item_id, passage, model, vec from embeddings where workspace_id = ? and item_type = any(?::text[]) and model = ? order by item_type, item_id, passage',
     [workspaceId, pgArray(types), model],
   );
 }
@@ -187,17 +223,24 @@ export async function dequeueEmbedded(em: EntityManager, item: ClaimedItem): Pro
   ]);
 }
 
-/** The statement reading each type's text to embed by id (`?::int[]`); a type's rows are (id, text). */
+/**
+ * The statement reading each type's text to embed by id (`?::int[]`); a type's rows are (id,
+ * title, body): a document's body is Markdown cut into passages, a question's body is null.
+ */
 const TEXTS: Record<ItemType, string> = {
-  article: `select id, title || E'\\n' || markdown as text from articles where id = any(?::int[])`,
-  changelog: `select id, title || E'\\n' || markdown as text from changelog_entries where id = any(?::int[])`,
-  gap: `select id, question as text from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
-  search: `select id, query as text from search_log where id = any(?::int[])`,
-  // A note is known by its path and tags as much as by its body.
-  note: `select id, path || E'\\n' || array_to_string(tags, ' ') || E'\\n' || body as text from memory_notes where id = any(?::int[])`,
+  article: `select id, title, markdown as body from articles where id = any(?::int[])`,
+  changelog: `select id, title, markdown as body from changelog_entries where id = any(?::int[])`,
+  gap: `select id, question as title, null as body from content_gap_reports where id = any(?::int[]) and question is not null and question <> ''`,
+  search: `select id, query as title, null as body from search_log where id = any(?::int[])`,
+  // A note is known by its path and tags as much as by its body: they head each of its passages.
+  note: `select id, trim(path || ' ' || array_to_string(tags, ' ')) as title, body from memory_notes where id = any(?::int[])`,
 };
 
 /** The text to embed of items of one type (items deleted meanwhile are simply missing). */
-export function textsToEmbed(em: SqlTarget, itemType: ItemType, itemIds: number[]): Promise<{ id: number; text: string }[]> {
-  return sql<{ id: number; text: string }>(em, TEXTS[itemType], [pgArray(itemIds)]);
+export function textsToEmbed(
+  em: SqlTarget,
+  itemType: ItemType,
+  itemIds: number[],
+): Promise<{ id: number; title: string; body: string | null }[]> {
+  return sql<{ id: number; title: string; body: string | null }>(em, TEXTS[itemType], [pgArray(itemIds)]);
 }

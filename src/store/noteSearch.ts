@@ -49,20 +49,27 @@ export async function rankNotesFullText(db: SqlTarget, workspaceId: string, q: s
   return rows.map((r) => r.id);
 }
 
-/** The notes of `ids` in this workspace, in that order (`ord`, from 1), with snippets for `q` (notes deleted meanwhile are left out). */
+/**
+ * The notes of `ids` in this workspace, in that order (`ord`, from 1), with snippets for `q`: of
+ * the passage that matched (`passages[i]`, where the note has one still stored), else of the body
+ * (notes deleted meanwhile are left out).
+ */
 export async function readNoteHits(
   db: SqlTarget,
   workspaceId: string,
   q: string,
   ids: number[],
+  passages: (number | null)[] = [],
 ): Promise<(NoteHitRow & { ord: string })[]> {
   if (!ids.length) return [];
   return sql<NoteHitRow & { ord: string }>(
     db,
-    `select n.path, n.kind, n.tags, n.updated_at, i.ord, ${headlineSql('n.body', "websearch_to_tsquery('english', ?)")} as snippet
-       from unnest(?::int[]) with ordinality as i(id, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
+    `select n.path, n.kind, n.tags, n.updated_at, i.ord,
+            ${headlineSql('coalesce(e.passage_text, n.body)', "websearch_to_tsquery('english', ?)")} as snippet
+       from unnest(?::int[], ?::int[]) with ordinality as i(id, passage, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
+       left join embeddings e on i.passage is not null and e.item_type = 'note' and e.item_id = i.id and e.passage = i.passage
       order by i.ord`,
-    [q, pgArray(ids), workspaceId],
+    [q, pgArray(ids), `{${ids.map((_, i) => passages[i] ?? 'NULL').join(',')}}`, workspaceId],
   );
 }
 

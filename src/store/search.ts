@@ -21,13 +21,43 @@ export interface SearchScope {
   seeRestricted: boolean;
 }
 
-/** Items in some order, by type and id. */
-export type RankedItems = { itemType: ItemType; itemId: number }[];
+/** Items in some order, by type and id; `passage`: the passage that matched (its Markdown is the hit's snippet). */
+export type RankedItems = { itemType: ItemType; itemId: number; passage?: number | null }[];
 
 const FULL_TEXT_QUERY = `websearch_to_tsquery('english', :q)`;
+const TITLE_MATCHES = (t: string) => `to_tsvector('english'::regconfig, ${t}.title) @@ ${FULL_TEXT_QUERY}`;
+/** Any word of the query (`:any_q`, see anyWord), in the title or in a heading (the GIN indexes of the passages migration). */
+const ANY_WORD = `websearch_to_tsquery('english', :any_q)`;
+const TITLE_HAS_ANY = (t: string) => `to_tsvector('english'::regconfig, ${t}.title) @@ ${ANY_WORD}`;
+/** A document's Markdown headings (its lines that start with `#`), exactly as the expression indexes of the passages migration have them. */
+export const HEADINGS = (t: string) => `to_tsvector('english'::regconfig, regexp_replace(${t}.markdown, '^[^#].*$', '', 'gn'))`;
+const HEADING_HAS_ANY = (t: string) => `${HEADINGS(t)} @@ ${ANY_WORD}`;
 
-/** SQL: the articles and published entries of `:workspace` that `where` admits, best first by ts_rank. */
-const fullTextMatches = (where: (table: 'a' | 'c') => string) => {
+/** A websearch query for any word of `q` (its words that are not excluded, joined by `or`). */
+export function anyWord(q: string): string {
+  const words = q
+    .replace(/"/g, ' ')
+    .split(/\s+/)
+    .filter((w) => w && !w.startsWith('-') && w.toLowerCase() !== 'or');
+  return words.join(' or ');
+}
+
+/**
+ * SQL: the (type, id, `part`) of up to `:cap` articles and published entries this key may see that
+ * match the query and `where` (no ranking: the bounded ranking's candidates of one tier).
+ */
+const candidateIds = (part: number, where: (table: 'a' | 'c') => string) => `(
+       select 'article' as type, a.id as item_id, ${part} as part
+         from articles a join sections s on s.id = a.section_id
+        where ${where('a')} and a.search @@ ${FULL_TEXT_QUERY} and a.workspace_id = :workspace and a.status <> 'ARCHIVED'
+          and ${articleVisible('a', 's', ':see_restricted')}
+       union all
+       select 'changelog', c.id, ${part} from changelog_entries c
+        where ${where('c')} and c.search @@ ${FULL_TEXT_QUERY} and c.workspace_id = :workspace and c.status = 'published'
+       limit :cap)`;
+
+/** SQL: the articles and published entries of `:workspace` that `where` admits with their ts_rank, best first unless `unordered`. */
+const fullTextMatches = (where: (table: 'a' | 'c') => string, options: { unordered?: boolean } = {}) => {
   const query = FULL_TEXT_QUERY;
   return `
        select 'article' as type, a.id as item_id, ts_rank(a.search, ${query}) as score, a.title, a.slug
@@ -37,40 +67,69 @@ const fullTextMatches = (where: (table: 'a' | 'c') => string) => {
        select 'changelog', c.id, ts_rank(c.search, ${query}), c.title, null
          from changelog_entries c
         where ${where('c')} and c.workspace_id = :workspace and c.status = 'published'
-       order by score desc, title, slug, item_id`;
+       ${options.unordered ? '' : 'order by score desc, title, slug, item_id'}`;
 };
+
+/** A full-text hit row, and whether its ranking was bounded (see fullTextHits). */
+export type FullTextRow = HitRow & { bounded: boolean };
 
 /**
  * The full-text ranking's rows from `offset`, best first (ts_rank over title A and markdown B):
- * `size` of them and one more, with snippets when asked.
+ * `size` of them and one more, with snippets when asked. Three ways, the first that applies:
  *
- * A query of one word has a shortcut that gives exactly the same answer: with ts_rank's default
- * weights, a document with the word in its title (weight A, the first positions) scores at least
- * 1/1.645 ≈ 0.61, one with it only in the body (weight B) less than 0.4. So when enough titles
- * contain the word to fill the page, the page is found among those titles alone (a small GIN
- * index on the titles) instead of ranking every matching document — for a common word, most of
- * the workspace. Otherwise, and for any other query, every match is ranked.
+ * 1. A query of one word has a shortcut that gives exactly the same answer: with ts_rank's
+ *    default weights, a document with the word in its title (weight A, the first positions)
+ *    scores at least 1/1.645 ≈ 0.61, one with it only in the body (weight B) less than 0.4. So
+ *    when enough titles contain the word to fill the page, the page is found among those titles
+ *    alone (a small GIN index on the titles) instead of ranking every matching document.
+ * 2. A query matching at most `cap` documents (this key may see) is ranked exactly: every match.
+ * 3. A query matching more is ranked over a bounded candidate set (`bounded` is then true on
+ *    every row), chosen by this rule: of the documents that match the query, first those whose
+ *    title matches it, then those whose title holds any of its words, then those whose headings
+ *    hold any of its words, then the rest in the order the index gives them, up to `cap` in all;
+ *    those are ranked by ts_rank. Each tier is one GIN index lookup (titles; headings: the
+ *    expression indexes of the passages migration) cut at the cap, so the cost no longer grows
+ *    with the number of matches (ranking every match of a common word took ~150 ms at 100,000
+ *    articles). `npm run eval:search` checks the rule by forcing the cap down to 50. Pages end
+ *    at the cap.
  *
  * The tsquery is written inline (not in a CTE) so the planner sees its value: a common word is
  * then a sequential scan, a rare one the GIN index, and a query of several words drops the
- * shortcut at plan time. Ranking runs on narrow rows; snippets are made for the page only.
+ * shortcut at plan time. The unused ways are cut at run time by their one-time filters. Ranking
+ * runs on narrow rows; snippets are made for the page only.
  */
 export function fullTextHits(
   db: SqlTarget,
   who: SearchScope,
-  args: { q: string; size: number; offset: number; snippets: boolean },
-): Promise<HitRow[]> {
-  const { q, size, offset, snippets } = args;
+  args: { q: string; size: number; offset: number; snippets: boolean; cap: number },
+): Promise<FullTextRow[]> {
+  const { q, size, offset, snippets, cap } = args;
   const query = FULL_TEXT_QUERY;
-  return sql<HitRow>(
+  const shortcut = '(select count(*) from title_hits) >= :needed';
+  const bounded = `not ${shortcut} and (select n from matched) > :cap`;
+  return sql<FullTextRow>(
     db,
-    `with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and to_tsvector('english'::regconfig, ${t}.title) @@ ${query}`)} limit :needed),
+    `with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and ${TITLE_MATCHES(t)}`)} limit :needed),
+     matched as (select count(*) as n from (${fullTextMatches((t) => `not ${shortcut} and ${t}.search @@ ${query}`, { unordered: true })} limit :cap + 1) m),
      hits as (
-       (select * from title_hits where (select count(*) from title_hits) >= :needed order by score desc, title, slug, item_id offset :offset)
+       (select *, false as bounded from title_hits where ${shortcut} order by score desc, title, slug, item_id offset :offset)
        union all
-       (${fullTextMatches((t) => `(select count(*) from title_hits) < :needed and ${t}.search @@ ${query}`)} limit :page_and_one offset :offset)),
+       (select *, false from (${fullTextMatches((t) => `not ${shortcut} and (select n from matched) <= :cap and ${t}.search @@ ${query}`)}) exact
+         limit :page_and_one offset :offset)
+       union all
+       (select type, item_id, score, title, slug, true from (
+          select c.type, c.item_id, ts_rank(coalesce(a.search, e.search), ${query}) as score, coalesce(a.title, e.title) as title, a.slug
+            from (select type, item_id from (
+                    ${candidateIds(0, (t) => `${bounded} and ${TITLE_MATCHES(t)}`)}
+                    union all ${candidateIds(1, (t) => `${bounded} and ${TITLE_HAS_ANY(t)}`)}
+                    union all ${candidateIds(2, (t) => `${bounded} and ${HEADING_HAS_ANY(t)}`)}
+                    union all ${candidateIds(3, () => bounded)}) tiers
+                   group by type, item_id order by min(part), type, item_id limit :cap) c
+            left join articles a on c.type = 'article' and a.id = c.item_id
+            left join changelog_entries e on c.type = 'changelog' and e.id = c.item_id) candidates
+         order by score desc, title, slug, item_id limit :page_and_one offset :offset)),
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
-     select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score,
+     select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score, h.bounded,
             case when :snippets::boolean and h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', query)} end as snippet,
             h.item_id
        from numbered h
@@ -86,6 +145,8 @@ export function fullTextHits(
       page_and_one: size + 1,
       size,
       snippets,
+      cap,
+      any_q: anyWord(q),
     },
   );
 }
@@ -108,7 +169,9 @@ function visibleItems(extra: { article: string; changelog: string } = { article:
 
 /**
  * In one statement: which of `items` (in their order) this key may see, how many, and from
- * `offset` the next `size` with titles, slugs and snippets.
+ * `offset` the next `size` with titles, slugs and snippets: of the passage that matched where an
+ * item has one (still stored: a passage replaced meanwhile gives the item's text instead), else
+ * of the item's Markdown.
  */
 export function visibleHits(
   db: SqlTarget,
@@ -120,16 +183,19 @@ export function visibleHits(
 ): Promise<(HitRow & { ord: string; visible: number })[]> {
   return sql<HitRow & { ord: string; visible: number }>(
     db,
-    `with n as (select * from unnest(:types::text[], :ids::int[]) with ordinality as n(type, id, ord)),
-     visible as (${visibleItems({ article: ', a.slug, a.title, a.markdown', changelog: ', null, c.title, c.markdown' })}),
+    `with n as (select * from unnest(:types::text[], :ids::int[], :passages::int[]) with ordinality as n(type, id, passage, ord)),
+     visible as (${visibleItems({ article: ', n.passage, a.slug, a.title, a.markdown', changelog: ', n.passage, null, c.title, c.markdown' })}),
      page as (select * from visible order by ord offset :offset limit :size)
      select p.type, p.id as item_id, p.slug, case when p.type = 'changelog' then p.id end as id, p.title, p.ord,
-            ${headlineSql('p.markdown', "websearch_to_tsquery('english', :q)")} as snippet,
+            ${headlineSql('coalesce(e.passage_text, p.markdown)', "websearch_to_tsquery('english', :q)")} as snippet,
             (select count(*) from visible)::int as visible
-       from page p order by p.ord`,
+       from page p
+       left join embeddings e on p.passage is not null and e.item_type = p.type and e.item_id = p.id and e.passage = p.passage
+      order by p.ord`,
     {
       types: pgArray(items.map((n) => n.itemType)),
       ids: pgArray(items.map((n) => n.itemId)),
+      passages: `{${items.map((n) => n.passage ?? 'NULL').join(',')}}`,
       workspace: who.workspaceId,
       see_restricted: who.seeRestricted,
       offset,

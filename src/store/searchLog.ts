@@ -61,7 +61,7 @@ export function searchDays(db: SqlTarget, workspaceId: string, days: number): Pr
     db,
     `select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day, count(*)::int as searches,
               count(*) filter (where result_count = 0)::int as zero,
-              count(*) filter (where ranking = 'fulltext')::int as fulltext,
+              count(*) filter (where ranking in ('fulltext', 'fulltext_bounded'))::int as fulltext,
               count(*) filter (where ranking = 'semantic')::int as semantic,
               count(*) filter (where ranking = 'hybrid')::int as hybrid,
               percentile_cont(0.5) within group (order by duration_ms) as p50,

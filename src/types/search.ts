@@ -1,8 +1,9 @@
 import { Field, Float, Int, ObjectType, registerEnumType, type ClassType } from 'type-graphql';
 import { PageOf } from './page.js';
 
-export type Ranking = 'fulltext' | 'semantic' | 'hybrid';
-export type SearchMode = Ranking;
+/** `fulltext_bounded`: full text ranked over the bounded candidate set of a query matching more documents than the cap. */
+export type Ranking = 'fulltext' | 'fulltext_bounded' | 'semantic' | 'hybrid';
+export type SearchMode = Exclude<Ranking, 'fulltext_bounded'>;
 export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
 
 /** The `mode` argument of workspace and memory search. */
@@ -31,7 +32,12 @@ export class SearchHit {
 export function RankedPageOf<T extends object>(hit: ClassType<T>) {
   @ObjectType()
   abstract class RankedPage extends PageOf(hit) {
-    @Field(() => String, { description: 'fulltext | semantic | hybrid: the ranking actually used.' }) ranking!: Ranking;
+    @Field(() => String, {
+      description:
+        'fulltext | semantic | hybrid: the ranking actually used; fulltext_bounded: full text over a bounded candidate set ' +
+        '(titles first, then bodies, up to the cap), for a query matching more documents than the cap (workspace search).',
+    })
+    ranking!: Ranking;
     @Field(() => String, {
       nullable: true,
       description:

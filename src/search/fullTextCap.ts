@@ -1,0 +1,20 @@
+/**
+ * The full-text candidate cap (SEARCH_FULLTEXT_CAP, default 3,000): a query matching more
+ * documents than this is ranked over a bounded candidate set (see fullTextHits), and says so
+ * (ranking `fulltext_bounded`). 3,000 keeps the ranking of any query under ~10 ms of ts_rank; the
+ * cap is configurable down to 10 so that `npm run eval:search` can show what the rule costs.
+ */
+export const DEFAULT_FULL_TEXT_CAP = 3000;
+
+let parsed: { raw: string | undefined; cap: number } | null = null;
+
+/** The cap the environment sets; a value that is not an integer from 10 to 1,000,000 is an error naming the setting. */
+export function fullTextCap(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SEARCH_FULLTEXT_CAP;
+  if (parsed && parsed.raw === raw) return parsed.cap;
+  const cap = raw === undefined || raw === '' ? DEFAULT_FULL_TEXT_CAP : Number(raw);
+  if (!Number.isInteger(cap) || cap < 10 || cap > 1_000_000)
+    throw new Error(`SEARCH_FULLTEXT_CAP must be an integer from 10 to 1000000 (got ${JSON.stringify(raw)})`);
+  parsed = { raw, cap };
+  return cap;
+}
