@@ -27,6 +27,11 @@ export interface AgentPrincipal {
   organizationId: string;
   plan: Plan;
   requireTwoFactor: boolean;
+  /**
+   * Set when the caller holds an OAuth access token rather than a key: `keyId` is then the grant's
+   * id and `permissions` its scopes; the grant's client and the resource (audience) it is bound to.
+   */
+  oauth?: { grantId: string; clientId: string; resource: string };
 }
 
 /** Who is calling: nobody, a bad credential, the admin token, or an agent key. */

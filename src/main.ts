@@ -1,6 +1,7 @@
 import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
+import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
 import { startServer } from './server.js';
 
 /** A positive integer from the environment, or the default; anything else stops the start. */
@@ -25,6 +26,20 @@ if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
 const explorer = process.env.GRAPHQL_EXPLORER || undefined;
 if (explorer !== undefined && !GRAPHQL_EXPLORERS.includes(explorer as (typeof GRAPHQL_EXPLORERS)[number])) {
   console.error(`GRAPHQL_EXPLORER must be one of ${GRAPHQL_EXPLORERS.join(', ')}, got "${explorer}"`);
+  process.exit(2);
+}
+
+/** PUBLIC_URL: an absolute http(s) origin (with an optional path prefix), else unset; anything else stops the start. */
+function publicUrl(): string | undefined {
+  const raw = process.env.PUBLIC_URL;
+  if (!raw) return undefined;
+  try {
+    const url = new URL(raw);
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash) return url.href.replace(/\/$/, '');
+  } catch {
+    // reported below
+  }
+  console.error(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
   process.exit(2);
 }
 
@@ -56,6 +71,12 @@ const server = await startServer({
     newPerAddressPerSecond: intEnv('WS_NEW_PER_ADDRESS_PER_S', DEFAULT_SOCKET_LIMITS.newPerAddressPerSecond),
     initTimeoutMs: intEnv('WS_INIT_TIMEOUT_MS', DEFAULT_SOCKET_LIMITS.initTimeoutMs),
     recheckMs: intEnv('WS_RECHECK_MS', DEFAULT_SOCKET_LIMITS.recheckMs),
+  },
+  oauth: {
+    accessTokenTtlS: intEnv('OAUTH_ACCESS_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.accessTokenTtlS),
+    refreshTokenTtlS: intEnv('OAUTH_REFRESH_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS),
+    registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
+    publicUrl: publicUrl(),
   },
 });
 

@@ -16,6 +16,8 @@ import type { LiveHub } from './live/hub.js';
 import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
+
 export { VERSION } from './app/createApp.js';
 
 export interface ServerOptions {
@@ -58,6 +60,8 @@ export interface ServerOptions {
   webhookRetryScheduleMs?: number[];
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
+  /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
+  oauth?: Partial<OAuthSettings>;
 }
 
 export interface RunningServer {
@@ -135,6 +139,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       corsOrigins: options.corsOrigins ?? [],
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
+      oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
     });
     return await listen(app, database, options, logger);
   } catch (error) {

@@ -7,6 +7,9 @@ import { relaxedPool } from '../db/sql.js';
 import { KEY_LOOKUP_SQL } from '../store/agentKeys.js';
 import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
 import type { Middleware } from '../http/middleware.js';
+import { isAccessToken, resolveAccessToken } from '../oauth/bearer.js';
+import { doorOf, resourcesFor } from '../oauth/resources.js';
+import type { OAuthSettings } from '../oauth/settings.js';
 
 /** The rate limiter for this process: shared through PostgreSQL when there is a server, in memory on the embedded database. */
 export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max: number; windowSeconds: number }): RateLimiter {
@@ -25,6 +28,16 @@ interface AuthenticateOptions {
   credentials: Credentials;
   keyCache: KeyCache;
   limiter: RateLimiter;
+  oauth: Pick<OAuthSettings, 'publicUrl'>;
+}
+
+/** An OAuth access token at the door it was issued for (MCP or REST), or null when the request carries none. */
+function oauthPrincipal(ctx: Parameters<Middleware>[0], options: AuthenticateOptions): Promise<Principal> | null {
+  const match = /^Bearer +(\S+) *$/i.exec(ctx.get('authorization') || '');
+  const door = doorOf(ctx.path);
+  if (!match || !door || !isAccessToken(match[1])) return null;
+  const resources = resourcesFor(ctx, options.oauth);
+  return resolveAccessToken(options.db, options.credentials.serverSecret, match[1], options.keyCache, resources, door);
 }
 
 /**
@@ -33,10 +46,12 @@ interface AuthenticateOptions {
  * it throws the 429 (rendered by the error middleware). On PostgreSQL the key lookup and the
  * count share one statement.
  */
-export function authenticate({ db, credentials, keyCache, limiter }: AuthenticateOptions): Middleware {
+export function authenticate(options: AuthenticateOptions): Middleware {
+  const { db, credentials, keyCache, limiter } = options;
   return async (ctx, next) => {
     if (!needsPrincipal(ctx.path)) return next();
     let counted: RateLimitResult | undefined;
+    const viaOAuth = oauthPrincipal(ctx, options);
     const lookup: KeyLookup | undefined =
       limiter instanceof PostgresRateLimiter
         ? async (digest) => {
@@ -45,7 +60,9 @@ export function authenticate({ db, credentials, keyCache, limiter }: Authenticat
             return row;
           }
         : undefined;
-    const principal: Principal = await resolvePrincipal(db, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
+    const principal: Principal = viaOAuth
+      ? await viaOAuth
+      : await resolvePrincipal(db, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
       const result = counted ?? (await limiter.hit(principal.keyId));

@@ -9,6 +9,7 @@ import { purgeNoteHistory } from '../services/noteHistory.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
+import { deleteUnusedRegistrations, purgeExpiredOAuth } from '../store/oauth.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -62,6 +63,10 @@ export function startBackground(options: BackgroundOptions): Background {
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    // OAuth: expired codes and tokens, and client registrations no grant used before they expired.
+    Promise.all([purgeExpiredOAuth(freshEm(orm)), deleteUnusedRegistrations(freshEm(orm))]).catch((error) =>
+      logger.warn({ err: error }, 'OAuth purge failed'),
+    );
     void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();

@@ -9,7 +9,7 @@ import { authorize } from '../auth/authorize.js';
 import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
-import type { MemorySettings, RequestContext } from '../context.js';
+import type { MemorySettings, Principal, RequestContext } from '../context.js';
 import { freshEm, pgClientConfig } from '../db/orm.js';
 import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
@@ -34,6 +34,11 @@ import { health } from './health.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
 import { publicUploads } from './uploads.js';
+import { insufficientScope, missingScopes, oauthChallenges } from '../oauth/bearer.js';
+import { resourcesFor } from '../oauth/resources.js';
+import { oauthServer } from '../oauth/server.js';
+import type { OAuthSettings } from '../oauth/settings.js';
+import { oauthSessions } from '../oauth/sessions.js';
 
 export const VERSION = '1.0.0';
 
@@ -55,6 +60,8 @@ export interface AppOptions {
   explorer: GraphQLExplorer;
   /** GraphQL over WebSocket: caps per process, per client address, per key and per organization (WS_* settings). */
   sockets: SocketLimits;
+  /** OAuth 2.1 for MCP and the REST API: token lifetimes, registration rate, public address (OAUTH_*, PUBLIC_URL). */
+  oauth: OAuthSettings;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -130,6 +137,42 @@ function routeBackend(
 }
 
 /**
+ * The service's own OAuth 2.1 authorization server (metadata, registration, consent, tokens,
+ * revocation), the OAuth challenges of MCP and REST, then the authentication of keys and tokens.
+ */
+function authentication(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>) {
+  const registrations = { max: options.oauth.registrationsPerHour, windowSeconds: 3600 };
+  return [
+    oauthServer({
+      orm: options.orm,
+      serverSecret: options.credentials.serverSecret,
+      settings: options.oauth,
+      outbound: { allowLoopback: options.outboundAllowLoopback },
+      registrations: createRateLimiter(options.orm, Boolean(options.databaseUrl), registrations),
+      sessions: oauthSessions(options.orm),
+    }),
+    oauthChallenges(options.oauth),
+    authenticate({
+      db: freshEm(options.orm),
+      credentials: options.credentials,
+      keyCache: domain.keyCache,
+      limiter: domain.limiter,
+      oauth: options.oauth,
+    }),
+  ];
+}
+
+/** An OAuth token's MCP tool call that its scopes do not cover is refused with 403 `insufficient_scope` before it runs. */
+function scopeCheck(settings: OAuthSettings) {
+  return (ctx: Koa.Context, permissions: readonly string[]) => {
+    const principal = ctx.state.principal as Principal | undefined;
+    if (principal?.kind !== 'agent' || !principal.oauth) return;
+    const scopes = missingScopes(principal, permissions);
+    if (scopes.length) throw insufficientScope(resourcesFor(ctx, settings), 'mcp', principal, scopes);
+  };
+}
+
+/**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
  * CORS, health, the GraphiQL page when chosen (no key needed), and authentication with the rate limit.
@@ -160,7 +203,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const backend = routeBackend(domain, options, createContext);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
-  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf });
+  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf, refuseCall: scopeCheck(options.oauth) });
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,
@@ -181,7 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
     apiReferencePage(),
     consolePage(),
-    authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    ...authentication(options, domain),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,
     rest.middleware,

@@ -34,8 +34,9 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
   return [
     input.organizationId ?? agent?.organizationId ?? (input.workspaceId ? ctx.adminActing.get(input.workspaceId) : null) ?? null,
     input.workspaceId ?? null,
-    agent ? 'agent' : 'admin',
-    agent?.keyId ?? null,
+    // An OAuth token acts for its member (member_id) through a grant, not a key.
+    agent?.oauth ? 'oauth' : agent ? 'agent' : 'admin',
+    agent?.oauth ? null : (agent?.keyId ?? null),
     agent?.memberId ?? null,
     input.action,
     input.targetType,
