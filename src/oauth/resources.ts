@@ -16,7 +16,8 @@ export interface Resources {
 
 /** The resource identifiers for a request (PUBLIC_URL, else the request's own origin). */
 export function resourcesFor(ctx: Context, settings: Pick<OAuthSettings, 'publicUrl'>): Resources {
-  const issuer = (settings.publicUrl ?? ctx.origin).replace(/\/+$/, '');
+  // Koa's ctx.origin is the Origin request header, not this server's origin: build it from the Host.
+  const issuer = settings.publicUrl ? settings.publicUrl.replace(/\/$/, '') : `${ctx.protocol}://${ctx.host}`;
   return { issuer, service: `${issuer}/`, mcp: `${issuer}/mcp`, api: `${issuer}/api/v1` };
 }
 
