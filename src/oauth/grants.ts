@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
-import { insertGrant, insertToken, revokeGrantRow } from '../store/oauth.js';
+import { insertToken, revokeGrantRow } from '../store/oauth.js';
 import { ACCESS_PREFIX, digestOf, newSecret, REFRESH_PREFIX } from './secrets.js';
 import type { OAuthSettings } from './settings.js';
 
@@ -34,16 +33,6 @@ export async function issueTokens(
     refresh_token: refresh,
     scope: scopes.join(' '),
   };
-}
-
-/** Creates the grant a redeemed code starts (its family of tokens), returning its id. */
-export async function createGrant(
-  em: EntityManager,
-  row: { memberId: string; workspaceId: string; clientId: string; clientName: string; scopes: string[]; resource: string },
-): Promise<string> {
-  const id = randomUUID();
-  await insertGrant(em, { id, ...row });
-  return id;
 }
 
 /**

@@ -102,7 +102,11 @@ export function oauthServer(options: OAuthServerOptions): Middleware {
       if (route === `GET ${ENDPOINTS.authorize}`) return await showConsent(ctx, { ...options, em, resources });
       if (route === `POST ${ENDPOINTS.authorize}`) return await decideConsent(ctx, { ...options, em, resources }, await readForm(ctx));
       if (route === `POST ${ENDPOINTS.token}`)
-        return answerJson(ctx, 200, await tokenRequest({ ...options, em, resources }, await readForm(ctx)));
+        return answerJson(
+          ctx,
+          200,
+          await tokenRequest({ ...options, em, resources, requestId: ctx.state.requestId as string }, await readForm(ctx)),
+        );
       if (route === `POST ${ENDPOINTS.revoke}`) {
         await revokeToken(em, options.serverSecret, await readForm(ctx));
         return answerJson(ctx, 200, {});

@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
 import { lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
 import { OAuthError, resolveClient } from './clients.js';
-import { createGrant, issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
+import { createOAuthGrant } from '../services/oauthGrants.js';
+import { issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
 import { ourResource, type Resources } from './resources.js';
 import { CODE_PREFIX, digestOf, REFRESH_PREFIX, verifierMatches } from './secrets.js';
 import type { OAuthSettings } from './settings.js';
@@ -14,6 +15,7 @@ export interface TokenDeps {
   settings: OAuthSettings;
   outbound: { allowLoopback: boolean };
   resources: Resources;
+  requestId: string;
 }
 
 /** A transaction's outcome: tokens, or a refusal to throw after the commit (a detected reuse must stay revoked). */
@@ -85,14 +87,19 @@ async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: st
       return { refusal: grantError('code_verifier does not match the code_challenge (PKCE S256)') };
     }
     checkResource(deps, params, row.resource);
-    const grantId = await createGrant(em, {
-      memberId: row.member_id,
-      workspaceId: row.workspace_id,
-      clientId: client.id,
-      clientName: client.name,
-      scopes: row.scopes,
-      resource: row.resource,
-    });
+    const grantId = await createOAuthGrant(
+      em,
+      {
+        memberId: row.member_id,
+        organizationId: row.organization_id,
+        workspaceId: row.workspace_id,
+        clientId: client.id,
+        clientName: client.name,
+        scopes: row.scopes,
+        resource: row.resource,
+      },
+      deps.requestId,
+    );
     await useCode(em, digest, grantId);
     return { tokens: await issueTokens(em, deps.serverSecret, deps.settings, grantId, row.scopes) };
   });

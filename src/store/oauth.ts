@@ -79,12 +79,14 @@ export interface CodeRow {
   expires_at: string;
   used_at: string | null;
   grant_id: string | null;
+  /** The member's organization (read with the code). */
+  organization_id: string;
 }
 
 /** Stores a new authorization code. */
 export async function insertCode(
   db: SqlTarget,
-  row: Omit<CodeRow, 'used_at' | 'grant_id' | 'expires_at'> & { expiresAt: Date },
+  row: Omit<CodeRow, 'used_at' | 'grant_id' | 'expires_at' | 'organization_id'> & { expiresAt: Date },
 ): Promise<void> {
   await sql(
     db,
@@ -106,7 +108,11 @@ export async function insertCode(
 
 /** A code by digest, locked for the redemption's transaction. */
 export async function lockCode(db: SqlTarget, digest: string): Promise<CodeRow | undefined> {
-  const rows = await sql<CodeRow>(db, 'select * from oauth_codes where digest = ? for update', [digest]);
+  const rows = await sql<CodeRow>(
+    db,
+    `select c.*, m.organization_id from oauth_codes c join members m on m.id = c.member_id where c.digest = ? for update of c`,
+    [digest],
+  );
   return rows[0];
 }
 
@@ -118,13 +124,22 @@ export async function useCode(db: SqlTarget, digest: string, grantId: string | n
 /** Creates a grant from a redeemed code (its organization is the member's) and marks the client used. */
 export async function insertGrant(
   db: SqlTarget,
-  row: { id: string; memberId: string; workspaceId: string; clientId: string; clientName: string; scopes: string[]; resource: string },
+  row: {
+    id: string;
+    organizationId: string;
+    memberId: string;
+    workspaceId: string;
+    clientId: string;
+    clientName: string;
+    scopes: string[];
+    resource: string;
+  },
 ): Promise<void> {
   await sql(
     db,
     `insert into oauth_grants (id, organization_id, member_id, workspace_id, client_id, client_name, scopes, resource, last_used_at)
-     select ?, m.organization_id, m.id, ?, ?, ?, ?::text[], ?, now() from members m where m.id = ?`,
-    [row.id, row.workspaceId, row.clientId, row.clientName, pgArray(row.scopes), row.resource, row.memberId],
+     values (?, ?, ?, ?, ?, ?, ?::text[], ?, now())`,
+    [row.id, row.organizationId, row.memberId, row.workspaceId, row.clientId, row.clientName, pgArray(row.scopes), row.resource],
   );
   await sql(db, 'update oauth_clients set last_used_at = now() where id = ?', [row.clientId]);
 }
