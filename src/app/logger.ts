@@ -1,8 +1,16 @@
 import pino, { type DestinationStream, type Level, type Logger } from 'pino';
 import type { Middleware } from '../http/middleware.js';
 
-/** Values that never reach a log line: Authorization headers and keys, wherever a line carries them. */
-const REDACT = ['req.headers.authorization', '*.authorization', '*.headers.authorization', '*.key', '*.apiKey'];
+/** Values that never reach a log line: Authorization headers, cookies (sessions) and keys, wherever a line carries them. */
+const REDACT = [
+  'req.headers.authorization',
+  '*.authorization',
+  '*.headers.authorization',
+  'req.headers.cookie',
+  '*.headers.cookie',
+  '*.key',
+  '*.apiKey',
+];
 
 /** The service's logger: JSON lines at `level` (LOG_LEVEL, default info) with keys redacted. */
 export function createLogger(options: { level?: Level | 'silent'; destination?: DestinationStream } = {}): Logger {
