@@ -124,7 +124,7 @@ describe('the flow as a browser and a client drive it', () => {
     expect(html).toContain('not verified');
     expect(html).toMatch(/<li>Read shared memory notes <code>memory\.read<\/code><\/li>/);
     expect(html).toMatch(
-      /<li class="no">Write and delete shared memory notes <code>memory\.write<\/code><small>not granted: your role \(viewer\)/,
+      /<li class="no"><span class="what">Write and delete shared memory notes <code>memory\.write<\/code><\/span><small>not granted: your role \(viewer\)/,
     );
     expect(html).toContain('Workspace');
     const done = await submitConsent(app.url, p.browser, consentFields(html));

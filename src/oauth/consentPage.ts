@@ -28,8 +28,8 @@ const escape = (value: string) =>
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
 main{max-width:34rem;margin:3rem auto;background:#fff;border-radius:10px;padding:2rem;box-shadow:0 1px 4px #0002}
-h1{font-size:1.3rem;margin:0 0 1rem}.who{color:#555}ul{padding-left:1.2rem}li.no{color:#999;text-decoration:line-through}
-li small{color:#a33;text-decoration:none;display:block}.box{background:#f7f7fa;border-radius:6px;padding:.6rem .8rem;margin:.8rem 0}
+h1{font-size:1.3rem;margin:0 0 1rem}.who{color:#555}ul{padding-left:1.2rem}li.no{color:#999}li.no .what{text-decoration:line-through}
+li small{color:#a33;display:block}.box{background:#f7f7fa;border-radius:6px;padding:.6rem .8rem;margin:.8rem 0}
 code{font-size:.85em;word-break:break-all}.warn{color:#8a5a00}select{font:inherit;padding:.3rem}
 .buttons{display:flex;gap:.8rem;margin-top:1.4rem}
 button{font:inherit;padding:.55rem 1.3rem;border-radius:6px;border:1px solid #888;background:#fff;cursor:pointer}
@@ -96,7 +96,7 @@ export function consentPage(view: ConsentView): string {
       const label = `${escape(MEANING[scope as Permission] ?? scope)} <code>${escape(scope)}</code>`;
       return granted.has(scope)
         ? `<li>${label}</li>`
-        : `<li class="no">${label}<small>not granted: your role (${escape(view.member.role)}) does not allow it</small></li>`;
+        : `<li class="no"><span class="what">${label}</span><small>not granted: your role (${escape(view.member.role)}) does not allow it</small></li>`;
     })
     .join('');
   const hidden = Object.entries(view.params)
