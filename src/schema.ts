@@ -9,6 +9,7 @@ import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
 import { LiveResolver } from './resolvers/LiveResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
+import { PeopleResolver } from './resolvers/PeopleResolver.js';
 import { ProposalResolver } from './resolvers/ProposalResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
 import { UploadResolver } from './resolvers/UploadResolver.js';
@@ -30,6 +31,7 @@ const RESOLVERS = [
   ApiReferenceResolver,
   WebhookResolver,
   LiveResolver,
+  PeopleResolver,
 ] as const;
 
 /**
