@@ -106,7 +106,11 @@ describe('Dynamic Client Registration (RFC 7591)', () => {
     const ok = await register({ client_name: 'Test editor', redirect_uris: ['http://127.0.0.1:33418/callback'] });
     expect(ok.status).toBe(201);
     expect(ok.body.client_id).toMatch(/^wks_client_/);
-    expect(ok.body).toMatchObject({ client_name: 'Test editor', token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1:33418/callback'] });
+    expect(ok.body).toMatchObject({
+      client_name: 'Test editor',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: ['http://127.0.0.1:33418/callback'],
+    });
     expect(ok.body.client_secret).toBeUndefined();
     expect(ok.headers.get('cache-control')).toBe('no-store');
     for (const uri of ['http://evil.example/cb', 'javascript:alert(1)', 'https://a.example/cb#frag', 'not a url']) {
@@ -144,7 +148,11 @@ describe('authorization endpoint before sign-in', () => {
 
 describe('token endpoint', () => {
   const post = (path: string, form: Record<string, string>) =>
-    json(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    json(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
 
   it('refuses unknown grants, codes and refresh tokens in OAuth terms', async () => {
     expect((await post('/oauth/token', { grant_type: 'password', client_id: 'x' })).body.error).toBe('unsupported_grant_type');

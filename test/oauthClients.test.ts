@@ -22,7 +22,7 @@ import {
   type Browser,
 } from './support/oauthClient.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
-import { signInAs } from './support/signIn.js';
+import { signIn as signInAs } from './support/signIn.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'wks-oauth-clients-'));

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot } from './support/browser.js';
 import { createOrg, createWorkspace } from './support/factories.js';
 import { callbackServer } from './support/oauthClient.js';
-import { signInAs } from './support/signIn.js';
+import { signIn as signInAs } from './support/signIn.js';
 
 describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () => {
   let app: TestApp;

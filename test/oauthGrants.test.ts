@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
-import { signInAs } from './support/signIn.js';
+import { signIn as signInAs } from './support/signIn.js';
 
 let app: TestApp;
 beforeAll(async () => {

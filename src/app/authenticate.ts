@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { KeyCache } from '../auth/keyCache.js';
 import { resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
 import type { Principal } from '../context.js';
+import { memberPrincipal, requireCsrf, sessionOf } from '../auth/sessions.js';
 import type { SqlTarget } from '../db/sql.js';
 import { relaxedPool } from '../db/sql.js';
 import { KEY_LOOKUP_SQL } from '../store/agentKeys.js';
@@ -16,6 +17,18 @@ export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max:
   return shared
     ? new PostgresRateLimiter(relaxedPool(orm.em), limits.max, limits.windowSeconds)
     : new MemoryRateLimiter(limits.max, limits.windowSeconds);
+}
+
+/**
+ * A request to /graphql without an Authorization header: the member of its session cookie (a
+ * state-changing request must carry the session's CSRF token), else nobody. Sessions are for
+ * GraphQL (and the console's pages) only: REST and MCP answer keys and tokens, never a cookie.
+ */
+async function personOf(ctx: Parameters<Middleware>[0]): Promise<Principal> {
+  const signedIn = await sessionOf(ctx);
+  if (!signedIn) return { kind: 'anonymous' };
+  requireCsrf(ctx, signedIn);
+  return memberPrincipal(signedIn);
 }
 
 /** Paths a key is looked up for: the API, GraphQL and MCP (not the public documents or uploads). */
@@ -60,9 +73,12 @@ export function authenticate(options: AuthenticateOptions): Middleware {
             return row;
           }
         : undefined;
+    const header = ctx.get('authorization') || undefined;
     const principal: Principal = viaOAuth
       ? await viaOAuth
-      : await resolvePrincipal(db, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
+      : !header && ctx.path === '/graphql'
+        ? await personOf(ctx)
+        : await resolvePrincipal(db, credentials, header, lookup, keyCache);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
       const result = counted ?? (await limiter.hit(principal.keyId));

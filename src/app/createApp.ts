@@ -19,7 +19,9 @@ import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
 import { startBackground, type Background } from './background.js';
 import { workspaceArchive } from './archive.js';
-import { consolePage } from './console.js';
+import { consoleAssetHref, consoleAssets, consolePage, SIGN_IN_SCRIPT } from './console.js';
+import { signInRoutes } from './signIn.js';
+import { DEFAULT_SESSION_SETTINGS, sessionSupport, type SessionSettings } from '../auth/sessions.js';
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
 import { apiReferencePage } from './docs.js';
 import { renderErrors } from './errors.js';
@@ -62,6 +64,8 @@ export interface AppOptions {
   sockets: SocketLimits;
   /** OAuth 2.1 for MCP and the REST API: token lifetimes, registration rate, public address (OAUTH_*, PUBLIC_URL). */
   oauth: OAuthSettings;
+  /** People's sign-in: session lifetimes and PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
+  sessions?: SessionSettings;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -149,7 +153,7 @@ function authentication(options: AppOptions, domain: Awaited<ReturnType<typeof c
       settings: options.oauth,
       outbound: { allowLoopback: options.outboundAllowLoopback },
       registrations: createRateLimiter(options.orm, Boolean(options.databaseUrl), registrations),
-      sessions: oauthSessions(options.orm),
+      sessions: oauthSessions(),
     }),
     oauthChallenges(options.oauth),
     authenticate({
@@ -173,6 +177,17 @@ function scopeCheck(settings: OAuthSettings) {
 }
 
 /**
+ * What people use: their sessions (installed on every request, before anything reads them), the
+ * console's page and the sign-in routes.
+ */
+function peopleDoors(options: AppOptions, settings: SessionSettings) {
+  const assets = consoleAssets();
+  const sessions = sessionSupport({ db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings });
+  const signIn = signInRoutes({ providerName: null, script: () => consoleAssetHref(assets, SIGN_IN_SCRIPT) }, null);
+  return { sessions, pages: [consolePage(assets), signIn] };
+}
+
+/**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
  * CORS, health, the GraphiQL page when chosen (no key needed), and authentication with the rate limit.
@@ -186,6 +201,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound: { allowLoopback: options.outboundAllowLoopback },
     memory: options.memory,
     live: domain.live,
+    sessions: options.sessions ?? DEFAULT_SESSION_SETTINGS,
   };
   const createContext = contextFactory(contextDeps);
   const makeContext = requestContextMaker(contextDeps);
@@ -211,6 +227,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     createContext,
     explorer: options.explorer,
   });
+  const people = peopleDoors(options, contextDeps.sessions);
   const koa = new Koa();
   koa.proxy = false;
   for (const middleware of [
@@ -221,9 +238,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     urlLimit,
     cors(options.corsOrigins),
     health(options.orm),
+    people.sessions,
     ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
     apiReferencePage(),
-    consolePage(),
+    ...people.pages,
     ...authentication(options, domain),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context } from 'koa';
+import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { effectivePermissions, type Role } from '../auth/permissions.js';
 import { safeEqual } from '../auth/keys.js';
 import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauth.js';
@@ -21,6 +22,8 @@ import { CODE_TTL_S } from './settings.js';
 export interface SignedInMember {
   memberId: string;
   organizationId: string;
+  /** The sign-in proved a second factor (the organization's two-factor rule for people). */
+  mfa: boolean;
 }
 
 /** What the consent step needs of sessions: who is signed in, and their CSRF token. */
@@ -74,10 +77,11 @@ function refuse(ctx: Context, error: unknown, resources: Resources, status: 302 
 async function memberOf(deps: AuthorizeDeps, signedIn: SignedInMember, request: AuthorizationRequest): Promise<ConsentMemberRow> {
   const member = await consentMember(deps.em, signedIn.memberId);
   if (!member) throw new UnsafeRedirectError('access_denied', 'Your session no longer names a member.');
-  if (member.require_two_factor && (member.role === 'admin' || member.role === 'owner') && !member.two_factor_enabled)
+  const blocked = personBlockedByTwoFactor({ requireTwoFactor: member.require_two_factor, role: member.role as Role, mfa: signedIn.mfa });
+  if (blocked)
     throw new RedirectedError(
       'access_denied',
-      'The organization requires two-factor authentication for your role',
+      'The organization requires a second factor for your role: sign in with it, then try again',
       request.redirectUri,
       request.state,
     );

@@ -141,7 +141,7 @@ export interface AuditTrailFilters extends PageArgs {
   to?: Date | null;
 }
 
-const ACTORS = ['agent', 'admin'];
+const ACTORS = ['agent', 'member', 'admin'];
 
 /** Audit events, newest first, filtered; `from` inclusive, `to` exclusive. */
 export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Promise<Connection<AuditEvent>> {

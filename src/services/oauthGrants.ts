@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireAdmin } from '../auth/authorize.js';
+import { personBlockedByTwoFactor, requireAdmin } from '../auth/authorize.js';
+import { roleMay } from '../auth/permissions.js';
 import { signalAuthChanged } from '../auth/keyCache.js';
 import type { AgentPrincipal, RequestContext } from '../context.js';
-import { invalidField, NotFoundError } from '../errors.js';
+import { invalidField, NotFoundError, PERSON_TWO_FACTOR_MESSAGE, TwoFactorRequiredError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { revokeGrantIn } from '../oauth/grants.js';
 import { findGrant, insertGrant, listGrants, type GrantRow } from '../store/oauth.js';
@@ -17,8 +18,17 @@ interface GrantViewer {
   memberId: string | null;
 }
 
-/** The admin token names the organization; every grant of it is visible. */
+/**
+ * A signed-in member sees and revokes their own grants, an owner (who manages sessions) every
+ * member's of their organization; the admin token names the organization and sees all of it.
+ */
 function viewerOf(ctx: RequestContext, organizationId: string | null | undefined): GrantViewer {
+  const p = ctx.principal;
+  if (p.kind === 'member') {
+    if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+    if (organizationId && organizationId.toLowerCase() !== p.organizationId) throw new NotFoundError('Organization');
+    return { organizationId: p.organizationId, memberId: roleMay(p.role, 'sessions.manage') ? null : p.memberId };
+  }
   requireAdmin(ctx);
   if (!organizationId || !isUuid(organizationId)) throw invalidField('organizationId', 'the admin token must name an organization id');
   return { organizationId: organizationId.toLowerCase(), memberId: null };
