@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
-import { signIn as signInAs } from './support/signIn.js';
+import { personGql, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -55,12 +55,12 @@ interface Person {
   member: MemberRow;
   workspaceId: string;
   organizationId: string;
-  browser: Browser;
+  browser: Browser & SignedInPerson;
 }
 
-async function person(role = 'editor'): Promise<Person> {
-  const org = await createOrg(app);
-  const workspace = await createWorkspace(app, org.id);
+async function person(role = 'editor', into?: Person): Promise<Person> {
+  const org = into ? { id: into.organizationId } : await createOrg(app);
+  const workspace = into ? { id: into.workspaceId } : await createWorkspace(app, org.id);
   const email = `oauth-${randomBytes(4).toString('hex')}@example.com`;
   const created = await app.gql<{ createMember: MemberRow }>(
     'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role } }',
@@ -343,5 +343,33 @@ describe('refusals', () => {
     expect((await listTools(next.access_token)).status).toBe(200);
     expect((await form('/oauth/revoke', { token: next.refresh_token, client_id: clientId })).status).toBe(200);
     expect((await listTools(next.access_token)).status).toBe(401);
+  });
+});
+
+describe('grants as the people see them (GraphQL with a session)', () => {
+  const GRANTS = 'query { oauthGrants { id clientName memberId scopes workspaceName } }';
+  const REVOKE = 'mutation($id: ID!) { revokeOAuthGrant(id: $id) { id revokedAt } }';
+
+  it("a member lists and revokes their own grants (with the CSRF token); an owner sees every member's; others see none of them", async () => {
+    const editor = await person('editor');
+    const viewer = await person('viewer', editor);
+    const owner = await person('owner', editor);
+    const clientId = await registerClient('Editor app');
+    const tokens = (await redeem(clientId, await code(editor, clientId, { scope: 'memory.read' }))).body;
+    const mine = await personGql(app.url, editor.browser, GRANTS);
+    expect(mine.data.oauthGrants).toMatchObject([{ clientName: 'Editor app', memberId: editor.member.id, scopes: ['memory.read'] }]);
+    expect((await personGql(app.url, viewer.browser, GRANTS)).data.oauthGrants).toEqual([]);
+    expect((await personGql(app.url, owner.browser, GRANTS)).data.oauthGrants).toHaveLength(1);
+    const id = mine.data.oauthGrants[0].id;
+    const byViewer = await personGql(app.url, viewer.browser, REVOKE, { id });
+    expect(byViewer.errors?.[0].extensions.code).toBe('not_found');
+    const noCsrf = await personGql(app.url, editor.browser, REVOKE, { id }, { csrf: null });
+    expect(noCsrf.errors?.[0].extensions.code).toBe('permission_denied');
+    expect((await listTools(tokens.access_token)).status).toBe(200);
+    const revoked = await personGql(app.url, editor.browser, REVOKE, { id });
+    expect(revoked.data.revokeOAuthGrant.revokedAt).toBeTruthy();
+    expect((await listTools(tokens.access_token)).status).toBe(401);
+    const audit = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { action actor memberId } }', { w: editor.workspaceId });
+    expect(audit.data.auditEvents[0]).toMatchObject({ action: 'oauth_grant.revoked', actor: 'member', memberId: editor.member.id });
   });
 });

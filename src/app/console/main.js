@@ -15,6 +15,7 @@ import { proposalsScreen } from './proposals.js';
 import { gapsScreen } from './gaps.js';
 import { keysScreen } from './keys.js';
 import { auditScreen } from './audit.js';
+import { connectedAppsScreen } from './connectedApps.js';
 
 const main = document.getElementById('main');
 
@@ -24,6 +25,7 @@ const SCREENS = [
   { route: 'gaps', label: 'Content gaps', render: gapsScreen },
   { route: 'keys', label: 'Agent keys', render: keysScreen },
   { route: 'audit', label: 'Audit trail', render: auditScreen },
+  { route: 'apps', label: 'Connected apps', render: connectedAppsScreen },
 ];
 
 let live = null;
