@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant } from './support/factories.js';
+import { loopbackAddress, postJsonFrom } from './support/oauthClient.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -15,8 +16,12 @@ const json = async (path: string, init?: RequestInit) => {
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 };
 
-const register = (body: unknown) =>
-  json('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+// Registrations are counted per client address, across processes on a shared database: this file's come from an address of its own.
+const from = loopbackAddress();
+const register = async (body: unknown, raw?: string) => {
+  const res = await postJsonFrom(`${app.url}/oauth/register`, raw ?? JSON.stringify(body), from);
+  return { status: res.status, headers: new Headers(res.headers as Record<string, string>), body: res.body };
+};
 
 describe('discovery (RFC 9728, RFC 8414)', () => {
   it('serves protected-resource metadata for the service, /mcp and /api/v1', async () => {
@@ -122,7 +127,7 @@ describe('Dynamic Client Registration (RFC 7591)', () => {
     expect((await register({ redirect_uris: ['https://a.example/cb'], grant_types: ['client_credentials'] })).body.error).toBe(
       'invalid_client_metadata',
     );
-    const notJson = await json('/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    const notJson = await register(null, '{');
     expect(notJson.body.error).toBe('invalid_client_metadata');
   });
 

@@ -43,6 +43,7 @@ beforeAll(async () => {
     ADMIN_TOKEN: admin,
     LOG_LEVEL: 'debug',
     OAUTH_ACCESS_TOKEN_TTL_S: '5',
+    OAUTH_REGISTRATIONS_PER_HOUR: '100000',
     // The service trusts the test's self-signed certificate, as it would a public one.
     NODE_EXTRA_CA_CERTS: tls.certFile,
     ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }),

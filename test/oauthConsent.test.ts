@@ -19,7 +19,7 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
   let clientId: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ oauth: { registrationsPerHour: 100_000 } });
     chromium = await launchChromium();
     callback = await callbackServer();
     const registered = await fetch(`${app.url}/oauth/register`, {

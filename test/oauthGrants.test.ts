@@ -4,13 +4,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
+import { spawnService } from './support/processes.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
 import { personGql, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ oauth: { refreshTokenTtlS: 3 } });
+  app = await startTestApp({ oauth: { refreshTokenTtlS: 3, registrationsPerHour: 100_000 } });
 });
 afterAll(async () => app?.close());
 
@@ -372,4 +373,51 @@ describe('grants as the people see them (GraphQL with a session)', () => {
     const audit = await app.gql('query($w: ID!) { auditEvents(workspaceId: $w) { action actor memberId } }', { w: editor.workspaceId });
     expect(audit.data.auditEvents[0]).toMatchObject({ action: 'oauth_grant.revoked', actor: 'member', memberId: editor.member.id });
   });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('in every process (a second process on the same PostgreSQL)', () => {
+  it('demoting the member and revoking the grant reach the other process within seconds', async () => {
+    // Both processes are one service: the same public address (PUBLIC_URL), so the token's audience holds in both.
+    const other = await spawnService({
+      DATABASE_URL: process.env.DATABASE_URL!,
+      ADMIN_TOKEN: app.adminToken,
+      PUBLIC_URL: app.url,
+      OAUTH_REGISTRATIONS_PER_HOUR: '100000',
+    });
+    const at = (token: string) =>
+      fetch(`${other.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const toolsThere = async (token: string) => {
+      const res = await at(token);
+      return res.status === 200 ? ((await res.json()) as any).result.tools.map((t: { name: string }) => t.name) : res.status;
+    };
+    const within = async (check: () => Promise<boolean>, ms = 5000): Promise<number> => {
+      const started = Date.now();
+      while (!(await check())) {
+        if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return Date.now() - started;
+    };
+    try {
+      const p = await person('editor');
+      const clientId = await registerClient();
+      const tokens = (await redeem(clientId, await code(p, clientId, { scope: 'memory.read memory.write' }))).body;
+      expect(await toolsThere(tokens.access_token)).toContain('memory_put_note'); // now in the other process's cache
+      await app.gql('mutation($id: ID!, $input: UpdateMemberInput!) { updateMember(id: $id, input: $input) { id } }', {
+        id: p.member.id,
+        input: { role: 'viewer' },
+      });
+      const demotedMs = await within(async () => !((await toolsThere(tokens.access_token)) as string[]).includes('memory_put_note'));
+      const grant = (await personGql(app.url, p.browser, 'query { oauthGrants { id } }')).data.oauthGrants[0];
+      await personGql(app.url, p.browser, 'mutation($id: ID!) { revokeOAuthGrant(id: $id) { id } }', { id: grant.id });
+      const revokedMs = await within(async () => (await at(tokens.access_token)).status === 401);
+      console.log(`other process: demotion seen after ${demotedMs} ms, revocation after ${revokedMs} ms`);
+    } finally {
+      await other.stop();
+    }
+  }, 90_000);
 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -163,4 +163,28 @@ export async function callbackServer(): Promise<{ url: string; next(): Promise<U
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
   return { url, next: () => new Promise<URL>((resolve) => waiting.push(resolve)), server };
+}
+
+/** A random loopback address (127.x.y.z): a client address of its own, so per-address limits on a shared database start at zero. */
+export function loopbackAddress(): string {
+  const byte = () => 1 + Math.floor(Math.random() * 250);
+  return `127.${byte()}.${byte()}.${byte()}`;
+}
+
+/** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from). */
+export function postJsonFrom(
+  url: string,
+  body: string,
+  localAddress: string,
+  contentType = 'application/json',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': contentType } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
