@@ -6,7 +6,7 @@ import { loopbackAddress, postJsonFrom } from './support/oauthClient.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ oauth: { registrationsPerHour: 10 } });
+  app = await startTestApp({ oauth: { registrationsPerHour: 12 } });
 });
 afterAll(async () => app?.close());
 
@@ -18,8 +18,8 @@ const json = async (path: string, init?: RequestInit) => {
 
 // Registrations are counted per client address, across processes on a shared database: this file's come from an address of its own.
 const from = loopbackAddress();
-const register = async (body: unknown, raw?: string) => {
-  const res = await postJsonFrom(`${app.url}/oauth/register`, raw ?? JSON.stringify(body), from);
+const register = async (body: unknown, raw?: string, address = from) => {
+  const res = await postJsonFrom(`${app.url}/oauth/register`, raw ?? JSON.stringify(body), address);
   return { status: res.status, headers: new Headers(res.headers as Record<string, string>), body: res.body };
 };
 
@@ -133,7 +133,7 @@ describe('Dynamic Client Registration (RFC 7591)', () => {
 
   it('is rate-limited per address (429 with Retry-After)', async () => {
     let last;
-    for (let i = 0; i < 12; i++) last = await register({ redirect_uris: ['https://app.example/cb'] });
+    for (let i = 0; i < 14; i++) last = await register({ redirect_uris: ['https://app.example/cb'] });
     expect(last!.status).toBe(429);
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last!.body.error).toBe('rate_limited');
@@ -148,6 +148,44 @@ describe('authorization endpoint before sign-in', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.headers.get('location')).toBeNull();
     expect(unknown.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+});
+
+describe('Client ID Metadata Documents under the outbound rules', () => {
+  it('a client_id on a loopback or private address is not fetched (OUTBOUND_ALLOW_LOOPBACK is off here)', async () => {
+    for (const clientId of ['https://127.0.0.1:9/client.json', 'https://10.1.2.3/client.json', 'https://[::1]:9/client.json']) {
+      const res = await fetch(
+        `${app.url}/oauth/authorize?client_id=${encodeURIComponent(clientId)}&redirect_uri=https%3A%2F%2Fa.example%2Fcb`,
+        {
+          redirect: 'manual',
+        },
+      );
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('the address is not allowed');
+    }
+    const root = await fetch(`${app.url}/oauth/authorize?client_id=${encodeURIComponent('https://a.example/')}&redirect_uri=x`, {
+      redirect: 'manual',
+    });
+    expect(await root.text()).toContain('an https URL with a path');
+  });
+});
+
+describe('registrations no grant used expire', () => {
+  it('past its expiry an unused registration is unknown, and the next registration deletes it', async () => {
+    const address = loopbackAddress(); // not the address whose limit the test above used up
+    const created = await register({ client_name: 'Short-lived', redirect_uris: ['https://app.example/cb'] }, undefined, address);
+    expect(created.status).toBe(201);
+    const id = created.body.client_id as string;
+    const db = app.server.orm.em.fork().getConnection();
+    // A day passes (the expiry is moved instead of waiting).
+    await db.execute(`update oauth_clients set expires_at = now() - interval '1 second' where id = ?`, [id]);
+    const res = await fetch(`${app.url}/oauth/authorize?client_id=${id}&redirect_uri=https%3A%2F%2Fapp.example%2Fcb`, {
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('Unknown client_id');
+    expect((await register({ client_name: 'Next', redirect_uris: ['https://app.example/cb'] }, undefined, address)).status).toBe(201);
+    expect(await db.execute('select count(*)::int as n from oauth_clients where id = ?', [id])).toEqual([{ n: 0 }]);
   });
 });
 

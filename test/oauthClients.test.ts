@@ -171,6 +171,45 @@ describe('the MCP TypeScript SDK client with an OAuth client provider', () => {
   }, 60_000);
 });
 
+describe('Client ID Metadata Documents the service refuses', () => {
+  it('a document naming another client_id, too large, redirecting, or not JSON: an error page, no redirect', async () => {
+    const documents = new Map<string, unknown>();
+    const served = await serveDocuments(tls, documents);
+    const doc = (path: string, extra: Record<string, unknown> = {}) => ({
+      client_id: `${served.origin}${path}`,
+      client_name: 'Refused',
+      redirect_uris: ['http://127.0.0.1:9/cb'],
+      ...extra,
+    });
+    documents.set('/other.json', doc('/other.json', { client_id: `${served.origin}/elsewhere.json` }));
+    documents.set('/large.json', doc('/large.json', { padding: 'x'.repeat(20_000) }));
+    documents.set('/secret.json', doc('/secret.json', { token_endpoint_auth_method: 'private_key_jwt' }));
+    documents.set('/text.json', 'not json');
+    const cases: [string, string][] = [
+      ['/other.json', 'client_id is not the URL it was fetched from'],
+      ['/large.json', 'larger than 16384 bytes'],
+      ['/secret.json', 'token_endpoint_auth_method must be "none"'],
+      ['/text.json', 'is not JSON'],
+      ['/missing.json', 'answered HTTP 404'],
+    ];
+    try {
+      for (const [path, why] of cases) {
+        const params = new URLSearchParams({
+          client_id: `${served.origin}${path}`,
+          redirect_uri: 'http://127.0.0.1:9/cb',
+          response_type: 'code',
+        });
+        const res = await fetch(`${service.url}/oauth/authorize?${params}`, { redirect: 'manual', headers: { cookie: browser.cookie } });
+        expect(res.status, path).toBe(400);
+        expect(res.headers.get('location')).toBeNull();
+        expect(await res.text()).toContain(why.replace(/"/g, '&quot;'));
+      }
+    } finally {
+      served.server.close();
+    }
+  });
+});
+
 describe('mcp-remote', () => {
   it('connects the same way: it registers, prints the authorization URL, and gets the code on its callback port', async () => {
     const config = mkdtempSync(join(tmpdir(), 'wks-mcp-remote-'));
