@@ -216,6 +216,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     limits: options.sockets,
     logger: options.logger,
     makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
+    sessions: { db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings: contextDeps.sessions },
   });
   const backend = routeBackend(domain, options, createContext);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });

@@ -8,6 +8,7 @@
  *   POST /console/sign-out           ends the session (CSRF token required)
  */
 import type { Context } from 'koa';
+import { ROLE_TABLE, roleMay } from '../auth/permissions.js';
 import {
   clearSessionCookie,
   csrfTokenOf,
@@ -42,7 +43,7 @@ export interface SignInOptions {
 
 function page(returnTo: string, options: SignInOptions, script: string, notice: string | null): string {
   const oidc = options.providerName
-    ? `<p><a class="button primary" id="oidc" href="${SIGN_IN_PATH}/oidc?return_to=${encodeURIComponent(returnTo)}">` +
+    ? `<p><a class="button-link" id="oidc" href="${SIGN_IN_PATH}/oidc?return_to=${encodeURIComponent(returnTo)}">` +
       `Sign in with ${escapeHtml(options.providerName)}</a></p>`
     : '';
   return `<!doctype html>
@@ -143,6 +144,8 @@ async function describeSession(ctx: Context): Promise<void> {
         csrf: csrfTokenOf(signedIn),
         session: { id: signedIn.sessionId, method: signedIn.method, mfa: signedIn.mfa, expiresAt: signedIn.expiresAt.toISOString() },
         member: { id: signedIn.memberId, email: signedIn.email, role: signedIn.role, organizationId: signedIn.organizationId },
+        // The person's column of the role table: what the console offers them.
+        allowed: (Object.keys(ROLE_TABLE) as (keyof typeof ROLE_TABLE)[]).filter((what) => roleMay(signedIn.role, what)),
       }
     : { signedIn: false };
 }
@@ -157,11 +160,17 @@ async function signOutHere(ctx: Context): Promise<void> {
   ctx.status = 204;
 }
 
+/** The console's sentence for the sign-in page (why it was sent there): plain text, shown escaped. */
+function noticeOf(ctx: Context): string | null {
+  const notice = ctx.query.notice;
+  return typeof notice === 'string' && notice ? notice.slice(0, 300) : null;
+}
+
 /** The sign-in and sign-out routes (mounted after sessionSupport). `oidc` serves the identity provider's two routes, if configured. */
 export function signInRoutes(options: SignInOptions, oidc: Middleware | null): Middleware {
   return async (ctx, next) => {
     const { path, method } = ctx;
-    if (path === SIGN_IN_PATH && (method === 'GET' || method === 'HEAD')) return sendSignInPage(ctx, options);
+    if (path === SIGN_IN_PATH && (method === 'GET' || method === 'HEAD')) return sendSignInPage(ctx, options, noticeOf(ctx));
     if (path === `${SIGN_IN_PATH}/link` && method === 'POST') return redeemLink(ctx);
     if (path === '/console/session' && method === 'GET') return describeSession(ctx);
     if (path === '/console/sign-out' && method === 'POST') return signOutHere(ctx);

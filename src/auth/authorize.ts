@@ -160,6 +160,20 @@ export function adminOrPerson(
   return { organizationId: null, member: null };
 }
 
+/**
+ * An admin-token operation on one workspace that a person may also use: the admin token anywhere;
+ * a signed-in member in a workspace of their organization (404 for any other) when their role
+ * allows `what`; an agent key never.
+ */
+export async function adminOrPersonIn(ctx: RequestContext, workspaceId: string, what: PersonAction | Permission): Promise<void> {
+  const p = ctx.principal;
+  if (p.kind !== 'member') return requireAdmin(ctx);
+  if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+  if (!isUuid(workspaceId) || !(await workspaceInOrganization(ctx.db, workspaceId.toLowerCase(), p.organizationId)))
+    throw new NotFoundError('Workspace');
+  if (!roleMay(p.role, what)) throw new PermissionDeniedError([what], `Your role (${p.role}) does not allow: ${what}.`);
+}
+
 /** 403 `permission_denied` naming every missing permission. */
 export function requirePermissions(permissions: ReadonlySet<Permission>, required: readonly Permission[]): void {
   const missing = required.filter((p) => !permissions.has(p));

@@ -24,7 +24,9 @@ export const ROLES = ['viewer', 'editor', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What a person signed in to the console or GraphQL may do besides the permissions (no key carries these). */
-export const PERSON_ACTIONS = ['agent_keys.manage', 'audit.read', 'members.read', 'members.sign_in_links', 'sessions.manage'] as const;
+export const PERSON_ACTIONS = [
+  'organization.read',
+  'agent_keys.manage', 'audit.read', 'members.read', 'members.sign_in_links', 'sessions.manage'] as const;
 export type PersonAction = (typeof PERSON_ACTIONS)[number];
 
 const V = ['viewer', 'editor', 'admin', 'owner'] as const;
@@ -56,6 +58,7 @@ export const ROLE_TABLE: Readonly<Record<Permission | PersonAction, readonly Rol
   'content_gap.report': V,
   'openapi.read': V,
   'openapi.manage': A,
+  'organization.read': V,
   'agent_keys.manage': A,
   'audit.read': A,
   'members.read': A,

@@ -46,7 +46,7 @@ export interface SignedIn {
 }
 
 /** What sessionOf needs, installed on every request by `sessionSupport`. */
-interface SessionDeps {
+export interface SessionDeps {
   db: SqlTarget;
   serverSecret: string;
   settings: SessionSettings;
@@ -130,19 +130,30 @@ export function requireCsrf(ctx: Context, signedIn: SignedIn, submitted?: string
  */
 export async function sessionOf(ctx: Context): Promise<SignedIn | null> {
   if (ctx.state.signedIn !== undefined) return ctx.state.signedIn as SignedIn | null;
-  const token = cookieOf(ctx, cookieName(ctx));
-  let signedIn: SignedIn | null = null;
-  if (token?.startsWith(TOKEN_PREFIX) && token.length < 100) {
-    const { db, serverSecret, settings } = depsOf(ctx);
-    const row = await liveSession(db, digestSecret(serverSecret, token), settings.idleSeconds);
-    if (row) {
-      signedIn = toSignedIn(row, csrfFor(serverSecret, row.id));
-      // Idle expiry moves with use (one write a minute at most); a failed touch must not fail the request.
-      if (Date.now() - new Date(row.last_seen_at).getTime() > 60_000) touchSession(db, row.id).catch(() => undefined);
-    }
-  }
+  const signedIn = await signedInByToken(depsOf(ctx), cookieOf(ctx, cookieName(ctx)));
   ctx.state.signedIn = signedIn;
   return signedIn;
+}
+
+/** The session cookie's token in a Cookie header (either name: a WebSocket upgrade's request has no Koa context). */
+export function sessionTokenInCookies(cookieHeader: string | undefined): string | undefined {
+  for (const part of (cookieHeader ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    const name = eq > 0 ? part.slice(0, eq).trim() : '';
+    if (name === COOKIE || name === SECURE_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The live session a cookie token names, or null (and its idle expiry pushed forward, at most once a minute). */
+export async function signedInByToken(deps: SessionDeps, token: string | undefined): Promise<SignedIn | null> {
+  if (!token?.startsWith(TOKEN_PREFIX) || token.length >= 100) return null;
+  const { db, serverSecret, settings } = deps;
+  const row = await liveSession(db, digestSecret(serverSecret, token), settings.idleSeconds);
+  if (!row) return null;
+  // Idle expiry moves with use (one write a minute at most); a failed touch must not fail the request.
+  if (Date.now() - new Date(row.last_seen_at).getTime() > 60_000) touchSession(db, row.id).catch(() => undefined);
+  return toSignedIn(row, csrfFor(serverSecret, row.id));
 }
 
 function toSignedIn(row: SessionRow, csrf: string): SignedIn {

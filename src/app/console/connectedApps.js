@@ -51,7 +51,8 @@ function drawRevoke(g, cell, { gql, view, org, onRevoked }) {
 
 /** The "Connected apps" screen. */
 export async function connectedAppsScreen(ctx) {
-  const { view, main, workspace, gql } = ctx;
+  const { view, main, workspace, gql, session } = ctx;
+  const all = !session || session.may('sessions.manage');
   const org = workspace.organizationId;
   const tbody = h('tbody');
   const errors = h('div');
@@ -89,21 +90,32 @@ export async function connectedAppsScreen(ctx) {
   fill(
     main,
     h('h1', { tabindex: '-1' }, 'Connected apps'),
-    h('p', { class: 'lead' }, `Apps members of ${workspace.organizationName} allowed over OAuth (MCP and the REST API). `, shortId(org)),
+    h(
+      'p',
+      { class: 'lead' },
+      all
+        ? `Apps the members of ${workspace.organizationName} allowed over OAuth (MCP and the REST API). `
+        : 'Apps you allowed over OAuth (MCP and the REST API). ',
+      shortId(org),
+    ),
     errors,
     h(
-      'table',
-      { class: 'table' },
+      'div',
+      { class: 'card table-wrap' },
       h(
-        'thead',
-        {},
+        'table',
+        { class: 'data grants' },
         h(
-          'tr',
+          'thead',
           {},
-          COLUMNS.map((c) => h('th', { scope: 'col' }, c)),
+          h(
+            'tr',
+            {},
+            COLUMNS.map((c) => h('th', { scope: 'col' }, c)),
+          ),
         ),
+        tbody,
       ),
-      tbody,
     ),
   );
   try {

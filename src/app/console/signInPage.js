@@ -1,7 +1,7 @@
 // The sign-in page's script: a sign-in link carries its token in the fragment (#link=…), which the
 // browser never sends to a server, so it reaches no URL of a request and no log line. The token is
 // taken out of the address bar at once and posted (JSON, same origin) to redeem it.
-/* global document, fetch, history, location */
+/* global document, fetch, history, location, window */
 
 const notice = document.getElementById('notice');
 
@@ -35,9 +35,14 @@ async function redeem(token) {
   location.replace(body.returnTo);
 }
 
-const match = /^#link=([\w-]+)$/.exec(location.hash);
-if (match) {
+/** Redeems the link in the fragment, if there is one (on load, and when a link is opened in this very page). */
+function fromFragment() {
+  const match = /^#link=([\w-]+)$/.exec(location.hash);
+  if (!match) return;
   // Out of the address bar (and the history) before anything else happens.
   history.replaceState(null, '', location.pathname + location.search);
   void redeem(match[1]);
 }
+
+window.addEventListener('hashchange', fromFragment);
+fromFragment();
