@@ -17,6 +17,10 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
   let page: Page;
   let callback: Awaited<ReturnType<typeof callbackServer>>;
   let clientId: string;
+  let org: { id: string };
+  let workspace: { id: string };
+  let verifier: string;
+  let code: string;
 
   beforeAll(async () => {
     app = await startTestApp({ oauth: { registrationsPerHour: 100_000 } });
@@ -28,8 +32,8 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
       body: JSON.stringify({ client_name: 'Claude (test double)', redirect_uris: [callback.url] }),
     });
     clientId = ((await registered.json()) as { client_id: string }).client_id;
-    const org = await createOrg(app);
-    await createWorkspace(app, org.id);
+    org = await createOrg(app);
+    workspace = await createWorkspace(app, org.id);
     await createWorkspace(app, org.id);
     const email = `consent-${randomBytes(4).toString('hex')}@example.com`;
     await app.gql('mutation($input: CreateMemberInput!) { createMember(input: $input) { id } }', {
@@ -50,7 +54,7 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
 
   it('shows who asks, for which workspace and permissions, and sends the browser back with a code on Allow', async () => {
     const record = recordPage(page);
-    const verifier = randomBytes(32).toString('base64url');
+    verifier = randomBytes(32).toString('base64url');
     const params = new URLSearchParams({
       response_type: 'code',
       client_id: clientId,
@@ -72,11 +76,58 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
     const arrived = callback.next();
     await Promise.all([page.waitForNavigation(), page.click('button.allow')]);
     const back = await arrived;
-    expect(back.searchParams.get('code')).toMatch(/^wks_ac_/);
+    code = back.searchParams.get('code')!;
+    expect(code).toMatch(/^wks_ac_/);
     expect(back.searchParams.get('state')).toBe('xyz');
     expect(page.url().startsWith(callback.url)).toBe(true);
     expect(record.problems).toEqual([]);
     expect(requestsElsewhere(record, app.url).map((u) => new URL(u).origin)).toEqual([new URL(callback.url).origin]);
+  });
+
+  it('the grant appears under Connected apps in the console, and revoking it there ends its tokens', async () => {
+    const redeemed = await fetch(`${app.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        code_verifier: verifier,
+        redirect_uri: callback.url,
+      }),
+    });
+    const tokens = (await redeemed.json()) as { access_token: string };
+    const tools = () =>
+      fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${tokens.access_token}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    expect((await tools()).status).toBe(200);
+    await page.setViewport({ width: 1366, height: 768 }); // the console's layout size
+    await page.goto(`${app.url}/console`, { waitUntil: 'networkidle0' });
+    // The workspace as the console's picker keeps it (the picker itself is the console's own test).
+    await page.evaluate((w) => sessionStorage.setItem('wks.console.workspace', JSON.stringify(w)), {
+      id: workspace.id,
+      name: 'Workspace',
+      organizationId: org.id,
+      organizationName: 'Org',
+    });
+    await page.goto(`${app.url}/console#/apps`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('tr[data-grant]', { timeout: 10_000 });
+    const row = await page.$eval('tr[data-grant]', (tr) => tr.textContent ?? '');
+    expect(row).toContain('Claude (test double)');
+    expect(row).toContain('self-registered');
+    expect(row).toContain('memory.write');
+    await screenshot(page, 'oauth/connected-apps', { fullPage: true });
+    await page.click('tr[data-grant] .cell-action button');
+    await page.click('tr[data-grant] .cell-action button.danger');
+    await page.waitForFunction(() => !document.querySelector('tr[data-grant]'), { timeout: 10_000 });
+    expect((await tools()).status).toBe(401);
   });
 
   it('an unregistered redirect URI gets a page of the service, not a redirect', async () => {
