@@ -29,17 +29,26 @@ if (explorer !== undefined && !GRAPHQL_EXPLORERS.includes(explorer as (typeof GR
   process.exit(2);
 }
 
-/** PUBLIC_URL: an absolute http(s) origin (with an optional path prefix), else unset; anything else stops the start. */
-function publicUrl(): string | undefined {
-  const raw = process.env.PUBLIC_URL;
-  if (!raw) return undefined;
-  try {
-    const url = new URL(raw);
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash) return url.href.replace(/\/$/, '');
-  } catch {
-    // reported below
+/** OIDC_ISSUER + OIDC_CLIENT_ID (+ OIDC_CLIENT_SECRET, OIDC_NAME): the deployment's identity provider, if any. */
+function oidcEnv() {
+  const issuer = process.env.OIDC_ISSUER || undefined;
+  const clientId = process.env.OIDC_CLIENT_ID || undefined;
+  if (!issuer && !clientId) return undefined;
+  if (!issuer || !clientId || !/^https?:\/\//.test(issuer)) {
+    console.error('OIDC_ISSUER (an http(s) URL) and OIDC_CLIENT_ID are needed together');
+    process.exit(2);
   }
-  console.error(`PUBLIC_URL must be an absolute http(s) URL, got "${raw}"`);
+  return {
+    issuer,
+    clientId,
+    clientSecret: process.env.OIDC_CLIENT_SECRET || undefined,
+    name: process.env.OIDC_NAME || 'your identity provider',
+  };
+}
+
+const publicUrl = process.env.PUBLIC_URL || undefined;
+if (publicUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) {
+  console.error(`PUBLIC_URL must be an origin such as https://docs.example.com, got "${publicUrl}"`);
   process.exit(2);
 }
 
@@ -63,6 +72,12 @@ const server = await startServer({
     .map((o) => o.trim())
     .filter(Boolean),
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
+  sessions: {
+    idleSeconds: intEnv('SESSION_IDLE_MINUTES', 60) * 60,
+    absoluteSeconds: intEnv('SESSION_MAX_HOURS', 12) * 3600,
+    publicUrl: publicUrl?.replace(/\/$/, ''),
+  },
+  oidc: oidcEnv(),
   sockets: {
     maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),
     perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),
@@ -76,7 +91,7 @@ const server = await startServer({
     accessTokenTtlS: intEnv('OAUTH_ACCESS_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.accessTokenTtlS),
     refreshTokenTtlS: intEnv('OAUTH_REFRESH_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS),
     registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
-    publicUrl: publicUrl(),
+    publicUrl: publicUrl?.replace(/\/$/, ''),
   },
 });
 

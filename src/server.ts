@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
+import type { OidcSettings } from './app/oidcSignIn.js';
+import type { SessionSettings } from './auth/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
 import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
@@ -58,6 +60,10 @@ export interface ServerOptions {
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
+  /** People's sessions: SESSION_IDLE_MINUTES, SESSION_MAX_HOURS, PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
+  sessions?: SessionSettings;
+  /** The deployment's identity provider for people's sign-in (OIDC_* settings), if any. */
+  oidc?: OidcSettings;
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
   /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
@@ -140,6 +146,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
+      sessions: options.sessions,
+      oidc: options.oidc,
     });
     return await listen(app, database, options, logger);
   } catch (error) {

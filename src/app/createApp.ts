@@ -21,6 +21,7 @@ import { startBackground, type Background } from './background.js';
 import { workspaceArchive } from './archive.js';
 import { consoleAssetHref, consoleAssets, consolePage, SIGN_IN_SCRIPT } from './console.js';
 import { signInRoutes } from './signIn.js';
+import { oidcSignIn, type OidcSettings } from './oidcSignIn.js';
 import { DEFAULT_SESSION_SETTINGS, sessionSupport, type SessionSettings } from '../auth/sessions.js';
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
 import { apiReferencePage } from './docs.js';
@@ -66,6 +67,8 @@ export interface AppOptions {
   oauth: OAuthSettings;
   /** People's sign-in: session lifetimes and PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
   sessions?: SessionSettings;
+  /** The deployment's identity provider for people's sign-in, if any. */
+  oidc?: OidcSettings;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -183,7 +186,8 @@ function scopeCheck(settings: OAuthSettings) {
 function peopleDoors(options: AppOptions, settings: SessionSettings) {
   const assets = consoleAssets();
   const sessions = sessionSupport({ db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings });
-  const signIn = signInRoutes({ providerName: null, script: () => consoleAssetHref(assets, SIGN_IN_SCRIPT) }, null);
+  const oidc = options.oidc ? oidcSignIn(options.oidc, options.logger) : null;
+  const signIn = signInRoutes({ providerName: options.oidc?.name ?? null, script: () => consoleAssetHref(assets, SIGN_IN_SCRIPT) }, oidc);
   return { sessions, pages: [consolePage(assets), signIn] };
 }
 

@@ -91,8 +91,8 @@ export function cookieOf(ctx: Context, name: string): string | undefined {
 }
 
 /** Adds a Set-Cookie line (HttpOnly, SameSite=Lax, Path=/, Secure behind https); `maxAge` 0 deletes the cookie. */
-export function setCookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): void {
-  const parts = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
+export function setCookie(ctx: Context, name: string, value: string, maxAgeSeconds: number, path = '/'): void {
+  const parts = [`${name}=${value}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
   if (secureCookies(ctx)) parts.push('Secure');
   ctx.append('Set-Cookie', parts.join('; '));
 }
