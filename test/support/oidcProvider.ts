@@ -24,7 +24,7 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 function loginPage(uid: string, client: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test identity provider</title></head>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test identity provider</title></head>
 <body style="font-family: sans-serif; max-width: 30rem; margin: 3rem auto">
 <h1>Test identity provider</h1><p>Sign in to <strong>${escapeHtml(client)}</strong></p>
 <form method="post" action="/interaction/${escapeHtml(uid)}/login">

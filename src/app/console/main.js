@@ -82,11 +82,11 @@ async function signOut(notice = null) {
   toSignInPage(typeof notice === 'string' ? notice : 'Signed out.');
 }
 
-whenUnauthorized((reason) => {
+whenUnauthorized(() => {
   if (session.current) {
     session.clear();
     live?.close();
-    toSignInPage(`The session ended: ${reason} Sign in again.`);
+    toSignInPage('The session ended (signed out elsewhere, ended by an owner, or expired). Sign in again.');
   }
 });
 
