@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { spawnService } from './support/processes.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
-import { personGql, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
+import { mintSignInLink, personGql, redeemSignInLink, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -57,6 +57,7 @@ interface Person {
   workspaceId: string;
   organizationId: string;
   browser: Browser & SignedInPerson;
+  email: string;
 }
 
 async function person(role = 'editor', into?: Person): Promise<Person> {
@@ -68,7 +69,7 @@ async function person(role = 'editor', into?: Person): Promise<Person> {
     { input: { organizationId: org.id, email, role } },
   );
   const browser = await signInAs(app.url, app.adminToken, email);
-  return { member: created.data.createMember, workspaceId: workspace.id, organizationId: org.id, browser };
+  return { member: created.data.createMember, workspaceId: workspace.id, organizationId: org.id, browser, email };
 }
 
 /** A code for `clientId` as the person approves it, with the verifier that redeems it. */
@@ -117,6 +118,10 @@ describe('the flow as a browser and a client drive it', () => {
     const to = new URL(signedOut.headers.get('location')!, app.url);
     expect(to.pathname).toBe('/console/sign-in');
     expect(to.searchParams.get('return_to')).toBe(url.slice(app.url.length));
+    // Signing in there comes back to the authorization request.
+    const link = await mintSignInLink(app.url, app.adminToken, p.email);
+    const again = await redeemSignInLink(app.url, link.token, to.searchParams.get('return_to')!);
+    expect(again.returnTo).toBe(url.slice(app.url.length));
     const page = await openAuthorization(url, p.browser);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:45678");
