@@ -146,7 +146,7 @@ describe('the flow as a browser and a client drive it', () => {
   it('issues audience-bound tokens that call MCP tools and list only what the grant allows', async () => {
     const p = await person('editor');
     const clientId = await registerClient();
-    const c = await code(p, clientId, { scope: 'memory.read memory.write search.read' });
+    const c = await code(p, clientId, { scope: 'memory.read memory.write search.read offline_access' });
     const tokens = await redeem(clientId, c);
     expect(tokens.status).toBe(200);
     expect(tokens.body).toMatchObject({ token_type: 'Bearer', expires_in: 600, scope: 'memory.read memory.write search.read' });
@@ -191,6 +191,8 @@ describe('the flow as a browser and a client drive it', () => {
     const back = new URL(evil.headers.get('location')!);
     expect(back.origin + back.pathname).toBe(REDIRECT);
     expect(back.searchParams.get('error')).toBe('invalid_target');
+    const unknownScope = await openAuthorization(authorizationUrl(clientId, challenge, { scope: 'memory.read admin' }), p.browser);
+    expect(new URL(unknownScope.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
   });
 });
 

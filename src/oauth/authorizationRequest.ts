@@ -82,7 +82,8 @@ export async function checkAuthorizationRequest(
   const rawResource = params.get('resource');
   const resource = rawResource === null ? resources.mcp : ourResource(resources, rawResource);
   if (!resource) throw refuse('invalid_target', `resource must be one of ${resources.mcp}, ${resources.api}, ${resources.service}`);
-  const asked = (params.get('scope') ?? '').split(' ').filter(Boolean);
+  // `offline_access` asks for a refresh token, which every grant gets: it is granted by being ignored.
+  const asked = (params.get('scope') ?? '').split(' ').filter((s) => s && s !== 'offline_access');
   const unknown = asked.filter((s) => !isPermission(s));
   if (unknown.length) throw refuse('invalid_scope', `Unknown scope(s): ${unknown.join(', ')}; the scopes are the permission names`);
   const scopes = asked.length ? [...new Set(asked)] : [...PERMISSIONS];
