@@ -9,6 +9,7 @@ import { purgeNoteHistory } from '../services/noteHistory.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
+import { forgetEndedSignIns } from '../store/sessions.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -62,6 +63,8 @@ export function startBackground(options: BackgroundOptions): Background {
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    // Sign-in links a day past their expiry and sessions ended a day ago are forgotten.
+    forgetEndedSignIns(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'sign-in purge failed'));
     void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();
