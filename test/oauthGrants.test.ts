@@ -176,6 +176,16 @@ describe('the flow as a browser and a client drive it', () => {
       'workspace.created',
     ]);
     expect(audit.data.auditEvents[0].agentKeyId).toBeNull(); // a grant is not a key: the member acted through an app
+    const byApps = await app.gql(
+      'query($w: ID) { auditTrail(workspaceId: $w, actor: "oauth") { edges { node { action actor memberId } } } }',
+      {
+        w: p.workspaceId,
+      },
+    );
+    expect(byApps.data.auditTrail.edges.map((e: { node: unknown }) => e.node)).toEqual([
+      { action: 'memory.note.created', actor: 'oauth', memberId: p.member.id },
+      { action: 'oauth_grant.created', actor: 'oauth', memberId: p.member.id },
+    ]);
   });
 
   it('a token for /api/v1 works on REST and not on /mcp; an unknown resource is refused at the client', async () => {

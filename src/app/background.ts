@@ -10,6 +10,7 @@ import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { deleteUnusedRegistrations, purgeExpiredOAuth } from '../store/oauth.js';
+import { forgetEndedSignIns } from '../store/sessions.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -63,6 +64,8 @@ export function startBackground(options: BackgroundOptions): Background {
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    // Sign-in links a day past their expiry and sessions ended a day ago are forgotten.
+    forgetEndedSignIns(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'sign-in purge failed'));
     // OAuth: expired codes and tokens, and client registrations no grant used before they expired.
     Promise.all([purgeExpiredOAuth(freshEm(orm)), deleteUnusedRegistrations(freshEm(orm))]).catch((error) =>
       logger.warn({ err: error }, 'OAuth purge failed'),

@@ -148,7 +148,7 @@ export interface AuditTrailFilters extends PageArgs {
   to?: Date | null;
 }
 
-const ACTORS = ['agent', 'member', 'admin'];
+const ACTORS = ['agent', 'member', 'oauth', 'admin'];
 
 /** Audit events, newest first, filtered; `from` inclusive, `to` exclusive. */
 export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Promise<Connection<AuditEvent>> {

@@ -169,13 +169,8 @@ export function membersByEmail(db: SqlTarget, email: string, organizationId: str
   );
 }
 
-/** Forgets sign-in links past their expiry and sessions ended more than a day ago (housekeeping). */
-export async function forgetEndedSignIns(db: SqlTarget, absoluteSeconds: number): Promise<void> {
+/** Forgets sign-in links a day past their expiry and sessions a day past their end (revoked, or past their absolute expiry). */
+export async function forgetEndedSignIns(db: SqlTarget): Promise<void> {
   await sql(db, `delete from sign_in_links where expires_at < now() - interval '1 day'`);
-  await sql(
-    db,
-    `delete from member_sessions where coalesce(revoked_at, expires_at) < now() - interval '1 day'
-        or last_seen_at < now() - make_interval(secs => ?) - interval '1 day'`,
-    [absoluteSeconds],
-  );
+  await sql(db, `delete from member_sessions where coalesce(revoked_at, expires_at) < now() - interval '1 day'`);
 }

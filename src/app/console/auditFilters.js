@@ -12,6 +12,7 @@ export function auditFilters(onApply) {
     h('option', { value: '' }, 'Anyone'),
     h('option', { value: 'agent' }, 'Agent keys'),
     h('option', { value: 'member' }, 'People'),
+    h('option', { value: 'oauth' }, 'Connected apps'),
     h('option', { value: 'admin' }, 'Admin token'),
   );
   const action = h('input', {
