@@ -115,7 +115,7 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     // The editor's tabs: no agent keys, no audit trail.
     await chooseWorkspace(editor);
     const tabs = await editor.$$eval('nav a', (links) => links.map((a) => a.textContent));
-    expect(tabs).toEqual(['Proposals', 'Content gaps', 'Sessions']);
+    expect(tabs).toEqual(['Proposals', 'Content gaps', 'Sessions', 'Connected apps']);
   }, 60_000);
 
   it('the editor reviews a proposal: approves it, recorded in the audit trail under the editor', async () => {
@@ -162,6 +162,7 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
       'Agent keys',
       'Audit trail',
       'Sessions',
+      'Connected apps',
     ]);
     await (await byText(owner, 'nav a', 'Sessions')).click();
     const row = await byText(owner, 'table.sessions tbody tr', fx.editorEmail);
