@@ -1,6 +1,7 @@
 // People sign in as members: sign-in links (single use, 15 minutes, stored as a digest), session
 // cookies (HttpOnly, SameSite=Lax), CSRF on state-changing requests, the role table over GraphQL,
 // sessions listed and revoked, the two-factor rule for people, and the audit trail under the member.
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../src/db/sql.js';
 import { freshEm } from '../src/db/orm.js';
@@ -271,4 +272,66 @@ describe('two-factor for people', () => {
     await app.gql('mutation($id: ID!) { updateOrganization(id: $id, input: { requireTwoFactor: true }) { id } }', { id: q.org.id });
     expect((await personGql(app.url, s, ARTICLES, { w: q.workspace.id })).errors?.[0].extensions.code).toBe('two_factor_required');
   });
+});
+
+/** A graphql-transport-ws socket opened with a browser's cookie; resolves with the ack or the close. */
+function sessionSocket(baseUrl: string, cookie: string, csrf: string | null) {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { cookie } });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  const acked = new Promise<boolean>((resolve) => {
+    ws.on('message', (data) => {
+      if (JSON.parse(String(data)).type === 'connection_ack') resolve(true);
+    });
+    void closed.then(() => resolve(false));
+  });
+  ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: csrf === null ? {} : { csrf } })));
+  return { ws, acked, closed };
+}
+
+describe('sessions on WebSockets and across processes', () => {
+  it('a socket on the cookie needs the CSRF token in connection_init, and is closed once its session is revoked', async () => {
+    const p = await person('viewer');
+    const s = await signIn(app.url, app.adminToken, p.email);
+    for (const csrf of [null, 'wrong']) {
+      const refused = sessionSocket(app.url, s.cookie, csrf);
+      expect(await refused.acked).toBe(false);
+      expect((await refused.closed).code).toBe(4403);
+    }
+    const good = sessionSocket(app.url, s.cookie, s.csrf);
+    expect(await good.acked).toBe(true);
+    const other = await signIn(app.url, app.adminToken, p.email);
+    const LIST = 'query { sessions { id current } }';
+    const target = (await personGql(app.url, s, LIST)).data.sessions.find((x: { current: boolean }) => x.current).id;
+    await personGql(app.url, other, 'mutation($id: ID!) { revokeSession(id: $id) { id } }', { id: target });
+    const closed = await Promise.race([good.closed, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+    expect(closed).toMatchObject({ code: 4403, reason: expect.stringContaining('session') });
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    'a sign-out or revocation in one process holds in another at once (sockets within seconds)',
+    async () => {
+      const second = await startTestApp();
+      try {
+        const p = await person('editor');
+        const s = await signIn(app.url, app.adminToken, p.email);
+        expect((await personGql(second.url, s, VIEWER)).data.viewer.memberId).toBe(p.member.id);
+        const socket = sessionSocket(app.url, s.cookie, s.csrf);
+        expect(await socket.acked).toBe(true);
+        const out = await fetch(`${second.url}/console/sign-out`, {
+          method: 'POST',
+          headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+        });
+        expect(out.status).toBe(204);
+        expect((await personGql(app.url, s, VIEWER)).errors?.[0].extensions.code).toBe('unauthorized');
+        const started = Date.now();
+        const closed = await Promise.race([socket.closed, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+        expect(closed).toMatchObject({ code: 4403 });
+        expect(Date.now() - started).toBeLessThan(6000);
+      } finally {
+        await second.close();
+      }
+    },
+  );
 });

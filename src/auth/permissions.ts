@@ -26,7 +26,12 @@ export type Role = (typeof ROLES)[number];
 /** What a person signed in to the console or GraphQL may do besides the permissions (no key carries these). */
 export const PERSON_ACTIONS = [
   'organization.read',
-  'agent_keys.manage', 'audit.read', 'members.read', 'members.sign_in_links', 'sessions.manage'] as const;
+  'agent_keys.manage',
+  'audit.read',
+  'members.read',
+  'members.sign_in_links',
+  'sessions.manage',
+] as const;
 export type PersonAction = (typeof PERSON_ACTIONS)[number];
 
 const V = ['viewer', 'editor', 'admin', 'owner'] as const;
