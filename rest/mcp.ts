@@ -115,6 +115,8 @@ export interface McpOptions {
   version: string;
   /** Effective permissions of the authenticated agent (key AND role ceiling), or null when not an agent. */
   permissionsOf(ctx: Context): ReadonlySet<string> | null;
+  /** Refuses a tool call at the HTTP level before it runs (an OAuth token whose scopes lack the tool's permissions: 403 `insufficient_scope`). */
+  refuseCall?(ctx: Context, permissions: readonly string[]): void;
 }
 
 /**
@@ -140,6 +142,8 @@ export function createMcpMiddleware(
     }
     const body = await readMessage(ctx);
     if (body === undefined) return;
+    const called = calledTool(body, byName);
+    if (called) options.refuseCall?.(ctx, called.compiled.permissions);
     const contextValue = await backend.createContext(ctx, true);
     const agentKeyId = backend.agentKeyId(ctx)!;
     const server = new Server(
@@ -205,6 +209,12 @@ async function readMessage(ctx: Context): Promise<unknown> {
     return refuse(INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported; send one message per request.');
   if (!message || typeof message !== 'object') return refuse(INVALID_REQUEST, 'Invalid Request: a JSON-RPC message is an object.');
   return message;
+}
+
+/** The tool a `tools/call` message names, if it is one of ours. */
+function calledTool(message: unknown, byName: Map<string, ToolDef>): ToolDef | undefined {
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  return method === 'tools/call' && typeof params?.name === 'string' ? byName.get(params.name) : undefined;
 }
 
 function toRouteInput(

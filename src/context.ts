@@ -27,10 +27,32 @@ export interface AgentPrincipal {
   organizationId: string;
   plan: Plan;
   requireTwoFactor: boolean;
+  /**
+   * Set when the caller holds an OAuth access token rather than a key: `keyId` is then the grant's
+   * id and `permissions` its scopes; the grant's client and the resource (audience) it is bound to.
+   */
+  oauth?: { grantId: string; clientId: string; resource: string };
 }
 
-/** Who is calling: nobody, a bad credential, the admin token, or an agent key. */
-export type Principal = { kind: 'anonymous' } | { kind: 'invalid' } | { kind: 'admin' } | AgentPrincipal;
+/**
+ * A person signed in to the console or GraphQL with a session cookie (src/auth/sessions.ts): a
+ * member, who may do what their role's column of the role table says, in their organization only.
+ */
+export interface MemberPrincipal {
+  kind: 'member';
+  sessionId: string;
+  memberId: string;
+  email: string;
+  role: Role;
+  organizationId: string;
+  plan: Plan;
+  requireTwoFactor: boolean;
+  /** The sign-in proved a second factor (an identity provider's `amr`); a sign-in link never does. */
+  mfa: boolean;
+}
+
+/** Who is calling: nobody, a bad credential, the admin token, an agent key, or a signed-in member. */
+export type Principal = { kind: 'anonymous' } | { kind: 'invalid' } | { kind: 'admin' } | AgentPrincipal | MemberPrincipal;
 
 /** Per-request state shared by every resolver and service; one forked EntityManager per request. */
 export interface RequestContext {
@@ -72,4 +94,6 @@ export interface RequestContext {
    * so the events it records carry their organization like an agent key's (webhooks select by it).
    */
   adminActing: Map<string, string>;
+  /** People's sessions: how long one may stay idle, and the public origin sign-in links name (PUBLIC_URL), if set. */
+  sessions: { idleSeconds: number; publicUrl?: string };
 }

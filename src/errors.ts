@@ -110,13 +110,18 @@ export class PlanRequiredError extends DomainError {
 
 /** 403: the org requires two-factor and the key's admin/owner member has not enabled it. */
 export class TwoFactorRequiredError extends DomainError {
-  constructor() {
+  constructor(message?: string) {
     super(
       'two_factor_required',
-      'This organization requires admins and owners to enable two-factor authentication before their keys can be used.',
+      message ?? 'This organization requires admins and owners to enable two-factor authentication before their keys can be used.',
     );
   }
 }
+
+/** The two-factor refusal of a person: an admin or owner of such an organization signed in without a second factor. */
+export const PERSON_TWO_FACTOR_MESSAGE =
+  'This organization requires admins and owners to sign in with two-factor authentication: ' +
+  'sign in through the identity provider with a second factor (a sign-in link is one factor).';
 
 /** 404: absent or unreachable; the message never says which. */
 export class NotFoundError extends DomainError {

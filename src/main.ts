@@ -1,6 +1,7 @@
 import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
+import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
 import { startServer } from './server.js';
 import { DEFAULT_RETENTION } from './app/background.js';
 
@@ -32,6 +33,29 @@ if (explorer !== undefined && !GRAPHQL_EXPLORERS.includes(explorer as (typeof GR
   process.exit(2);
 }
 
+/** OIDC_ISSUER + OIDC_CLIENT_ID (+ OIDC_CLIENT_SECRET, OIDC_NAME): the deployment's identity provider, if any. */
+function oidcEnv() {
+  const issuer = process.env.OIDC_ISSUER || undefined;
+  const clientId = process.env.OIDC_CLIENT_ID || undefined;
+  if (!issuer && !clientId) return undefined;
+  if (!issuer || !clientId || !/^https?:\/\//.test(issuer)) {
+    console.error('OIDC_ISSUER (an http(s) URL) and OIDC_CLIENT_ID are needed together');
+    process.exit(2);
+  }
+  return {
+    issuer,
+    clientId,
+    clientSecret: process.env.OIDC_CLIENT_SECRET || undefined,
+    name: process.env.OIDC_NAME || 'your identity provider',
+  };
+}
+
+const publicUrl = process.env.PUBLIC_URL || undefined;
+if (publicUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) {
+  console.error(`PUBLIC_URL must be an origin such as https://docs.example.com, got "${publicUrl}"`);
+  process.exit(2);
+}
+
 /** Entry point of `npm start`: configuration from the environment (see docs/configuration.md). */
 const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
@@ -60,6 +84,12 @@ const server = await startServer({
     searchLogDays: intEnv('SEARCH_LOG_RETENTION_DAYS', DEFAULT_RETENTION.searchLogDays),
   },
   rateLimit: { max: intEnv('RATE_LIMIT_MAX', 600), windowSeconds: intEnv('RATE_LIMIT_WINDOW_S', 60) },
+  sessions: {
+    idleSeconds: intEnv('SESSION_IDLE_MINUTES', 60) * 60,
+    absoluteSeconds: intEnv('SESSION_MAX_HOURS', 12) * 3600,
+    publicUrl: publicUrl?.replace(/\/$/, ''),
+  },
+  oidc: oidcEnv(),
   sockets: {
     maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),
     perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),
@@ -68,6 +98,12 @@ const server = await startServer({
     newPerAddressPerSecond: intEnv('WS_NEW_PER_ADDRESS_PER_S', DEFAULT_SOCKET_LIMITS.newPerAddressPerSecond),
     initTimeoutMs: intEnv('WS_INIT_TIMEOUT_MS', DEFAULT_SOCKET_LIMITS.initTimeoutMs),
     recheckMs: intEnv('WS_RECHECK_MS', DEFAULT_SOCKET_LIMITS.recheckMs),
+  },
+  oauth: {
+    accessTokenTtlS: intEnv('OAUTH_ACCESS_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.accessTokenTtlS),
+    refreshTokenTtlS: intEnv('OAUTH_REFRESH_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS),
+    registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
+    publicUrl: publicUrl?.replace(/\/$/, ''),
   },
 });
 

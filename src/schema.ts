@@ -9,6 +9,8 @@ import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
 import { LiveResolver } from './resolvers/LiveResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
+import { OAuthGrantResolver } from './resolvers/OAuthGrantResolver.js';
+import { PeopleResolver } from './resolvers/PeopleResolver.js';
 import { ProposalResolver } from './resolvers/ProposalResolver.js';
 import { SearchResolver } from './resolvers/SearchResolver.js';
 import { UploadResolver } from './resolvers/UploadResolver.js';
@@ -23,6 +25,7 @@ const RESOLVERS = [
   WorkspaceFieldsResolver,
   ChangelogResolver,
   MemoryResolver,
+  OAuthGrantResolver,
   ArticleResolver,
   ProposalResolver,
   UploadResolver,
@@ -30,6 +33,7 @@ const RESOLVERS = [
   ApiReferenceResolver,
   WebhookResolver,
   LiveResolver,
+  PeopleResolver,
 ] as const;
 
 /**

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
+import type { OidcSettings } from './app/oidcSignIn.js';
+import type { SessionSettings } from './auth/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
 import { DEFAULT_RETENTION, type Retention } from './app/background.js';
 import { renderClientErrors } from './app/errors.js';
@@ -17,6 +19,8 @@ import type { LiveHub } from './live/hub.js';
 import type { ReadRouter } from './db/replica.js';
 import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
+
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
 
 export { VERSION } from './app/createApp.js';
 
@@ -69,10 +73,16 @@ export interface ServerOptions {
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
+  /** People's sessions: SESSION_IDLE_MINUTES, SESSION_MAX_HOURS, PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
+  sessions?: SessionSettings;
+  /** The deployment's identity provider for people's sign-in (OIDC_* settings), if any. */
+  oidc?: OidcSettings;
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
   /** Days the event table and the search log keep rows (EVENT_RETENTION_DAYS, SEARCH_LOG_RETENTION_DAYS; 0 keeps them for ever). */
   retention?: Partial<Retention>;
+  /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
+  oauth?: Partial<OAuthSettings>;
 }
 
 export interface RunningServer {
@@ -162,6 +172,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         options.databaseUrl && options.databaseReadUrl
           ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? 30 }
           : undefined,
+      oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
+      sessions: options.sessions,
+      oidc: options.oidc,
     });
     return await listen(app, database, options, logger);
   } catch (error) {

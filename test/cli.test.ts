@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { wks } from './support/cli.js';
+import { redeemSignInLink } from './support/signIn.js';
 
 // Each CLI process compiles its sources at start (2–4 s on two busy cores); tests run several.
 vi.setConfig({ testTimeout: 120_000 });
@@ -131,6 +132,25 @@ describe('usage', () => {
 });
 
 describe('admin commands', () => {
+  it('members login-link: prints a single-use sign-in link (token in the fragment) that signs the member in once', async () => {
+    const org = JSON.parse((await wks(['orgs', 'create', '--name', 'Gamma', '--json'], env)).stdout);
+    await wks(['members', 'create', '--org', org.id, '--email', 'Cy@Gamma.test', '--role', 'editor', '--json'], env);
+    const run = await wks(['members', 'login-link', 'cy@gamma.test', '--org', org.id], env);
+    expect(run.code, run.stderr).toBe(0);
+    const [url, about] = run.stdout.trim().split('\n');
+    expect(url).toMatch(new RegExp(`^${app.url}/console/sign-in#link=wks_link_[\\w-]{43}$`));
+    expect(about).toMatch(/^for cy@gamma\.test, single use, valid until /);
+    const token = url.split('#link=')[1];
+    const signedIn = await redeemSignInLink(app.url, token);
+    expect(signedIn.cookie).toMatch(/^wks_session=/);
+    await expect(redeemSignInLink(app.url, token)).rejects.toMatchObject({ status: 400 });
+    const unknown = await wks(['members', 'login-link', 'nobody@gamma.test', '--org', org.id], env);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/not found/i);
+    const usage = await wks(['members', 'login-link'], env);
+    expect(usage.code).toBe(2);
+  });
+
   it('orgs, workspaces, members and keys: create, use, revoke', async () => {
     const org = JSON.parse((await wks(['orgs', 'create', '--name', 'Beta', '--plan', 'enterprise', '--json'], env)).stdout);
     expect(org).toMatchObject({ name: 'Beta', plan: 'enterprise', requireTwoFactor: false });

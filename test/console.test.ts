@@ -1,5 +1,6 @@
-// GET /console: the review console, a single-page app served by the service that signs in with the
-// admin token and speaks GraphQL only (POST /graphql, subscriptions over a WebSocket on /graphql).
+// GET /console: the review console, a single-page app served by the service for a signed-in member
+// (a session cookie, from /console/sign-in) that speaks GraphQL only (POST /graphql, subscriptions over
+// a WebSocket on /graphql). Here the member is an owner, signed in by a sign-in link.
 // Checked over HTTP (the page, its CSP and its cacheable assets), its line diff in Node, then in
 // Debian's headless Chromium through the real stack: sign-in, workspace choice, approving and
 // rejecting proposals, drafting from a content gap, creating and revoking keys, and the audit trail
@@ -12,6 +13,9 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot, type PageRecord } from './support/browser.js';
 import { createKey, createMember, type MemberRow } from './support/factories.js';
 import { until } from './support/wait.js';
+import { mintSignInLink, personGql } from './support/signIn.js';
+import { sql } from '../src/db/sql.js';
+import { freshEm } from '../src/db/orm.js';
 
 const W = '/api/v1/workspaces/-';
 const uniq = () => randomBytes(3).toString('hex');
@@ -265,6 +269,7 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
   let cdp: CDPSession;
   let record: PageRecord;
   let origin: string;
+  let sessionCookie = '';
   const sockets: string[] = [];
 
   /** Waits until an element matching `selector` contains `text`. */
@@ -297,7 +302,7 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     page = await browser.newPage();
     // A 1366 × 768 laptop screen (the browser's own bars take some of it).
     await page.setViewport({ width: 1366, height: 768 });
-    record = recordPage(page, { ignore: /Failed to load resource: the server responded with a status of 401/ });
+    record = recordPage(page, { ignore: /Failed to load resource: the server responded with a status of 40[01]/ });
     cdp = await page.createCDPSession();
     await cdp.send('Network.enable');
     cdp.on('Network.webSocketCreated', (e) => sockets.push(e.url));
@@ -317,26 +322,30 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
   });
   afterAll(async () => browser?.close());
 
-  it('signs in with the admin token, kept in sessionStorage only; a wrong token is refused on the form', async () => {
-    await page.goto(`${app.url}/console`, { waitUntil: 'networkidle0' });
-    await page.waitForSelector('#token');
-    expect(await page.evaluate(() => location.hash)).toBe('#/sign-in');
-    // The field has the focus: type, Enter.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('token');
-    await page.keyboard.type('adm_not_the_token_0123456789');
-    await page.keyboard.press('Enter');
-    await page.waitForSelector('.signin [role="alert"]', { timeout: 10_000 });
-    expect((await page.$eval('.signin [role="alert"]', (e) => e.textContent))!.length).toBeGreaterThan(5);
-    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  it('sends a browser without a session to the sign-in page; an unknown link is refused there, a good one signs in (HttpOnly cookie)', async () => {
+    await page.goto(`${app.url}/console#/proposals`, { waitUntil: 'networkidle0' });
+    await page.waitForFunction(() => location.pathname === '/console/sign-in', { timeout: 10_000 });
+    expect(await page.evaluate(() => document.body.dataset.returnTo)).toBe('/console#/proposals');
+    await page.goto(`${app.url}/console/sign-in#link=wks_link_${'x'.repeat(43)}`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('#notice .message-error', { timeout: 10_000 });
+    expect(await page.$eval('#notice', (e) => e.textContent)).toContain('unknown, already used or expired');
+    // The token left the address bar at once.
+    expect(await page.evaluate(() => location.hash)).toBe('');
     await shot('sign-in');
 
-    await page.$eval('#token', (e) => ((e as HTMLInputElement).value = ''));
-    await page.type('#token', app.adminToken);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction(() => location.hash === '#/workspaces', { timeout: 10_000 });
-    expect(await page.evaluate(() => sessionStorage.getItem('wks.console.token'))).toBe(app.adminToken);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [
+      fx.member.id,
+    ]);
+    const { url } = await mintSignInLink(app.url, app.adminToken, email);
+    await page.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
+    await page.waitForFunction(() => location.pathname === '/console' && location.hash === '#/workspaces', { timeout: 10_000 });
+    expect(await page.$eval('#who', (e) => e.textContent)).toBe(`${email} · owner`);
+    // The session is an HttpOnly cookie: the page's script cannot read it, and nothing else is stored.
     expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const cookies = await page.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['wks_session', true, 'Lax']]);
+    sessionCookie = `${cookies[0].name}=${cookies[0].value}`;
     await waitLive();
   }, 60_000);
 
@@ -549,11 +558,16 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     expect(await liveState()).toBe('live');
   }, 60_000);
 
-  it('signs out (the token leaves sessionStorage); no request left the origin and nothing failed', async () => {
+  it('signs out (the session ends on the service, the cookie is gone); no request left the origin and nothing failed', async () => {
+    const csrf = await page.evaluate(async () => (await (await fetch('/console/session')).json()).csrf as string);
     await clickText('.session button', 'Sign out');
-    await page.waitForSelector('#token');
+    await page.waitForFunction(() => location.pathname === '/console/sign-in', { timeout: 10_000 });
+    expect(await page.$eval('#notice', (e) => e.textContent)).toContain('Signed out.');
+    expect(await page.cookies()).toEqual([]);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const after = await personGql(app.url, { cookie: sessionCookie, csrf }, 'query { viewer { email } }');
+    expect(after.errors?.[0].extensions.code).toBe('unauthorized');
 
     expect(requestsElsewhere(record, origin)).toEqual([]);
     expect(record.requests.filter((url) => url.startsWith(`${origin}/graphql`)).length).toBeGreaterThan(10);

@@ -5,6 +5,10 @@ import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot } from './support/browser.js';
+import { createMember, createOrg } from './support/factories.js';
+import { signIn } from './support/signIn.js';
+import { freshEm } from '../src/db/orm.js';
+import { sql } from '../src/db/sql.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -76,6 +80,34 @@ describeInBrowser('explorer.test.ts', 'GraphiQL in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
   });
+
+  it('runs as the signed-in person: their session cookie, no header to type', async () => {
+    const org = await createOrg(app);
+    const member = await createMember(app, org.id, { role: 'viewer' });
+    const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [member.id]);
+    const { cookie } = await signIn(app.url, app.adminToken, email);
+    const page = await browser.newPage();
+    const record = recordPage(page);
+    const [name, value] = cookie.split('=');
+    await page.setCookie({ name, value, url: app.url, httpOnly: true, sameSite: 'Lax' });
+    await page.goto(`${app.url}/graphql`, { waitUntil: 'networkidle0' });
+    await page.waitForSelector('.graphiql-query-editor .CodeMirror', { timeout: 15_000 });
+    await page.click('.graphiql-query-editor .CodeMirror');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('{ viewer { email role } }');
+    await page.keyboard.press('Escape');
+    await page.click('.graphiql-execute-button');
+    await page.waitForFunction(() => document.querySelector('.graphiql-response')?.textContent?.includes('viewer'), { timeout: 15_000 });
+    const answer = await page.$eval('.graphiql-response .CodeMirror', (e) =>
+      (e as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue(),
+    );
+    expect(JSON.parse(answer)).toEqual({ data: { viewer: { email, role: 'viewer' } } });
+    await screenshot(page, 'explorer-signed-in');
+    expect(record.problems).toEqual([]);
+  }, 60_000);
 
   it('loads everything from the service, runs an admin mutation with the token header and shows the answer', async () => {
     const page = await browser.newPage();

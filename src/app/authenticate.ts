@@ -2,17 +2,33 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { KeyCache } from '../auth/keyCache.js';
 import { resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
 import type { Principal } from '../context.js';
+import { memberPrincipal, requireCsrf, sessionOf } from '../auth/sessions.js';
 import type { SqlTarget } from '../db/sql.js';
 import { relaxedPool } from '../db/sql.js';
 import { KEY_LOOKUP_SQL } from '../store/agentKeys.js';
 import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
 import type { Middleware } from '../http/middleware.js';
+import { isAccessToken, resolveAccessToken } from '../oauth/bearer.js';
+import { doorOf, resourcesFor } from '../oauth/resources.js';
+import type { OAuthSettings } from '../oauth/settings.js';
 
 /** The rate limiter for this process: shared through PostgreSQL when there is a server, in memory on the embedded database. */
 export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max: number; windowSeconds: number }): RateLimiter {
   return shared
     ? new PostgresRateLimiter(relaxedPool(orm.em), limits.max, limits.windowSeconds)
     : new MemoryRateLimiter(limits.max, limits.windowSeconds);
+}
+
+/**
+ * A request to /graphql without an Authorization header: the member of its session cookie (a
+ * state-changing request must carry the session's CSRF token), else nobody. Sessions are for
+ * GraphQL (and the console's pages) only: REST and MCP answer keys and tokens, never a cookie.
+ */
+async function personOf(ctx: Parameters<Middleware>[0]): Promise<Principal> {
+  const signedIn = await sessionOf(ctx);
+  if (!signedIn) return { kind: 'anonymous' };
+  requireCsrf(ctx, signedIn);
+  return memberPrincipal(signedIn);
 }
 
 /** Paths a key is looked up for: the API, GraphQL and MCP (not the public documents or uploads). */
@@ -25,6 +41,16 @@ interface AuthenticateOptions {
   credentials: Credentials;
   keyCache: KeyCache;
   limiter: RateLimiter;
+  oauth: Pick<OAuthSettings, 'publicUrl'>;
+}
+
+/** An OAuth access token at the door it was issued for (MCP or REST), or null when the request carries none. */
+function oauthPrincipal(ctx: Parameters<Middleware>[0], options: AuthenticateOptions): Promise<Principal> | null {
+  const match = /^Bearer +(\S+) *$/i.exec(ctx.get('authorization') || '');
+  const door = doorOf(ctx.path);
+  if (!match || !door || !isAccessToken(match[1])) return null;
+  const resources = resourcesFor(ctx, options.oauth);
+  return resolveAccessToken(options.db, options.credentials.serverSecret, match[1], options.keyCache, resources, door);
 }
 
 /**
@@ -33,10 +59,12 @@ interface AuthenticateOptions {
  * it throws the 429 (rendered by the error middleware). On PostgreSQL the key lookup and the
  * count share one statement.
  */
-export function authenticate({ db, credentials, keyCache, limiter }: AuthenticateOptions): Middleware {
+export function authenticate(options: AuthenticateOptions): Middleware {
+  const { db, credentials, keyCache, limiter } = options;
   return async (ctx, next) => {
     if (!needsPrincipal(ctx.path)) return next();
     let counted: RateLimitResult | undefined;
+    const viaOAuth = oauthPrincipal(ctx, options);
     const lookup: KeyLookup | undefined =
       limiter instanceof PostgresRateLimiter
         ? async (digest) => {
@@ -45,7 +73,12 @@ export function authenticate({ db, credentials, keyCache, limiter }: Authenticat
             return row;
           }
         : undefined;
-    const principal: Principal = await resolvePrincipal(db, credentials, ctx.get('authorization') || undefined, lookup, keyCache);
+    const header = ctx.get('authorization') || undefined;
+    const principal: Principal = viaOAuth
+      ? await viaOAuth
+      : !header && ctx.path === '/graphql'
+        ? await personOf(ctx)
+        : await resolvePrincipal(db, credentials, header, lookup, keyCache);
     ctx.state.principal = principal;
     if (principal.kind === 'agent') {
       const result = counted ?? (await limiter.hit(principal.keyId));

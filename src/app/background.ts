@@ -22,6 +22,8 @@ export interface Retention {
 }
 
 export const DEFAULT_RETENTION: Retention = { eventsDays: 365, searchLogDays: 90 };
+import { deleteUnusedRegistrations, purgeExpiredOAuth } from '../store/oauth.js';
+import { forgetEndedSignIns } from '../store/sessions.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -80,6 +82,12 @@ export function startBackground(options: BackgroundOptions): Background {
       logger.warn({ err: error }, 'retention pass failed'),
     );
     deleteOldCallerWrites(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'caller write positions purge failed'));
+    // Sign-in links a day past their expiry and sessions ended a day ago are forgotten.
+    forgetEndedSignIns(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'sign-in purge failed'));
+    // OAuth: expired codes and tokens, and client registrations no grant used before they expired.
+    Promise.all([purgeExpiredOAuth(freshEm(orm)), deleteUnusedRegistrations(freshEm(orm))]).catch((error) =>
+      logger.warn({ err: error }, 'OAuth purge failed'),
+    );
     void backfill();
   }, PURGE_EVERY_MS);
   housekeeping.unref();

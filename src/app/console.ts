@@ -24,6 +24,8 @@ const TYPES: Record<string, string> = { '.js': JS, '.css': CSS };
 const FILE_NAME = /^[\w-]+\.(?:js|css)$/;
 const ENTRY = 'main.js';
 const STYLE = 'console.css';
+/** The sign-in page's own script (not part of the console's page). */
+export const SIGN_IN_SCRIPT = 'signInPage.js';
 
 /** A static `import … from './x.js'`, `export … from './x.js'` or `import './x.js'` between console modules. */
 const RELATIVE_IMPORT = /(\b(?:from|import)\s*)(['"])\.\/([\w-]+\.js)\2/g;
@@ -72,7 +74,7 @@ const nameAttributes = Object.entries(NAMES)
 
 function page(assets: Map<string, Asset>): string {
   const href = (name: string) => `${ASSET_PATH}${name}?v=${assets.get(name)!.hash}`;
-  const modules = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY).sort();
+  const modules = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY && name !== SIGN_IN_SCRIPT).sort();
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -100,22 +102,30 @@ ${modules.map((name) => `<link rel="modulepreload" href="${href(name)}">`).join(
 `;
 }
 
+/** The console's files, read once on first use (listed now: a build that lost the files fails the start, not the first page view). */
+export function consoleAssets(): () => Promise<Map<string, Asset>> {
+  const names = readdirSync(DIR)
+    .filter((name) => FILE_NAME.test(name))
+    .sort();
+  for (const required of [ENTRY, STYLE, SIGN_IN_SCRIPT]) {
+    if (!names.includes(required)) throw new Error(`the review console's ${required} is missing from ${DIR}`);
+  }
+  let loaded: Promise<Map<string, Asset>> | undefined;
+  return () => (loaded ??= loadAssets(names));
+}
+
+/** The address of one of the console's files, by its digest. */
+export async function consoleAssetHref(load: () => Promise<Map<string, Asset>>, name: string): Promise<string> {
+  return `${ASSET_PATH}${name}?v=${(await load()).get(name)!.hash}`;
+}
+
 /**
  * GET /console: the review console, a single-page app (plain JavaScript and CSS from
  * src/app/console/, served under /console/assets/) that signs in with the admin token and speaks
  * GraphQL only: POST /graphql and subscriptions over a WebSocket on /graphql. Nothing is loaded
  * from elsewhere, and no script or style is inline.
  */
-export function consolePage(): Middleware {
-  // Listed now: a build that lost the files fails the start, not the first page view.
-  const names = readdirSync(DIR)
-    .filter((name) => FILE_NAME.test(name))
-    .sort();
-  for (const required of [ENTRY, STYLE]) {
-    if (!names.includes(required)) throw new Error(`the review console's ${required} is missing from ${DIR}`);
-  }
-  let loaded: Promise<Map<string, Asset>> | undefined;
-  const load = () => (loaded ??= loadAssets(names));
+export function consolePage(load = consoleAssets()): Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === PAGE_PATH || ctx.path === `${PAGE_PATH}/`) return sendPage(ctx, page(await load()), CONSOLE_CSP);

@@ -14,6 +14,7 @@ export interface ContextDeps {
   outbound: RequestContext['outbound'];
   memory: RequestContext['memory'];
   live: RequestContext['live'];
+  sessions: RequestContext['sessions'];
 }
 
 /** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
@@ -40,7 +41,7 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
 }
 
 /** Builds a request context for a principal: an HTTP request's (contextFactory), or a WebSocket operation's. */
-export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live }: ContextDeps) {
+export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live, sessions }: ContextDeps) {
   const statementEm = freshEm(orm);
   return (
     principal: Principal,
@@ -65,6 +66,7 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
       live,
       currentPrincipal,
       adminActing: new Map(),
+      sessions,
     };
   };
 }

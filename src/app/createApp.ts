@@ -9,7 +9,7 @@ import { authorize } from '../auth/authorize.js';
 import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
-import type { MemorySettings, RequestContext } from '../context.js';
+import type { MemorySettings, Principal, RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
 import { directConfig } from '../db/sql.js';
 import { closeSpecWorker } from '../openapi/spec.js';
@@ -21,7 +21,10 @@ import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
 import { startBackground, type Background, type Retention } from './background.js';
 import { workspaceArchive } from './archive.js';
-import { consolePage } from './console.js';
+import { consoleAssetHref, consoleAssets, consolePage, SIGN_IN_SCRIPT } from './console.js';
+import { signInRoutes } from './signIn.js';
+import { oidcSignIn, type OidcSettings } from './oidcSignIn.js';
+import { DEFAULT_SESSION_SETTINGS, sessionSupport, type SessionSettings } from '../auth/sessions.js';
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
 import { apiReferencePage } from './docs.js';
 import { renderErrors } from './errors.js';
@@ -39,6 +42,11 @@ import { health } from './health.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
 import { publicUploads } from './uploads.js';
+import { insufficientScope, missingScopes, oauthChallenges } from '../oauth/bearer.js';
+import { resourcesFor } from '../oauth/resources.js';
+import { oauthServer } from '../oauth/server.js';
+import type { OAuthSettings } from '../oauth/settings.js';
+import { oauthSessions } from '../oauth/sessions.js';
 
 export const VERSION = '1.0.0';
 
@@ -66,6 +74,12 @@ export interface AppOptions {
   metricsToken?: string;
   /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs), with REPLICA_MAX_LAG_S. */
   readReplica?: { url: string; maxLagSeconds: number };
+  /** OAuth 2.1 for MCP and the REST API: token lifetimes, registration rate, public address (OAUTH_*, PUBLIC_URL). */
+  oauth: OAuthSettings;
+  /** People's sign-in: session lifetimes and PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
+  sessions?: SessionSettings;
+  /** The deployment's identity provider for people's sign-in, if any. */
+  oidc?: OidcSettings;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -164,6 +178,76 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
 }
 
 /**
+ * The service's own OAuth 2.1 authorization server (metadata, registration, consent, tokens,
+ * revocation), the OAuth challenges of MCP and REST, then the authentication of keys and tokens.
+ */
+function authentication(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>) {
+  const registrations = { max: options.oauth.registrationsPerHour, windowSeconds: 3600 };
+  return [
+    oauthServer({
+      orm: options.orm,
+      serverSecret: options.credentials.serverSecret,
+      settings: options.oauth,
+      outbound: { allowLoopback: options.outboundAllowLoopback },
+      registrations: createRateLimiter(options.orm, Boolean(options.databaseUrl), registrations),
+      sessions: oauthSessions(),
+    }),
+    oauthChallenges(options.oauth),
+    authenticate({
+      db: freshEm(options.orm),
+      credentials: options.credentials,
+      keyCache: domain.keyCache,
+      limiter: domain.limiter,
+      oauth: options.oauth,
+    }),
+  ];
+}
+
+/** An OAuth token's MCP tool call that its scopes do not cover is refused with 403 `insufficient_scope` before it runs. */
+function scopeCheck(settings: OAuthSettings) {
+  return (ctx: Koa.Context, permissions: readonly string[]) => {
+    const principal = ctx.state.principal as Principal | undefined;
+    if (principal?.kind !== 'agent' || !principal.oauth) return;
+    const scopes = missingScopes(principal, permissions);
+    if (scopes.length) throw insufficientScope(resourcesFor(ctx, settings), 'mcp', principal, scopes);
+  };
+}
+
+/**
+ * What people use: their sessions (installed on every request, before anything reads them), the
+ * console's page and the sign-in routes.
+ */
+function peopleDoors(options: AppOptions, settings: SessionSettings) {
+  const assets = consoleAssets();
+  const sessions = sessionSupport({ db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings });
+  const oidc = options.oidc ? oidcSignIn(options.oidc, options.logger) : null;
+  const signIn = signInRoutes({ providerName: options.oidc?.name ?? null, script: () => consoleAssetHref(assets, SIGN_IN_SCRIPT) }, oidc);
+  return { sessions, pages: [consolePage(assets), signIn] };
+}
+
+/** GraphQL over WebSocket, with the socket caps of the guard and people's sessions. */
+function socketDoor(
+  options: AppOptions,
+  domain: Awaited<ReturnType<typeof createDomain>>,
+  makeContext: ReturnType<typeof requestContextMaker>,
+  sessions: SessionSettings,
+) {
+  return subscriptionServer({
+    schema: domain.schema,
+    validationRules: armor().validationRules,
+    db: freshEm(options.orm),
+    credentials: options.credentials,
+    keyCache: domain.keyCache,
+    limiter: domain.limiter,
+    leases: domain.socketLeases,
+    limits: options.sockets,
+    logger: options.logger,
+    makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
+    sessions: { db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings: sessions },
+  });
+}
+
+/**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
  * CORS, health, the GraphiQL page when chosen (no key needed), and authentication with the rate limit.
@@ -177,24 +261,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound: { allowLoopback: options.outboundAllowLoopback },
     memory: options.memory,
     live: domain.live,
+    sessions: options.sessions ?? DEFAULT_SESSION_SETTINGS,
   };
   const createContext = contextFactory(contextDeps);
   const makeContext = requestContextMaker(contextDeps);
-  const subscriptions = subscriptionServer({
-    schema: domain.schema,
-    validationRules: armor().validationRules,
-    db: freshEm(options.orm),
-    credentials: options.credentials,
-    keyCache: domain.keyCache,
-    limiter: domain.limiter,
-    leases: domain.socketLeases,
-    limits: options.sockets,
-    logger: options.logger,
-    makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
-  });
+  const subscriptions = socketDoor(options, domain, makeContext, contextDeps.sessions);
   const backend = routeBackend(domain, options, createContext);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
-  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf });
+  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf, refuseCall: scopeCheck(options.oauth) });
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,
@@ -203,6 +277,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     explorer: options.explorer,
   });
   const metrics = appMetrics(options, domain, subscriptions);
+  const people = peopleDoors(options, contextDeps.sessions);
   const koa = new Koa();
   koa.proxy = false;
   for (const middleware of [
@@ -215,10 +290,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     urlLimit,
     cors(options.corsOrigins),
     health(options.orm),
+    people.sessions,
     ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
     apiReferencePage(),
-    consolePage(),
-    authenticate({ db: freshEm(options.orm), credentials: options.credentials, keyCache: domain.keyCache, limiter: domain.limiter }),
+    ...people.pages,
+    ...authentication(options, domain),
     readRouting(domain.reads),
     workspaceArchive(options.orm, options.credentials),
     mcp.middleware,

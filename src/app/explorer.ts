@@ -14,9 +14,10 @@ const ASSET_PATH = '/graphql/explorer/assets/';
 export const EXPLORER_CSP = sameOriginCsp();
 
 const DEFAULT_QUERY = `# GraphiQL, served by this service: the page loads nothing from elsewhere.
-# Admin operations need the admin token. Open "Headers" below and enter
-#   { "Authorization": "Bearer adm_…" }
-# (an agent key, svc_pat_…, works the same way for its workspace's content).
+# Signed in to the console (/console/sign-in)? Operations run as you, by your role:
+#   { viewer { email role allowed } }
+# Automation may instead open "Headers" below and send the admin token or an agent key:
+#   { "Authorization": "Bearer svc_pat_…" }
 # Headers are not stored in the browser.
 
 {
@@ -30,9 +31,14 @@ const DEFAULT_QUERY = `# GraphiQL, served by this service: the page loads nothin
  * depth limit of 15.
  */
 const START_SCRIPT = `'use strict';
-(() => {
+(async () => {
   const root = document.getElementById('graphiql');
-  const remote = GraphiQL.createFetcher({ url: location.origin + location.pathname });
+  // A signed-in person's session: its cookie goes along by itself, its CSRF token in a header.
+  const session = await fetch('/console/session', { credentials: 'same-origin', cache: 'no-store' })
+    .then((res) => (res.ok ? res.json() : null))
+    .catch(() => null);
+  const headers = session?.signedIn ? { 'x-csrf-token': session.csrf } : {};
+  const remote = GraphiQL.createFetcher({ url: location.origin + location.pathname, headers });
   let schema;
   const fetcher = (params, options) =>
     params.operationName === 'GraphiQLServedSchema'

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { blockedByTwoFactor } from '../auth/authorize.js';
+import { blockedByTwoFactor, personBlockedByTwoFactor } from '../auth/authorize.js';
 import type { KeyCache } from '../auth/keyCache.js';
-import type { AgentPrincipal, Principal } from '../context.js';
+import type { AgentPrincipal, MemberPrincipal, Principal } from '../context.js';
 import type { SocketLeases } from '../live/socketLeases.js';
 import type { RateLimiter } from '../rateLimit.js';
 
@@ -51,6 +51,8 @@ interface Admitted {
   fingerprint: string;
   agent: AgentPrincipal | null;
   lease: string | null;
+  /** A signed-in person's socket (their session cookie): closed once the session ends or changes. */
+  person?: boolean;
 }
 
 interface GuardOptions {
@@ -212,6 +214,11 @@ export class SocketGuard {
   }
 
   private admitOther(socket: WebSocket, principal: Principal, header: string | undefined): [number, string] | null {
+    if (principal.kind === 'member') {
+      if (personBlockedByTwoFactor(principal)) return [CLOSE_FORBIDDEN, 'Forbidden: two-factor authentication required'];
+      this.admitted.set(socket, { header, fingerprint: personFingerprint(principal), agent: null, lease: null, person: true });
+      return null;
+    }
     if (principal.kind !== 'admin') return [CLOSE_FORBIDDEN, 'Forbidden: no valid credential'];
     this.admitted.set(socket, { header, fingerprint: 'admin', agent: null, lease: null });
     return null;
@@ -276,7 +283,7 @@ export class SocketGuard {
     // One resolution per credential, however many sockets share it (from the key cache when it holds the key).
     const byHeader = new Map<string | undefined, [WebSocket, Admitted][]>();
     for (const entry of this.admitted) {
-      if (!entry[1].agent) continue;
+      if (!entry[1].agent && !entry[1].person) continue;
       const group = byHeader.get(entry[1].header);
       if (group) group.push(entry);
       else byHeader.set(entry[1].header, [entry]);
@@ -321,10 +328,20 @@ export class SocketGuard {
 
 /** Why an admitted socket must close now that its credential resolves to `now`, or null. */
 function verdict(now: Principal, admitted: Admitted): string | null {
+  if (admitted.person) {
+    if (now.kind !== 'member') return 'Forbidden: the session was revoked or has expired';
+    if (personBlockedByTwoFactor(now)) return 'Forbidden: two-factor authentication required';
+    return personFingerprint(now) === admitted.fingerprint ? null : 'Forbidden: the session changed; connect again';
+  }
   if (now.kind !== 'agent') return 'Forbidden: the credential was revoked or has expired';
   if (blockedByTwoFactor(now)) return 'Forbidden: two-factor authentication required';
   if (fingerprint(now) !== admitted.fingerprint) return 'Forbidden: the credential changed; connect again';
   return null;
+}
+
+/** What a session resolves to, as one string: every field authorization reads. */
+function personFingerprint(p: MemberPrincipal): string {
+  return JSON.stringify([p.sessionId, p.memberId, p.role, p.organizationId, p.plan, p.requireTwoFactor, p.mfa]);
 }
 
 /** What a key resolves to, as one string: every field authorization reads. */

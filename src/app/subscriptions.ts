@@ -6,7 +6,9 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { KeyCache } from '../auth/keyCache.js';
+import { safeEqual } from '../auth/keys.js';
 import { resolvePrincipal, type Credentials } from '../auth/principal.js';
+import { csrfTokenOf, memberPrincipal, sessionTokenInCookies, signedInByToken, type SessionDeps } from '../auth/sessions.js';
 import type { Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { classifyError, UnauthorizedError, type DomainError } from '../errors.js';
@@ -30,7 +32,12 @@ interface SubscriptionOptions {
   limits: SocketLimits;
   logger: Logger;
   makeContext(principal: Principal, requestId: string, currentPrincipal: () => Promise<Principal>): RequestContext;
+  /** People's sessions: a socket from the console may be authenticated by its session cookie. */
+  sessions: SessionDeps;
 }
+
+/** How a socket authenticated by a session cookie names its credential internally (never sent or logged). */
+const SESSION_CREDENTIAL = 'Session ';
 
 interface Caller {
   principal: Principal;
@@ -54,7 +61,12 @@ type Extra = { socket: WebSocket; request: IncomingMessage };
  */
 export function subscriptionServer(options: SubscriptionOptions) {
   const callers = new WeakMap<object, Caller>();
-  const authorize = (header: string | undefined) => resolvePrincipal(options.db, options.credentials, header, undefined, options.keyCache);
+  const authorize = async (header: string | undefined): Promise<Principal> => {
+    if (!header?.startsWith(SESSION_CREDENTIAL))
+      return resolvePrincipal(options.db, options.credentials, header, undefined, options.keyCache);
+    const signedIn = await signedInByToken(options.sessions, header.slice(SESSION_CREDENTIAL.length));
+    return signedIn ? memberPrincipal(signedIn) : { kind: 'invalid' };
+  };
   const guard = new SocketGuard({ ...options, resolve: authorize });
   let wss: WebSocketServer | null = null;
   let disposable: { dispose(): void | Promise<void> } | null = null;
@@ -80,8 +92,7 @@ export function subscriptionServer(options: SubscriptionOptions) {
           connectionInitWaitTimeout: options.limits.initTimeoutMs,
           validate: (schema, document) => validate(schema, document, [...specifiedRules, ...options.validationRules]),
           onConnect: async (ctx) => {
-            const fromParams = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization;
-            const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
+            const header = await credentialOf(ctx.connectionParams, ctx.extra.request, options.sessions);
             const principal = await guard.admit(ctx.extra.socket, header);
             if (!principal) return false; // the guard has closed the socket with its own code and reason
             callers.set(ctx, { principal, header });
@@ -123,6 +134,25 @@ export function subscriptionServer(options: SubscriptionOptions) {
       clearTimeout(cutOff);
     },
   };
+}
+
+/**
+ * The credential of a socket: the `authorization` of connection_init (or the upgrade request's
+ * header); else the session cookie of the upgrade request, when connection_init carries that
+ * session's CSRF token (`csrf`), so another site's page cannot open a socket on a person's cookie.
+ */
+async function credentialOf(
+  params: Record<string, unknown> | undefined,
+  request: IncomingMessage,
+  sessions: SessionDeps,
+): Promise<string | undefined> {
+  const fromParams = params?.authorization ?? params?.Authorization;
+  if (typeof fromParams === 'string') return fromParams;
+  if (request.headers.authorization) return request.headers.authorization;
+  const token = sessionTokenInCookies(request.headers.cookie);
+  if (!token || typeof params?.csrf !== 'string') return undefined;
+  const signedIn = await signedInByToken(sessions, token);
+  return signedIn && safeEqual(params.csrf, csrfTokenOf(signedIn)) ? `${SESSION_CREDENTIAL}${token}` : undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
-import type { AgentPrincipal, RequestContext } from '../context.js';
+import type { AgentPrincipal, MemberPrincipal, RequestContext } from '../context.js';
 import {
+  PERSON_TWO_FACTOR_MESSAGE,
   InvalidRequestError,
   NotFoundError,
   PermissionDeniedError,
@@ -8,7 +9,7 @@ import {
   UnauthorizedError,
 } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { effectivePermissions, PERMISSIONS, type Permission } from './permissions.js';
+import { effectivePermissions, PERMISSIONS, roleMay, rolePermissions, type Permission, type PersonAction } from './permissions.js';
 import type { PlanFeature } from './plans.js';
 import { workspaceInOrganization, workspaceOrganization } from '../store/organizations.js';
 
@@ -22,10 +23,17 @@ export interface AdminActor extends Omit<AgentPrincipal, 'kind' | 'keyId' | 'mem
   memberId: null;
 }
 
-/** What an authorized call may touch: one workspace of one organization, as one key (or the admin token acting). */
+/** A signed-in person acting in a workspace of their organization: their role's permissions, no key. */
+export interface MemberActor extends Omit<AgentPrincipal, 'kind' | 'keyId'> {
+  kind: 'member';
+  keyId: null;
+  sessionId: string;
+}
+
+/** What an authorized call may touch: one workspace of one organization, as one key (or the admin token or a signed-in member acting). */
 export interface Scope {
   workspaceId: string;
-  agent: AgentPrincipal | AdminActor;
+  agent: AgentPrincipal | AdminActor | MemberActor;
   /** Effective permissions (key AND role ceiling). */
   permissions: ReadonlySet<Permission>;
 }
@@ -35,12 +43,22 @@ export function blockedByTwoFactor(p: AgentPrincipal): boolean {
   return p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.twoFactorEnabled;
 }
 
+/**
+ * The organization's two-factor rule for people: an admin or owner of an organization that requires
+ * two-factor must have signed in with a second factor (the identity provider's `amr`).
+ */
+export function personBlockedByTwoFactor(p: Pick<MemberPrincipal, 'requireTwoFactor' | 'role' | 'mfa'>): boolean {
+  return p.requireTwoFactor && (p.role === 'admin' || p.role === 'owner') && !p.mfa;
+}
+
 /** The agent behind the request, or 401/403 before anything else is looked at. */
 function requireAgent(ctx: RequestContext): AgentPrincipal {
   const p = ctx.principal;
   if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
   if (p.kind === 'admin')
     throw new PermissionDeniedError([], 'The admin token manages organizations; workspace content needs an agent key (svc_pat_…).');
+  if (p.kind === 'member')
+    throw new PermissionDeniedError([], 'A signed-in person acts over GraphQL; this needs an agent key (svc_pat_…).');
   if (blockedByTwoFactor(p)) throw new TwoFactorRequiredError();
   return p;
 }
@@ -57,6 +75,7 @@ export async function authorize(
   options: { adminMayAct?: boolean } = {},
 ): Promise<Scope> {
   if (options.adminMayAct && ctx.principal.kind === 'admin' && ctx.door === 'graphql') return adminScope(ctx, workspace);
+  if (ctx.principal.kind === 'member') return memberScope(ctx, ctx.principal, workspace, required);
   const agent = requireAgent(ctx);
   const workspaceId = await resolveWorkspace(ctx, agent, workspace);
   const permissions = effectivePermissions(agent.permissions, agent.role);
@@ -88,6 +107,71 @@ async function adminScope(ctx: RequestContext, workspace: string): Promise<Scope
   };
   ctx.adminActing.set(workspace.toLowerCase(), row.organization_id);
   return { workspaceId: workspace.toLowerCase(), agent, permissions: new Set(PERMISSIONS) };
+}
+
+/**
+ * A signed-in person in a workspace of their organization (404 for any other): 403 two-factor,
+ * then their role's permissions (the role table) against what the operation needs.
+ */
+async function memberScope(ctx: RequestContext, p: MemberPrincipal, workspace: string, required: readonly Permission[]): Promise<Scope> {
+  if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+  if (workspace === '-')
+    throw new InvalidRequestError('A person names a workspace id, not "-".', [{ field: 'workspace', message: 'must be a workspace id' }]);
+  if (!isUuid(workspace)) throw new NotFoundError('Workspace');
+  const id = workspace.toLowerCase();
+  if (!(await workspaceInOrganization(ctx.db, id, p.organizationId))) throw new NotFoundError('Workspace');
+  const granted = rolePermissions(p.role);
+  const permissions = new Set(granted);
+  const missing = required.filter((r) => !permissions.has(r));
+  if (missing.length) throw new PermissionDeniedError(missing, `Your role (${p.role}) does not allow: ${missing.join(', ')}.`);
+  const agent: MemberActor = {
+    kind: 'member',
+    keyId: null,
+    sessionId: p.sessionId,
+    keyName: p.email,
+    permissions: granted,
+    boundWorkspaceId: null,
+    memberId: p.memberId,
+    role: p.role,
+    twoFactorEnabled: p.mfa,
+    organizationId: p.organizationId,
+    plan: p.plan,
+    requireTwoFactor: p.requireTwoFactor,
+  };
+  return { workspaceId: id, agent, permissions };
+}
+
+/**
+ * What an organization-level operation (keys, members, audit trail, sign-in links, sessions) may
+ * reach: the admin token everything (`organizationId` null), a signed-in member only their own
+ * organization and only what their role's row allows (403 naming it); an agent key never (403).
+ */
+export function adminOrPerson(
+  ctx: RequestContext,
+  action: PersonAction,
+): { organizationId: string | null; member: MemberPrincipal | null } {
+  const p = ctx.principal;
+  if (p.kind === 'member') {
+    if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+    if (!roleMay(p.role, action)) throw new PermissionDeniedError([action], `Your role (${p.role}) does not allow: ${action}.`);
+    return { organizationId: p.organizationId, member: p };
+  }
+  requireAdmin(ctx);
+  return { organizationId: null, member: null };
+}
+
+/**
+ * An admin-token operation on one workspace that a person may also use: the admin token anywhere;
+ * a signed-in member in a workspace of their organization (404 for any other) when their role
+ * allows `what`; an agent key never.
+ */
+export async function adminOrPersonIn(ctx: RequestContext, workspaceId: string, what: PersonAction | Permission): Promise<void> {
+  const p = ctx.principal;
+  if (p.kind !== 'member') return requireAdmin(ctx);
+  if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+  if (!isUuid(workspaceId) || !(await workspaceInOrganization(ctx.db, workspaceId.toLowerCase(), p.organizationId)))
+    throw new NotFoundError('Workspace');
+  if (!roleMay(p.role, what)) throw new PermissionDeniedError([what], `Your role (${p.role}) does not allow: ${what}.`);
 }
 
 /** 403 `permission_denied` naming every missing permission. */

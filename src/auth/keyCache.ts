@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { sql } from '../db/sql.js';
+import { sql, type SqlTarget } from '../db/sql.js';
 import type { KeyRow } from './keyRow.js';
 
 /** The PostgreSQL channel on which every change that affects authentication is announced. */
@@ -16,7 +15,7 @@ export function listenerApplicationName(pid = process.pid): string {
 const local = new EventEmitter();
 
 /** Announces, inside the changing transaction, that keys, members or plans changed (delivered to every process at commit). */
-export async function announceAuthChange(em: EntityManager): Promise<void> {
+export async function announceAuthChange(em: SqlTarget): Promise<void> {
   await sql(em, `select pg_notify('${AUTH_CHANGED_CHANNEL}', '')`);
 }
 

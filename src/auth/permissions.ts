@@ -23,24 +23,67 @@ export type Permission = (typeof PERMISSIONS)[number];
 export const ROLES = ['viewer', 'editor', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
 
-const VIEWER: Permission[] = [...PERMISSIONS.filter((p) => p.endsWith('.read')), 'content_gap.report'];
-const EDITOR: Permission[] = [
-  ...VIEWER,
-  'article.create',
-  'article.update',
-  'proposal.create',
-  'changelog.update',
-  'memory.write',
-  'upload.image',
-];
+/** What a person signed in to the console or GraphQL may do besides the permissions (no key carries these). */
+export const PERSON_ACTIONS = [
+  'organization.read',
+  'agent_keys.manage',
+  'audit.read',
+  'members.read',
+  'members.sign_in_links',
+  'sessions.manage',
+] as const;
+export type PersonAction = (typeof PERSON_ACTIONS)[number];
 
-/** The most a member of each role may do, whatever their keys say. */
-const ROLE_CEILING: Record<Role, ReadonlySet<Permission>> = {
-  viewer: new Set(VIEWER),
-  editor: new Set(EDITOR),
-  admin: new Set(PERMISSIONS),
-  owner: new Set(PERMISSIONS),
+const V = ['viewer', 'editor', 'admin', 'owner'] as const;
+const E = ['editor', 'admin', 'owner'] as const;
+const A = ['admin', 'owner'] as const;
+const O = ['owner'] as const;
+
+/**
+ * THE role table: for every permission and every person action, the roles that may do it. A key's
+ * permissions are capped by its member's role (ROLE_CEILING below); a signed-in person has exactly
+ * their role's column. Reviewing a proposal is `proposal.read` + `article.update`. README.md shows
+ * this table (test/unit/roleTable.test.ts holds the two to each other).
+ */
+export const ROLE_TABLE: Readonly<Record<Permission | PersonAction, readonly Role[]>> = {
+  'article.read': V,
+  'article.create': E,
+  'article.update': E,
+  'article.publish': A,
+  'proposal.read': V,
+  'proposal.create': E,
+  'section.create': A,
+  'upload.image': E,
+  'changelog.read': V,
+  'changelog.update': E,
+  'changelog.publish': A,
+  'memory.read': V,
+  'memory.write': E,
+  'search.read': V,
+  'content_gap.report': V,
+  'openapi.read': V,
+  'openapi.manage': A,
+  'organization.read': V,
+  'agent_keys.manage': A,
+  'audit.read': A,
+  'members.read': A,
+  'members.sign_in_links': O,
+  'sessions.manage': O,
 };
+
+/** Whether `role` may do `what` (ROLE_TABLE). */
+export function roleMay(role: Role, what: Permission | PersonAction): boolean {
+  return ROLE_TABLE[what].includes(role);
+}
+
+/** The most a member of each role may do, whatever their keys say (ROLE_TABLE's permission rows). */
+const ROLE_CEILING = {} as Record<Role, ReadonlySet<Permission>>;
+for (const role of ROLES) ROLE_CEILING[role] = new Set(PERMISSIONS.filter((p) => roleMay(role, p)));
+
+/** The permissions of a person of this role (their role's column of ROLE_TABLE). */
+export function rolePermissions(role: Role): Permission[] {
+  return [...ROLE_CEILING[role]];
+}
 
 /** Key permissions AND role ceiling. */
 export function effectivePermissions(keyPermissions: readonly string[], role: Role): Set<Permission> {

@@ -199,6 +199,28 @@ export const ADMIN_COMMANDS: Command[] = [
     }),
     pick: first,
   }),
+  {
+    name: 'members login-link',
+    summary: 'Mints a single-use sign-in link for a member (valid 15 minutes) and prints it: open it in a browser.',
+    args: '<email>',
+    options: {
+      org: { type: 'string', value: '<id>', description: 'the organization (when the e-mail is a member of several)' },
+    },
+    async run(ctx) {
+      const [email] = positionals(ctx, this, 1);
+      const client = ServiceClient.from(ctx);
+      const data = await client.admin<{ createSignInLink: Record<string, string> }>(
+        'mutation($email: String!, $org: ID) { createSignInLink(email: $email, organizationId: $org) { url memberId email organizationId expiresAt } }',
+        { email, org: ctx.values.org ?? null },
+      );
+      const link = data.createSignInLink;
+      // Without PUBLIC_URL the service answers a path: the link is on the URL this command used.
+      const url = link.url.startsWith('/') ? `${client.url}${link.url}` : link.url;
+      if (ctx.json) return ctx.out(JSON.stringify({ ...link, url }));
+      ctx.out(url);
+      ctx.out(`for ${link.email}, single use, valid until ${link.expiresAt}`);
+    },
+  },
   list({
     group: 'members',
     what: 'members',

@@ -19,7 +19,7 @@ export class AuditEvent {
   @Property({ type: 'uuid', nullable: true })
   workspaceId: string | null = null;
 
-  @Field({ description: 'agent | admin' })
+  @Field({ description: 'agent | member | oauth (a member through an OAuth grant) | admin' })
   @Property({ type: 'text' })
   actor!: string;
 

@@ -187,7 +187,7 @@ export class AdminResolver {
   auditTrail(
     @Ctx() ctx: RequestContext,
     @InputRule('id') @Arg('workspaceId', () => ID, { nullable: true }) workspaceId?: string | null,
-    @InputRule('role') @Arg('actor', () => String, { nullable: true, description: 'agent | admin' }) actor?: string | null,
+    @InputRule('role') @Arg('actor', () => String, { nullable: true, description: 'agent | member | oauth | admin' }) actor?: string | null,
     @InputRule('name')
     @Arg('action', () => String, { nullable: true, description: 'An event type, e.g. agent_key.revoked.' })
     action?: string | null,

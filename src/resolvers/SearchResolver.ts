@@ -1,7 +1,7 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
 import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
-import { requireAdmin } from '../auth/authorize.js';
+import { adminOrPersonIn, requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { SearchModeValue, SearchPage, type SearchMode } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
@@ -115,12 +115,13 @@ export class SearchResolver {
   @Query(() => [ContentGapGroup], {
     description: 'Reports and zero-result searches grouped by similar question, most frequent first (admin token).',
   })
-  contentGapGroups(
+  async contentGapGroups(
     @Ctx() ctx: RequestContext,
     @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @Arg('includeResolved', { defaultValue: false }) includeResolved: boolean,
   ) {
-    requireAdmin(ctx);
+    // A person drafting answers (article.create) sees their organization's workspaces' groups.
+    await adminOrPersonIn(ctx, workspaceId, 'article.create');
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return gaps.listGroups(ctx.em, workspaceId, includeResolved);
   }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireAdmin } from '../auth/authorize.js';
+import { adminOrPerson, requireAdmin } from '../auth/authorize.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, generateKeySecret } from '../auth/keys.js';
 import { isPermission, ROLES, type Role } from '../auth/permissions.js';
@@ -134,7 +134,8 @@ export interface CreateAgentKeyInput {
 
 /** createAgentKey: returns the secret once; only its HMAC digest is stored. */
 export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
-  requireAdmin(ctx);
+  // An admin or owner signed in: for members of their own organization only.
+  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
   const unknown = input.permissions.filter((p) => !isPermission(p));
   if (unknown.length)
     throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [
@@ -143,7 +144,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return ctx.em.transactional(async (em) => {
     const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
-    if (!member) throw new NotFoundError('Member');
+    if (!member || (own && member.organization.id !== own)) throw new NotFoundError('Member');
     let workspace: Workspace | null = null;
     if (input.workspaceId) {
       workspace = isUuid(input.workspaceId)
@@ -175,10 +176,10 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
 
 /** revokeAgentKey: the key stops working at once; revoking twice keeps the first time. */
 export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<AgentKey> {
-  requireAdmin(ctx);
+  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
   return changingAuth(ctx, async (em) => {
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
-    if (!agentKey) throw new NotFoundError('Agent key');
+    if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
     agentKey.revokedAt ??= new Date();
     recordAudit(em, ctx, {
       action: 'agent_key.revoked',
@@ -228,11 +229,11 @@ export async function updateAgentKey(
   id: string,
   input: { name?: string | null; expiresAt?: Date | null },
 ): Promise<AgentKey> {
-  requireAdmin(ctx);
+  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return changingAuth(ctx, async (em) => {
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
-    if (!agentKey) throw new NotFoundError('Agent key');
+    if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
     const previous: Record<string, unknown> = {};
     if (input.name !== undefined && input.name !== null && input.name !== agentKey.name) {
       previous.name = agentKey.name;

@@ -1,5 +1,5 @@
 import type { EntityClass } from '@mikro-orm/core';
-import { requireAdmin } from '../auth/authorize.js';
+import { adminOrPerson, requireAdmin } from '../auth/authorize.js';
 import { ROLES } from '../auth/permissions.js';
 import { MEMORY_QUOTA } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
@@ -85,14 +85,19 @@ function filters(pairs: [string, unknown][]): { where: string[]; params: unknown
 
 /** Organizations, oldest first. */
 export function listOrganizations(ctx: RequestContext, args: PageArgs): Promise<Connection<Organization>> {
-  requireAdmin(ctx);
-  return keysetPage(ctx, { table: 'organizations', entity: Organization, idType: 'uuid', order: 'asc', where: [], params: [] }, args);
+  // A signed-in member sees their own organization only.
+  const own = adminOrPerson(ctx, 'organization.read').organizationId;
+  const f = filters([['id = ?::uuid', own]]);
+  return keysetPage(ctx, { table: 'organizations', entity: Organization, idType: 'uuid', order: 'asc', ...f }, args);
 }
 
 /** Workspaces, oldest first, optionally of one organization. */
 export function listWorkspaces(ctx: RequestContext, args: PageArgs & { organizationId?: string | null }): Promise<Connection<Workspace>> {
-  requireAdmin(ctx);
-  const f = filters([['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)]]);
+  const own = adminOrPerson(ctx, 'organization.read').organizationId;
+  const f = filters([
+    ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
+    ['organization_id = ?::uuid', own],
+  ]);
   return keysetPage(ctx, { table: 'workspaces', entity: Workspace, idType: 'uuid', order: 'asc', ...f }, args);
 }
 
@@ -101,11 +106,12 @@ export function listMembers(
   ctx: RequestContext,
   args: PageArgs & { organizationId?: string | null; role?: string | null },
 ): Promise<Connection<Member>> {
-  requireAdmin(ctx);
+  const own = adminOrPerson(ctx, 'members.read').organizationId;
   if (args.role != null && !(ROLES as readonly string[]).includes(args.role))
     throw invalidField('role', `must be one of ${ROLES.join(', ')}`);
   const f = filters([
     ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
+    ['organization_id = ?::uuid', own],
     ['role = ?', args.role],
   ]);
   return keysetPage(ctx, { table: 'members', entity: Member, idType: 'uuid', order: 'asc', ...f }, args);
@@ -120,9 +126,10 @@ export interface AgentKeyFilters extends PageArgs {
 
 /** Agent keys, oldest first (never their secret or digest: the AgentKey type has neither). */
 export function listAgentKeys(ctx: RequestContext, args: AgentKeyFilters): Promise<Connection<AgentKey>> {
-  requireAdmin(ctx);
+  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
   const f = filters([
     ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
+    ['organization_id = ?::uuid', own],
     ['member_id = ?::uuid', idFilter('memberId', args.memberId)],
     ['workspace_id = ?::uuid', idFilter('workspaceId', args.workspaceId)],
   ]);
@@ -141,15 +148,16 @@ export interface AuditTrailFilters extends PageArgs {
   to?: Date | null;
 }
 
-const ACTORS = ['agent', 'admin'];
+const ACTORS = ['agent', 'member', 'oauth', 'admin'];
 
 /** Audit events, newest first, filtered; `from` inclusive, `to` exclusive. */
 export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Promise<Connection<AuditEvent>> {
-  requireAdmin(ctx);
+  const own = adminOrPerson(ctx, 'audit.read').organizationId;
   if (args.actor != null && !ACTORS.includes(args.actor)) throw invalidField('actor', `must be one of ${ACTORS.join(', ')}`);
   if (args.from && args.to && args.from.getTime() > args.to.getTime()) throw invalidField('to', 'must not be before from');
   const f = filters([
     ['workspace_id = ?::uuid', idFilter('workspaceId', args.workspaceId)],
+    ['organization_id = ?::uuid', own],
     ['actor = ?', args.actor],
     ['action = ?', args.action],
     ['target_type = ?', args.targetType],

@@ -22,21 +22,31 @@ export interface AuditInput {
  * transaction's EntityManager: the event is written in that transaction, just before it commits
  * (one statement for all of the transaction's events), or not at all.
  */
-export function recordAudit(em: EntityManager, ctx: RequestContext, input: AuditInput): void {
+/** Who an event is recorded under: the request's caller (an agent key, a signed-in member, or the admin token). */
+export type EventCaller = Pick<RequestContext, 'principal' | 'requestId' | 'adminActing'>;
+
+export function recordAudit(em: EntityManager, ctx: EventCaller, input: AuditInput): void {
   queueEvent(em, eventValues(ctx, input));
   signalWebhookWork();
 }
 
 /** The event row's values, in EVENT_COLUMNS order. */
-function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
+function eventValues(ctx: EventCaller, input: AuditInput): unknown[] {
   const p = ctx.principal;
   const agent = p.kind === 'agent' ? p : null;
+  // A signed-in person's action is recorded under their member, with no key.
+  const person = p.kind === 'member' ? p : null;
   return [
-    input.organizationId ?? agent?.organizationId ?? (input.workspaceId ? ctx.adminActing.get(input.workspaceId) : null) ?? null,
+    input.organizationId ??
+      agent?.organizationId ??
+      person?.organizationId ??
+      (input.workspaceId ? ctx.adminActing.get(input.workspaceId) : null) ??
+      null,
     input.workspaceId ?? null,
-    agent ? 'agent' : 'admin',
-    agent?.keyId ?? null,
-    agent?.memberId ?? null,
+    // An OAuth token acts for its member (member_id) through a grant, not a key; a signed-in person under their member, with no key.
+    agent?.oauth ? 'oauth' : agent ? 'agent' : person ? 'member' : 'admin',
+    agent?.oauth ? null : (agent?.keyId ?? null),
+    agent?.memberId ?? person?.memberId ?? null,
     input.action,
     input.targetType,
     input.targetId === null ? null : String(input.targetId),
@@ -58,7 +68,7 @@ function eventValues(ctx: RequestContext, input: AuditInput): unknown[] {
  */
 export async function auditedWrite<T = Row>(
   em: SqlTarget,
-  ctx: RequestContext,
+  ctx: EventCaller,
   input: AuditInput,
   statement: EventedWrite,
   params: Params,

@@ -1,4 +1,4 @@
-import { authorize, requireAdmin } from '../auth/authorize.js';
+import { adminOrPersonIn, authorize } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import type { ContentGapGroup } from '../entities/ContentGap.js';
@@ -91,7 +91,8 @@ async function liveStream<T>(
 
 /** The admin token's slot holder name, else the key id. */
 function holderOf(ctx: RequestContext): string {
-  return ctx.principal.kind === 'agent' ? ctx.principal.keyId : 'admin';
+  const p = ctx.principal;
+  return p.kind === 'agent' ? p.keyId : p.kind === 'member' ? `session:${p.sessionId}` : 'admin';
 }
 
 /** New audit events of a workspace (admin token, like the audit trail), optionally of one action. */
@@ -100,14 +101,15 @@ export async function auditEventStream(
   workspaceId: string,
   action: string | null,
 ): Promise<AsyncIterableIterator<AuditEvent>> {
-  requireAdmin(ctx);
+  const reader = (c: RequestContext) => adminOrPersonIn(c, workspaceId, 'audit.read');
+  await reader(ctx);
   if (!isUuid(workspaceId) || !(await workspaceExists(ctx.db, workspaceId))) throw new NotFoundError('Workspace');
   return liveStream(
     ctx,
     holderOf(ctx),
     workspaceId.toLowerCase(),
     'auditEventAdded',
-    (now) => Promise.resolve(requireAdmin(now)),
+    reader,
     (e) => !action || e.action === action,
     async (e) => {
       const row = await eventRow(ctx.db, e.id);

@@ -11,6 +11,8 @@ export function auditFilters(onApply) {
     { id: 'audit-actor', name: 'actor' },
     h('option', { value: '' }, 'Anyone'),
     h('option', { value: 'agent' }, 'Agent keys'),
+    h('option', { value: 'member' }, 'People'),
+    h('option', { value: 'oauth' }, 'Connected apps'),
     h('option', { value: 'admin' }, 'Admin token'),
   );
   const action = h('input', {

@@ -55,7 +55,13 @@ function row(e, fresh = false) {
     'tr',
     { class: fresh ? 'fresh' : null, 'data-event': e.id },
     h('td', { class: 'nowrap' }, time(e.createdAt, { seconds: true }), fresh ? [' ', badge('new')] : null),
-    h('td', {}, e.actor),
+    // A person's actions are recorded under their member.
+    h(
+      'td',
+      {},
+      e.actor,
+      e.actor === 'member' && e.memberId ? [' ', h('code', { class: 'id', title: e.memberId }, short(e.memberId))] : null,
+    ),
     h('td', {}, h('code', { class: 'action' }, e.action)),
     h('td', {}, e.targetType, e.targetId ? [' ', h('code', { class: 'id', title: e.targetId }, short(e.targetId))] : null),
     h('td', {}, shortId(e.agentKeyId) ?? h('span', { class: 'muted' }, '—')),

@@ -1,7 +1,7 @@
-// The console's GraphQL over HTTP: one POST /graphql per operation, signed in as session.js says,
+// The console's GraphQL over HTTP: one POST /graphql per operation, with the session's cookie and CSRF token,
 // its first error turned into an exception the screens show as it is.
 /* global fetch */
-import { authorization, session } from './session.js';
+import { session } from './session.js';
 
 /** A GraphQL answer's first error (`errors[0].message`), with its code and HTTP status. */
 export class GraphQLRequestError extends Error {
@@ -23,14 +23,14 @@ export function whenUnauthorized(handler) {
  * Runs one GraphQL operation and returns its `data`; throws a GraphQLRequestError carrying
  * `errors[0].message` when the answer has errors (or no JSON at all).
  */
-export async function gql(query, variables = {}, { token = session.token } = {}) {
+export async function gql(query, variables = {}) {
   let res;
   try {
     res = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: authorization(token) },
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': session.csrf ?? '' },
       body: JSON.stringify({ query, variables }),
-      credentials: 'omit',
+      credentials: 'same-origin',
       cache: 'no-store',
     });
   } catch {

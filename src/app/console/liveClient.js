@@ -1,7 +1,7 @@
 // The console's live updates: GraphQL subscriptions over one WebSocket on /graphql (the
-// graphql-transport-ws protocol), signed in as session.js says, reconnecting when it drops.
+// graphql-transport-ws protocol), signed in by the session's cookie and CSRF token, reconnecting when it drops.
 /* global location, WebSocket, setTimeout, clearTimeout, window */
-import { authorization } from './session.js';
+import { session } from './session.js';
 
 /** Close codes after which reconnecting with the same token cannot help (graphql-ws: 4401 Unauthorized, 4403 Forbidden). */
 const REFUSED = new Set([4401, 4403]);
@@ -15,8 +15,7 @@ const MAX_BACKOFF_MS = 30_000;
  * `{ state: 'connecting' | 'live' | 'offline' | 'refused', retryAt, reason }`.
  */
 export class LiveClient {
-  constructor({ token, onStatus = () => {} }) {
-    this.token = token;
+  constructor({ onStatus = () => {} }) {
     this.onStatus = onStatus;
     this.subscriptions = new Map(); // id → { query, variables, sink, sent }
     this.nextId = 0;
@@ -89,7 +88,8 @@ export class LiveClient {
     this.socket = socket;
     socket.addEventListener('open', () => {
       if (socket !== this.socket) return;
-      this.send({ type: 'connection_init', payload: { authorization: authorization(this.token) } });
+      // The cookie went with the upgrade request; the CSRF token proves this page sent it.
+      this.send({ type: 'connection_init', payload: { csrf: session.csrf } });
       this.ackTimer = setTimeout(() => socket.close(4504, 'Connection acknowledgement timeout'), ACK_TIMEOUT_MS);
     });
     socket.addEventListener('message', (event) => {

@@ -1,20 +1,22 @@
-// The review console: sign-in, the choice of organization and workspace, and the screens of one
-// workspace (proposals, content gaps, agent keys, audit trail). Routes live in the URL's fragment
+// The review console: the signed-in person (their session; signing in happens on /console/sign-in),
+// the choice of workspace in their organization, and the screens of one workspace (proposals,
+// content gaps, agent keys, audit trail, sessions), each shown as the person's role allows. Routes live in the URL's fragment
 // (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the screen.
 /* global document, window, setTimeout, clearTimeout */
 import { announce, fill, h, message } from './dom.js';
 import { gql, whenUnauthorized } from './graphql.js';
 import { LiveClient } from './liveClient.js';
 import { showLiveStatus } from './liveIndicator.js';
-import { chosenWorkspace, session } from './session.js';
+import { chosenWorkspace, endSession, loadSession, session, toSignInPage } from './session.js';
 import { drawChrome } from './chrome.js';
 import { goTo, parseRoute, setRoute, View } from './view.js';
-import { setSignInNotice, signInScreen } from './signIn.js';
 import { workspacesScreen } from './workspaces.js';
 import { proposalsScreen } from './proposals.js';
 import { gapsScreen } from './gaps.js';
 import { keysScreen } from './keys.js';
 import { auditScreen } from './audit.js';
+import { sessionsScreen } from './sessions.js';
+import { connectedAppsScreen } from './connectedApps.js';
 
 const main = document.getElementById('main');
 
@@ -22,9 +24,14 @@ const main = document.getElementById('main');
 const SCREENS = [
   { route: 'proposals', label: 'Proposals', render: proposalsScreen },
   { route: 'gaps', label: 'Content gaps', render: gapsScreen },
-  { route: 'keys', label: 'Agent keys', render: keysScreen },
-  { route: 'audit', label: 'Audit trail', render: auditScreen },
+  { route: 'keys', label: 'Agent keys', render: keysScreen, needs: 'agent_keys.manage' },
+  { route: 'audit', label: 'Audit trail', render: auditScreen, needs: 'audit.read' },
+  { route: 'sessions', label: 'Sessions', render: sessionsScreen },
+  { route: 'apps', label: 'Connected apps', render: connectedAppsScreen },
 ];
+
+/** The tabs of the person's role (a screen it does not allow can still be opened by its address: the service refuses it). */
+const tabs = () => SCREENS.filter((s) => !s.needs || session.may(s.needs));
 
 let live = null;
 let view = null;
@@ -37,9 +44,8 @@ function redirect(path) {
   render();
 }
 
-/** The route the tab may show now, or null when `name` is it: signed out, only the sign-in; no workspace, only the choice. */
+/** The route the tab may show now, or null when `name` is it: no workspace, only the choice. */
 function allowed(name, screen) {
-  if (!session.token) return name === 'sign-in' ? null : 'sign-in';
   if (name === 'sign-in' || name === '') return home();
   if (name !== 'workspaces' && !screen) return home();
   if (screen && !chosenWorkspace.get()) return 'workspaces';
@@ -56,11 +62,10 @@ async function render() {
 
   const workspace = chosenWorkspace.get();
   const current = (view = new View(live));
-  drawChrome(name, { signedIn: Boolean(session.token), workspace, screens: SCREENS, live, signOut });
-  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, signedIn };
+  drawChrome(name, { person: session.current, workspace, screens: tabs(), live, signOut });
+  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, session };
   try {
-    if (name === 'sign-in') signInScreen(ctx);
-    else if (name === 'workspaces') await workspacesScreen(ctx);
+    if (name === 'workspaces') await workspacesScreen(ctx);
     else await screen.render(ctx);
   } catch (error) {
     if (current.alive) fill(main, h('h1', {}, 'Something went wrong'), message('error', error.message));
@@ -68,31 +73,21 @@ async function render() {
   if (current.alive && current.focusHeading !== false) main.querySelector('h1')?.focus({ preventScroll: true });
 }
 
-function startLive(token) {
-  live?.close();
-  live = new LiveClient({ token, onStatus: showLiveStatus });
-}
-
-/** The service accepted `token`: keep it for the tab, go live, and on to the workspace. */
-function signedIn(token) {
-  session.token = token;
-  startLive(token);
-  announce('Signed in.');
-  go(home());
-}
-
-/** Forgets the sign-in; the sign-in screen then shows `notice` (the button's click event says plainly "Signed out."). */
-function signOut(notice = null) {
+/** Signs out: ends the session on the service, then the sign-in page says why. */
+async function signOut(notice = null) {
   view?.close();
   live?.close();
   live = null;
-  session.clear();
-  setSignInNotice(typeof notice === 'string' ? notice : 'Signed out.');
-  go('sign-in');
+  await endSession();
+  toSignInPage(typeof notice === 'string' ? notice : 'Signed out.');
 }
 
-whenUnauthorized((reason) => {
-  if (session.token) signOut(`The service refused the token: ${reason} Sign in again.`);
+whenUnauthorized(() => {
+  if (session.current) {
+    session.clear();
+    live?.close();
+    toSignInPage('The session ended (signed out elsewhere, ended by an owner, or expired). Sign in again.');
+  }
 });
 
 // The skip link moves the keyboard's focus without touching the route in the fragment.
@@ -101,9 +96,23 @@ document.querySelector('.skip-link')?.addEventListener('click', (event) => {
   main.focus();
 });
 
-window.addEventListener('hashchange', render);
-if (session.token) startLive(session.token);
-render();
+/** Starts the console for the signed-in person, or sends the browser to the sign-in page. */
+async function start() {
+  let person;
+  try {
+    person = await loadSession();
+  } catch {
+    fill(main, h('h1', {}, 'The service cannot be reached'), message('error', 'Check the connection and reload the page.'));
+    return;
+  }
+  if (!person) return toSignInPage();
+  live = new LiveClient({ onStatus: showLiveStatus });
+  window.addEventListener('hashchange', render);
+  announce(`Signed in as ${person.member.email}.`);
+  render();
+}
+
+void start();
 
 // A tab shown again reconnects at once rather than waiting out its backoff.
 let idle = null;

@@ -20,6 +20,8 @@ import { Migration20261124070000_gap_proposals } from './Migration20261124070000
 import { Migration20261125010000_note_embeddings } from './Migration20261125010000_note_embeddings.js';
 import { Migration20261126010000_live_review } from './Migration20261126010000_live_review.js';
 import { Migration20261127010000_socket_leases } from './Migration20261127010000_socket_leases.js';
+import { Migration20261128010000_member_sessions } from './Migration20261128010000_member_sessions.js';
+import { Migration20261128020000_oauth } from './Migration20261128020000_oauth.js';
 import { Migration20261128030000_passages } from './Migration20261128030000_passages.js';
 import { Migration20261128040000_note_access } from './Migration20261128040000_note_access.js';
 import { Migration20261128050000_caller_writes } from './Migration20261128050000_caller_writes.js';
@@ -47,6 +49,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125010000_note_embeddings', class: Migration20261125010000_note_embeddings },
   { name: 'Migration20261126010000_live_review', class: Migration20261126010000_live_review },
   { name: 'Migration20261127010000_socket_leases', class: Migration20261127010000_socket_leases },
+  { name: 'Migration20261128010000_member_sessions', class: Migration20261128010000_member_sessions },
+  { name: 'Migration20261128020000_oauth', class: Migration20261128020000_oauth },
   { name: 'Migration20261128030000_passages', class: Migration20261128030000_passages },
   { name: 'Migration20261128040000_note_access', class: Migration20261128040000_note_access },
   { name: 'Migration20261128050000_caller_writes', class: Migration20261128050000_caller_writes },

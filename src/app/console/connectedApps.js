@@ -1,0 +1,127 @@
+// The "Connected apps" screen: the OAuth grants of the workspace's organization (the clients members
+// allowed, in which workspace, with which scopes) and their revocation, which every process honours
+// within seconds.
+import { announce, badge, busy, fill, h, message, shortId, time } from './dom.js';
+
+const FIELDS = 'id memberId memberEmail workspaceId workspaceName clientId clientName scopes resource createdAt lastUsedAt revokedAt';
+
+/** The live grants of an organization, newest first. */
+export const GRANTS = `query ConsoleOAuthGrants($org: ID) { oauthGrants(organizationId: $org) { ${FIELDS} } }`;
+
+/** Revokes one grant. */
+export const REVOKE_GRANT = `mutation ConsoleRevokeOAuthGrant($id: ID!, $org: ID) { revokeOAuthGrant(id: $id, organizationId: $org) { ${FIELDS} } }`;
+
+const COLUMNS = ['App', 'Member', 'Workspace', 'Scopes', 'Resource', 'Allowed', 'Last used', ''];
+
+function clientCell(g) {
+  const byDocument = /^https:\/\//.test(g.clientId);
+  const host = byDocument ? new URL(g.clientId).host : null;
+  return [h('strong', {}, g.clientName), ' ', byDocument ? badge(host, 'verified') : badge('self-registered', 'unverified')];
+}
+
+/** The revoke control of grant `g`: a button, then an inline confirmation. */
+function drawRevoke(g, cell, { gql, view, org, onRevoked }) {
+  const start = h(
+    'button',
+    { type: 'button', class: 'danger button-small', 'aria-label': `Revoke ${g.clientName}`, on: { click: () => confirm() } },
+    'Revoke',
+  );
+  fill(cell, start);
+  const confirm = () => {
+    const errors = h('div');
+    const revoke = () =>
+      void busy(cell, async () => {
+        try {
+          const revoked = (await gql(REVOKE_GRANT, { id: g.id, org })).revokeOAuthGrant;
+          if (view.alive) onRevoked(revoked);
+        } catch (error) {
+          if (view.alive) fill(errors, message('error', error.message));
+        }
+      });
+    const yes = h('button', { type: 'button', class: 'danger button-small', on: { click: revoke } }, `Revoke ${g.clientName} now`);
+    const no = h(
+      'button',
+      { type: 'button', class: 'button-quiet button-small', on: { click: () => drawRevoke(g, cell, { gql, view, org, onRevoked }) } },
+      'Cancel',
+    );
+    fill(cell, h('p', { class: 'confirm' }, 'Its tokens stop working within seconds.'), h('div', { class: 'inline-row' }, yes, no), errors);
+    yes.focus();
+  };
+}
+
+/** The "Connected apps" screen. */
+export async function connectedAppsScreen(ctx) {
+  const { view, main, workspace, gql, session } = ctx;
+  const all = !session || session.may('sessions.manage');
+  const org = workspace.organizationId;
+  const tbody = h('tbody');
+  const errors = h('div');
+  const draw = (grants) => {
+    const rows = grants.map((g) => {
+      const action = h('td', { class: 'cell-action' });
+      const onRevoked = (revoked) => {
+        announce(`${revoked.clientName} revoked.`);
+        draw(grants.filter((x) => x.id !== revoked.id));
+      };
+      drawRevoke(g, action, { gql, view, org, onRevoked });
+      return h(
+        'tr',
+        { 'data-grant': g.id },
+        h('td', {}, clientCell(g)),
+        h('td', {}, g.memberEmail),
+        h('td', {}, g.workspaceName),
+        h(
+          'td',
+          {},
+          h(
+            'ul',
+            { class: 'chips', 'aria-label': `${g.scopes.length} scopes` },
+            g.scopes.map((s) => h('li', {}, s)),
+          ),
+        ),
+        h('td', {}, h('code', {}, g.resource)),
+        h('td', {}, time(g.createdAt)),
+        h('td', {}, g.lastUsedAt ? time(g.lastUsedAt) : '—'),
+        action,
+      );
+    });
+    fill(tbody, rows.length ? rows : h('tr', {}, h('td', { colspan: String(COLUMNS.length), class: 'empty' }, 'No connected apps.')));
+  };
+  fill(
+    main,
+    h('h1', { tabindex: '-1' }, 'Connected apps'),
+    h(
+      'p',
+      { class: 'lead' },
+      all
+        ? `Apps the members of ${workspace.organizationName} allowed over OAuth (MCP and the REST API). `
+        : 'Apps you allowed over OAuth (MCP and the REST API). ',
+      shortId(org),
+    ),
+    errors,
+    h(
+      'div',
+      { class: 'card table-wrap' },
+      h(
+        'table',
+        { class: 'data grants' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            COLUMNS.map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
+        tbody,
+      ),
+    ),
+  );
+  try {
+    const data = await gql(GRANTS, { org });
+    if (view.alive) draw(data.oauthGrants);
+  } catch (error) {
+    if (view.alive) fill(errors, message('error', error.message));
+  }
+}

@@ -1,0 +1,48 @@
+// The sign-in page's script: a sign-in link carries its token in the fragment (#link=…), which the
+// browser never sends to a server, so it reaches no URL of a request and no log line. The token is
+// taken out of the address bar at once and posted (JSON, same origin) to redeem it.
+/* global document, fetch, history, location, window */
+
+const notice = document.getElementById('notice');
+
+function show(text) {
+  const box = document.createElement('div');
+  box.className = 'message message-error';
+  box.textContent = text;
+  notice.replaceChildren(box);
+}
+
+async function redeem(token) {
+  const returnTo = document.body.dataset.returnTo || '/console';
+  let res;
+  try {
+    res = await fetch('/console/sign-in/link', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ token, returnTo }),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+  } catch {
+    show('The service cannot be reached. Check the connection and open the link again.');
+    return;
+  }
+  const body = await res.json().catch(() => null);
+  if (!res.ok) {
+    show(body?.error?.message ?? `The sign-in failed (HTTP ${res.status}).`);
+    return;
+  }
+  location.replace(body.returnTo);
+}
+
+/** Redeems the link in the fragment, if there is one (on load, and when a link is opened in this very page). */
+function fromFragment() {
+  const match = /^#link=([\w-]+)$/.exec(location.hash);
+  if (!match) return;
+  // Out of the address bar (and the history) before anything else happens.
+  history.replaceState(null, '', location.pathname + location.search);
+  void redeem(match[1]);
+}
+
+window.addEventListener('hashchange', fromFragment);
+fromFragment();

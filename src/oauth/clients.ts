@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
+import type { SqlTarget } from '../db/sql.js';
+import { findClient, insertRegisteredClient, upsertMetadataClient, deleteUnusedRegistrations, type ClientRow } from '../store/oauth.js';
+import { CLIENT_PREFIX } from './secrets.js';
+import { METADATA_CACHE_S, METADATA_FETCH, UNUSED_REGISTRATION_TTL_S } from './settings.js';
+
+/** A client as the authorization server uses it. */
+export interface OAuthClient {
+  id: string;
+  kind: 'registered' | 'metadata';
+  name: string;
+  redirectUris: string[];
+}
+
+/** A refusal in OAuth's own terms (`error` and `error_description`, RFC 6749 §5.2 / RFC 7591 §3.2.2). */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status = 400,
+  ) {
+    super(description);
+  }
+}
+
+const MAX_REDIRECT_URIS = 10;
+const MAX_URI_LENGTH = 2000;
+const MAX_NAME_LENGTH = 200;
+
+/** Schemes a redirect may never use (a native app's private scheme is fine, these are not). */
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+
+/**
+ * Whether a redirect URI may be registered: absolute, no fragment, https, or http on a loopback
+ * host (a native or command-line client's local callback), or a native app's private scheme.
+ */
+export function redirectUriProblem(raw: unknown): string | null {
+  if (typeof raw !== 'string' || !raw || raw.length > MAX_URI_LENGTH) return `must be a URL of at most ${MAX_URI_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.hash || raw.includes('#')) return 'must not have a fragment';
+  if (url.username || url.password) return 'must not carry credentials';
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `the ${url.protocol} scheme is not allowed`;
+  if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))
+    return 'http is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
+  return null;
+}
+
+function checkedName(value: unknown, fallback: string): string {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'string' || !value.trim() || value.length > MAX_NAME_LENGTH)
+    throw new OAuthError('invalid_client_metadata', `client_name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
+  return value.trim();
+}
+
+function checkedRedirectUris(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_REDIRECT_URIS)
+    throw new OAuthError('invalid_redirect_uri', `redirect_uris must be an array of 1 to ${MAX_REDIRECT_URIS} URLs`);
+  for (const uri of value) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthError('invalid_redirect_uri', `redirect_uris: ${String(uri).slice(0, 200)} ${problem}`);
+  }
+  return value as string[];
+}
+
+/** Public clients only: no secret is issued or accepted, PKCE is their proof. */
+function checkedAuthMethod(value: unknown, strict: boolean): 'none' {
+  if (value === undefined || value === null || value === 'none') return 'none';
+  if (strict)
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method must be "none": this server serves public clients (PKCE)');
+  return 'none'; // DCR: RFC 7591 lets the server substitute what it supports, and says so in its answer
+}
+
+function checkedGrantTypes(value: unknown): string[] {
+  if (value === undefined) return ['authorization_code', 'refresh_token'];
+  if (!Array.isArray(value) || value.some((g) => g !== 'authorization_code' && g !== 'refresh_token'))
+    throw new OAuthError('invalid_client_metadata', 'grant_types may hold only "authorization_code" and "refresh_token"');
+  return value as string[];
+}
+
+/** The metadata of a registration or document, checked (RFC 7591 §2), as the server keeps and answers it. */
+function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbackName: string) {
+  const redirectUris = checkedRedirectUris(body.redirect_uris);
+  const name = checkedName(body.client_name, fallbackName);
+  const grantTypes = checkedGrantTypes(body.grant_types);
+  if (body.response_types !== undefined && !(Array.isArray(body.response_types) && body.response_types.every((r) => r === 'code')))
+    throw new OAuthError('invalid_client_metadata', 'response_types may hold only "code"');
+  const metadata: Record<string, unknown> = {
+    client_name: name,
+    redirect_uris: redirectUris,
+    grant_types: grantTypes,
+    response_types: ['code'],
+    token_endpoint_auth_method: checkedAuthMethod(body.token_endpoint_auth_method, strict),
+  };
+  for (const field of ['client_uri', 'logo_uri', 'scope', 'software_id', 'software_version'] as const) {
+    const value = body[field];
+    if (typeof value === 'string' && value.length <= MAX_URI_LENGTH) metadata[field] = value;
+  }
+  return { name, redirectUris, metadata };
+}
+
+/**
+ * Dynamic Client Registration (RFC 7591): a public client with exact redirect URIs. Deletes the
+ * registrations no grant used before their expiry on the way (hosts re-register often).
+ */
+export async function registerClient(db: SqlTarget, body: unknown, from: string): Promise<Record<string, unknown>> {
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
+  const { name, redirectUris, metadata } = checkedMetadata(body as Record<string, unknown>, false, 'Unnamed client');
+  await deleteUnusedRegistrations(db);
+  const id = `${CLIENT_PREFIX}${randomBytes(16).toString('base64url')}`;
+  const issuedAt = Math.floor(Date.now() / 1000);
+  await insertRegisteredClient(db, {
+    id,
+    name,
+    redirectUris,
+    metadata,
+    expiresAt: new Date((issuedAt + UNUSED_REGISTRATION_TTL_S) * 1000),
+    from,
+  });
+  return { client_id: id, client_id_issued_at: issuedAt, ...metadata };
+}
+
+/** Whether a client_id is a Client ID Metadata Document URL (https with a path). */
+export function isMetadataClientId(clientId: string): boolean {
+  return clientId.startsWith('https://');
+}
+
+/**
+ * The client a `client_id` names: a registration, or the Client ID Metadata Document its URL
+ * serves (fetched under the outbound rules of webhooks and specs by URL — no internal addresses,
+ * bounded size and time, no redirects — and cached in the database for every process).
+ */
+export async function resolveClient(db: SqlTarget, clientId: string, outbound: { allowLoopback: boolean }): Promise<OAuthClient> {
+  if (!clientId || clientId.length > MAX_URI_LENGTH) throw new OAuthError('invalid_client', 'client_id is missing or too long', 401);
+  if (isMetadataClientId(clientId)) return metadataClient(db, clientId, outbound);
+  const row = clientId.startsWith(CLIENT_PREFIX) ? await findClient(db, clientId) : undefined;
+  if (!row || row.kind !== 'registered')
+    throw new OAuthError(
+      'invalid_client',
+      'Unknown client_id: register (POST /oauth/register) or use a Client ID Metadata Document URL',
+      401,
+    );
+  return toClient(row);
+}
+
+function toClient(row: ClientRow): OAuthClient {
+  return { id: row.id, kind: row.kind, name: row.name, redirectUris: row.redirect_uris };
+}
+
+async function metadataClient(db: SqlTarget, clientId: string, outbound: { allowLoopback: boolean }): Promise<OAuthClient> {
+  let url: URL;
+  try {
+    url = new URL(clientId);
+  } catch {
+    throw new OAuthError('invalid_client', 'client_id is not a valid URL', 401);
+  }
+  if (url.pathname === '/' || url.hash || url.username || url.password || url.href !== clientId)
+    throw new OAuthError(
+      'invalid_client',
+      'A Client ID Metadata Document URL is an https URL with a path, no fragment and no credentials',
+      401,
+    );
+  const cached = await findClient(db, clientId);
+  if (cached?.kind === 'metadata' && cached.refresh_after && new Date(cached.refresh_after).getTime() > Date.now()) return toClient(cached);
+  const { document, maxAge } = await fetchMetadataDocument(clientId, outbound);
+  if (document.client_id !== clientId)
+    throw new OAuthError('invalid_client', "The metadata document's client_id is not the URL it was fetched from", 401);
+  let checked;
+  try {
+    checked = checkedMetadata(document, true, url.host);
+  } catch (error) {
+    if (error instanceof OAuthError) throw new OAuthError('invalid_client', `The client's metadata document: ${error.description}`, 401);
+    throw error;
+  }
+  const seconds = Math.min(METADATA_CACHE_S.max, Math.max(METADATA_CACHE_S.min, maxAge ?? METADATA_CACHE_S.default));
+  await upsertMetadataClient(db, { id: clientId, ...checked, refreshAfter: new Date(Date.now() + seconds * 1000) });
+  return { id: clientId, kind: 'metadata', name: checked.name, redirectUris: checked.redirectUris };
+}
+
+async function fetchMetadataDocument(
+  clientId: string,
+  outbound: { allowLoopback: boolean },
+): Promise<{ document: Record<string, unknown>; maxAge: number | null }> {
+  let res;
+  try {
+    res = await safeFetch(clientId, {
+      allowLoopback: outbound.allowLoopback,
+      ...METADATA_FETCH,
+      maxRedirects: 0,
+      headers: { accept: 'application/json' },
+    });
+  } catch (error) {
+    const why = error instanceof UnsafeTargetError ? error.message : 'the request failed';
+    throw new OAuthError('invalid_client', `The client's metadata document could not be fetched: ${why}`, 401);
+  }
+  if (res.status !== 200) throw new OAuthError('invalid_client', `The client's metadata document answered HTTP ${res.status}`, 401);
+  let document: unknown;
+  try {
+    document = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new OAuthError('invalid_client', "The client's metadata document is not JSON", 401);
+  }
+  if (!document || typeof document !== 'object' || Array.isArray(document))
+    throw new OAuthError('invalid_client', "The client's metadata document is not a JSON object", 401);
+  const cacheControl = String(res.headers['cache-control'] ?? '');
+  const match = /(?:^|,)\s*max-age=(\d{1,9})/.exec(cacheControl.slice(0, 500));
+  const noStore = /no-store|no-cache/.test(cacheControl.slice(0, 500));
+  return { document: document as Record<string, unknown>, maxAge: noStore ? 0 : match ? Number(match[1]) : null };
+}

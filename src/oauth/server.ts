@@ -1,0 +1,121 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Context } from 'koa';
+import { freshEm } from '../db/orm.js';
+import { DomainError } from '../errors.js';
+import { readText } from '../http/body.js';
+import type { Middleware } from '../http/middleware.js';
+import type { RateLimiter } from '../rateLimit.js';
+import { decideConsent, showConsent, type Sessions } from './authorize.js';
+import { OAuthError, registerClient } from './clients.js';
+import { ENDPOINTS, wellKnownDocument } from './metadata.js';
+import { resourcesFor } from './resources.js';
+import { revokeToken } from './revocation.js';
+import type { OAuthSettings } from './settings.js';
+import { tokenRequest } from './token.js';
+
+/** What the authorization server is built from. */
+export interface OAuthServerOptions {
+  orm: MikroORM;
+  serverSecret: string;
+  settings: OAuthSettings;
+  outbound: { allowLoopback: boolean };
+  /** Counts Dynamic Client Registrations per client address (shared across processes on PostgreSQL). */
+  registrations: RateLimiter;
+  sessions: Sessions;
+}
+
+const FORM_LIMIT = 16 * 1024;
+const tooLarge = (limit: number) => new DomainError('payload_too_large', `The request body may be at most ${limit} bytes.`, { limit });
+
+/** JSON endpoints any origin may call (public clients in a browser): no cookies are involved. */
+const OPEN_PATHS = new Set([ENDPOINTS.token, ENDPOINTS.register, ENDPOINTS.revoke]);
+
+function answerJson(ctx: Context, status: number, body: unknown): void {
+  ctx.status = status;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = body;
+}
+
+function answerError(ctx: Context, error: OAuthError): void {
+  answerJson(ctx, error.status, { error: error.error, error_description: error.description });
+}
+
+async function readForm(ctx: Context): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded');
+  return new URLSearchParams(await readText(ctx, FORM_LIMIT, tooLarge));
+}
+
+async function readJson(ctx: Context): Promise<unknown> {
+  if (!ctx.is('application/json')) throw new OAuthError('invalid_client_metadata', 'The body must be application/json');
+  try {
+    return JSON.parse(await readText(ctx, FORM_LIMIT, tooLarge));
+  } catch (error) {
+    if (error instanceof DomainError) throw error;
+    throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON');
+  }
+}
+
+/** POST /oauth/register (RFC 7591), rate-limited per client address. */
+async function register(ctx: Context, options: OAuthServerOptions): Promise<void> {
+  const counted = await options.registrations.hit(`oauth-register:${ctx.ip}`);
+  if (!counted.allowed) {
+    ctx.set('Retry-After', String(counted.resetSeconds));
+    return answerJson(ctx, 429, {
+      error: 'rate_limited',
+      error_description: 'Too many client registrations from this address; retry later.',
+    });
+  }
+  const body = await readJson(ctx);
+  answerJson(ctx, 201, await registerClient(freshEm(options.orm), body, ctx.ip));
+}
+
+/**
+ * The service as its own OAuth 2.1 authorization server and protected resource: the well-known
+ * metadata documents, registration (DCR; Client ID Metadata Documents need none), the consent
+ * step, the token endpoint and revocation. Mounted before authentication: none of these take a key.
+ */
+export function oauthServer(options: OAuthServerOptions): Middleware {
+  return async (ctx, next) => {
+    const isWellKnown = ctx.path.startsWith('/.well-known/');
+    if (!isWellKnown && !ctx.path.startsWith('/oauth/')) return next();
+    const resources = resourcesFor(ctx, options.settings);
+    if (isWellKnown || OPEN_PATHS.has(ctx.path as never)) {
+      ctx.set('Access-Control-Allow-Origin', '*');
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Access-Control-Allow-Methods', isWellKnown ? 'GET' : 'POST');
+        ctx.set('Access-Control-Allow-Headers', 'Content-Type, mcp-protocol-version');
+        ctx.status = 204;
+        return;
+      }
+    }
+    if (isWellKnown) {
+      const document = ctx.method === 'GET' || ctx.method === 'HEAD' ? wellKnownDocument(ctx.path, resources) : undefined;
+      if (!document) return next();
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = document;
+      return;
+    }
+    const em = freshEm(options.orm);
+    const route = `${ctx.method} ${ctx.path}`;
+    try {
+      if (route === `GET ${ENDPOINTS.authorize}`) return await showConsent(ctx, { ...options, em, resources });
+      if (route === `POST ${ENDPOINTS.authorize}`) return await decideConsent(ctx, { ...options, em, resources }, await readForm(ctx));
+      if (route === `POST ${ENDPOINTS.token}`)
+        return answerJson(
+          ctx,
+          200,
+          await tokenRequest({ ...options, em, resources, requestId: ctx.state.requestId as string }, await readForm(ctx)),
+        );
+      if (route === `POST ${ENDPOINTS.revoke}`) {
+        await revokeToken(em, options.serverSecret, await readForm(ctx));
+        return answerJson(ctx, 200, {});
+      }
+      if (route === `POST ${ENDPOINTS.register}`) return await register(ctx, options);
+    } catch (error) {
+      if (error instanceof OAuthError) return answerError(ctx, error);
+      throw error;
+    }
+    return next();
+  };
+}

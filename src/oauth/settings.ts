@@ -1,0 +1,26 @@
+/** OAuth settings (docs/configuration.md): token lifetimes, the registration rate, the public address. */
+export interface OAuthSettings {
+  /** OAUTH_ACCESS_TOKEN_TTL_S: lifetime of an access token (short: revocation also reaches every process within seconds). */
+  accessTokenTtlS: number;
+  /** OAUTH_REFRESH_TOKEN_TTL_S: lifetime of a refresh token; each use rotates it and starts a new one. */
+  refreshTokenTtlS: number;
+  /** OAUTH_REGISTRATIONS_PER_HOUR: Dynamic Client Registrations per client address and hour. */
+  registrationsPerHour: number;
+  /** PUBLIC_URL: the service's address as clients see it (issuer, resource identifiers); default the request's own origin. */
+  publicUrl?: string;
+}
+
+export const DEFAULT_OAUTH_SETTINGS: OAuthSettings = {
+  accessTokenTtlS: 600,
+  refreshTokenTtlS: 30 * 24 * 3600,
+  registrationsPerHour: 20,
+};
+
+/** An authorization code lives two minutes and is redeemed once. */
+export const CODE_TTL_S = 120;
+/** A registration (DCR) that no grant used within a day is deleted: hosts re-register often. */
+export const UNUSED_REGISTRATION_TTL_S = 24 * 3600;
+/** A Client ID Metadata Document is kept at least 5 minutes and at most a day (its Cache-Control max-age within those), 1 hour by default. */
+export const METADATA_CACHE_S = { min: 300, max: 24 * 3600, default: 3600 };
+/** Bounds of a metadata document fetch: the outbound rules of webhooks and specs by URL, smaller and faster. */
+export const METADATA_FETCH = { timeoutMs: 5000, maxBytes: 16 * 1024 };

@@ -1,0 +1,27 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { InputRule } from '../contract/declared.js';
+import type { RequestContext } from '../context.js';
+import * as grants from '../services/oauthGrants.js';
+import { OAuthGrant } from '../types/oauthGrant.js';
+
+/** OAuth grants (connected apps): listed and revoked by the admin token, or by a signed-in member. */
+@Resolver(() => OAuthGrant)
+export class OAuthGrantResolver {
+  @Query(() => [OAuthGrant], { description: "Live OAuth grants of an organization, newest first (optionally one member's)." })
+  oauthGrants(
+    @Ctx() ctx: RequestContext,
+    @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+    @InputRule('id') @Arg('memberId', () => ID, { nullable: true }) memberId?: string | null,
+  ) {
+    return grants.listOAuthGrants(ctx, { organizationId, memberId });
+  }
+
+  @Mutation(() => OAuthGrant, { description: 'Revokes a grant: its tokens stop working in every process within seconds.' })
+  revokeOAuthGrant(
+    @Ctx() ctx: RequestContext,
+    @InputRule('id') @Arg('id', () => ID) id: string,
+    @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
+  ) {
+    return grants.revokeOAuthGrant(ctx, id, organizationId);
+  }
+}

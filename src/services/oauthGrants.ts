@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { personBlockedByTwoFactor, requireAdmin } from '../auth/authorize.js';
+import { roleMay } from '../auth/permissions.js';
+import { signalAuthChanged } from '../auth/keyCache.js';
+import type { AgentPrincipal, RequestContext } from '../context.js';
+import { invalidField, NotFoundError, PERSON_TWO_FACTOR_MESSAGE, TwoFactorRequiredError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { revokeGrantIn } from '../oauth/grants.js';
+import { findGrant, insertGrant, listGrants, type GrantRow } from '../store/oauth.js';
+import { OAuthGrant } from '../types/oauthGrant.js';
+import { recordAudit } from './audit.js';
+
+/** Whose grants a caller may see and revoke: an organization's (all of them, or one member's). */
+interface GrantViewer {
+  organizationId: string;
+  /** Only this member's grants; null: every member's. */
+  memberId: string | null;
+}
+
+/**
+ * A signed-in member sees and revokes their own grants, an owner (who manages sessions) every
+ * member's of their organization; the admin token names the organization and sees all of it.
+ */
+function viewerOf(ctx: RequestContext, organizationId: string | null | undefined): GrantViewer {
+  const p = ctx.principal;
+  if (p.kind === 'member') {
+    if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
+    if (organizationId && organizationId.toLowerCase() !== p.organizationId) throw new NotFoundError('Organization');
+    return { organizationId: p.organizationId, memberId: roleMay(p.role, 'sessions.manage') ? null : p.memberId };
+  }
+  requireAdmin(ctx);
+  if (!organizationId || !isUuid(organizationId)) throw invalidField('organizationId', 'the admin token must name an organization id');
+  return { organizationId: organizationId.toLowerCase(), memberId: null };
+}
+
+function toGrant(row: GrantRow): OAuthGrant {
+  return Object.assign(new OAuthGrant(), {
+    id: row.id,
+    organizationId: row.organization_id,
+    memberId: row.member_id,
+    memberEmail: row.member_email,
+    workspaceId: row.workspace_id,
+    workspaceName: row.workspace_name,
+    clientId: row.client_id,
+    clientName: row.client_name,
+    scopes: row.scopes,
+    resource: row.resource,
+    createdAt: new Date(row.created_at),
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null,
+    revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+  });
+}
+
+/** The live OAuth grants the caller may see, newest first (optionally one member's). */
+export async function listOAuthGrants(
+  ctx: RequestContext,
+  args: { organizationId?: string | null; memberId?: string | null },
+): Promise<OAuthGrant[]> {
+  const viewer = viewerOf(ctx, args.organizationId);
+  if (args.memberId && !isUuid(args.memberId)) throw invalidField('memberId', 'must be a member id');
+  const memberId = viewer.memberId ?? args.memberId?.toLowerCase() ?? null;
+  return (await listGrants(ctx.db, viewer.organizationId, memberId)).map(toGrant);
+}
+
+/**
+ * Revokes a grant: its access and refresh tokens stop working in every process within seconds
+ * (the key cache's change notification). Recorded in the audit trail; 404 for a grant the caller
+ * may not see.
+ */
+export async function revokeOAuthGrant(ctx: RequestContext, id: string, organizationId?: string | null): Promise<OAuthGrant> {
+  const viewer = viewerOf(ctx, organizationId);
+  const grant = isUuid(id) ? await findGrant(ctx.db, id.toLowerCase()) : undefined;
+  if (!grant || grant.organization_id !== viewer.organizationId || (viewer.memberId && grant.member_id !== viewer.memberId))
+    throw new NotFoundError('OAuth grant');
+  await ctx.em.transactional(async (em: EntityManager) => {
+    if (!(await revokeGrantIn(em, grant.id, 'revoked in the console or over GraphQL'))) return;
+    recordAudit(em, ctx, {
+      action: 'oauth_grant.revoked',
+      targetType: 'oauth_grant',
+      targetId: grant.id,
+      workspaceId: grant.workspace_id,
+      organizationId: grant.organization_id,
+      payload: { object: { clientId: grant.client_id, clientName: grant.client_name, memberId: grant.member_id } },
+    });
+  });
+  signalAuthChanged();
+  return toGrant((await findGrant(ctx.db, grant.id))!);
+}
+
+/** What a grant is made of when its authorization code is redeemed. */
+export interface NewGrant {
+  memberId: string;
+  organizationId: string;
+  workspaceId: string;
+  clientId: string;
+  clientName: string;
+  scopes: string[];
+  resource: string;
+}
+
+/**
+ * Creates the grant a redeemed code starts (the family its tokens belong to), inside `em`'s
+ * transaction, recorded in the audit trail under the member who consented. Returns its id.
+ */
+export async function createOAuthGrant(em: EntityManager, grant: NewGrant, requestId: string): Promise<string> {
+  const id = randomUUID();
+  await insertGrant(em, { id, ...grant });
+  // The event's actor is the grant acting for its member (what eventValues reads of a context).
+  const principal = {
+    kind: 'agent',
+    keyId: id,
+    memberId: grant.memberId,
+    organizationId: grant.organizationId,
+    oauth: {},
+  } as AgentPrincipal;
+  const actor = { principal, requestId, adminActing: new Map<string, string>() } as unknown as RequestContext;
+  recordAudit(em, actor, {
+    action: 'oauth_grant.created',
+    targetType: 'oauth_grant',
+    targetId: id,
+    workspaceId: grant.workspaceId,
+    organizationId: grant.organizationId,
+    payload: { object: { clientId: grant.clientId, clientName: grant.clientName, scopes: grant.scopes, resource: grant.resource } },
+  });
+  return id;
+}
