@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PERMISSIONS } from '../auth/permissions.js';
 import { EVENT_TYPES, TARGET_TYPES } from '../webhooks/events.js';
 import type { Middleware } from '../http/middleware.js';
-import { CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
+import { CSS, JS, pageHead, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
 
 const PAGE_PATH = '/console';
 const ASSET_PATH = '/console/assets/';
@@ -75,18 +75,12 @@ const nameAttributes = Object.entries(NAMES)
 function page(assets: Map<string, Asset>): string {
   const href = (name: string) => `${ASSET_PATH}${name}?v=${assets.get(name)!.hash}`;
   const modules = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY && name !== SIGN_IN_SCRIPT).sort();
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Review console · Workspace Knowledge Service</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${href(STYLE)}">
-${modules.map((name) => `<link rel="modulepreload" href="${href(name)}">`).join('\n')}
-<script type="module" src="${href(ENTRY)}"></script>
-</head>
+  const links = [
+    `<link rel="stylesheet" href="${href(STYLE)}">`,
+    ...modules.map((name) => `<link rel="modulepreload" href="${href(name)}">`),
+    `<script type="module" src="${href(ENTRY)}"></script>`,
+  ].join('\n');
+  return `${pageHead('Review console', links)}
 <body ${nameAttributes}>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="topbar">

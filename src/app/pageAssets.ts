@@ -80,3 +80,17 @@ export function sendPage(ctx: Context, html: string, csp: string): void {
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = html;
 }
+
+/** The opening of a served page up to its `</head>`: the same meta tags on every page, then its title and its links. */
+export function pageHead(title: string, links: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title} · Workspace Knowledge Service</title>
+<link rel="icon" href="data:,">
+${links}
+</head>`;
+}

@@ -24,7 +24,7 @@ import { DomainError, InvalidRequestError, invalidField } from '../errors.js';
 import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import { beginSession, signInWithLink, signOut, type SignInGrant } from '../services/people.js';
-import { sameOriginCsp, sendPage } from './pageAssets.js';
+import { pageHead, sameOriginCsp, sendPage } from './pageAssets.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';
 
@@ -46,17 +46,8 @@ function page(returnTo: string, options: SignInOptions, script: string, notice: 
     ? `<p><a class="button-link" id="oidc" href="${SIGN_IN_PATH}/oidc?return_to=${encodeURIComponent(returnTo)}">` +
       `Sign in with ${escapeHtml(options.providerName)}</a></p>`
     : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Sign in · Workspace Knowledge Service</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/assets/console.css">
-<script type="module" src="${escapeHtml(script)}"></script>
-</head>
+  const links = `<link rel="stylesheet" href="/console/assets/console.css">\n<script type="module" src="${escapeHtml(script)}"></script>`;
+  return `${pageHead('Sign in', links)}
 <body data-return-to="${escapeHtml(returnTo)}">
 <header class="topbar"><p class="brand">Review console <span class="brand-sub">Workspace Knowledge Service</span></p></header>
 <main id="main" class="signin-wrap">

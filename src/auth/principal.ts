@@ -54,7 +54,8 @@ export async function resolvePrincipal(
   return toPrincipal(row);
 }
 
-function toPrincipal(row: KeyRow): AgentPrincipal {
+/** The agent principal a key row (or a row that stands in for a key, such as an OAuth grant's) authenticates as. */
+export function toPrincipal(row: KeyRow): AgentPrincipal {
   return {
     kind: 'agent',
     keyId: row.id,

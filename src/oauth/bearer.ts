@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { KeyCache } from '../auth/keyCache.js';
 import { KEY_PREFIX } from '../auth/keys.js';
 import { effectivePermissions, PERMISSIONS, type Permission } from '../auth/permissions.js';
+import { toPrincipal } from '../auth/principal.js';
 import type { AgentPrincipal, Principal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { DomainError, UnauthorizedError } from '../errors.js';
@@ -50,20 +51,7 @@ export async function resolveAccessToken(
 }
 
 function principalOf(row: AccessRow): AgentPrincipal {
-  return {
-    kind: 'agent',
-    keyId: row.id,
-    keyName: row.name,
-    permissions: row.permissions,
-    boundWorkspaceId: row.workspace_id,
-    memberId: row.member_id,
-    role: row.role,
-    twoFactorEnabled: row.two_factor_enabled,
-    organizationId: row.organization_id,
-    plan: row.plan,
-    requireTwoFactor: row.require_two_factor,
-    oauth: { grantId: row.id, clientId: row.client_id, resource: row.resource },
-  };
+  return { ...toPrincipal(row), oauth: { grantId: row.id, clientId: row.client_id, resource: row.resource } };
 }
 
 /** The bearer value of a request, if any. */
