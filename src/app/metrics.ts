@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Context } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { safeEqual } from '../auth/keys.js';
 import type { Middleware } from '../http/middleware.js';
 import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from '../db/replica.js';
@@ -189,12 +189,6 @@ function backlogMetrics(registry: Registry, orm: MikroORM): void {
   }
 }
 
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** Times every request into the metrics (outermost, so it sees the status the error renderer set). */
 export function requestMetrics(metrics: ReturnType<typeof createMetrics>): Middleware {
   return async (ctx, next) => {
@@ -216,7 +210,7 @@ export function metricsEndpoint(metrics: ReturnType<typeof createMetrics>, token
   return async (ctx, next) => {
     if (ctx.path !== '/metrics' || !token) return next();
     const header = ctx.get('authorization');
-    if (!header.startsWith('Bearer ') || !sameToken(header.slice(7), token))
+    if (!header.startsWith('Bearer ') || !safeEqual(header.slice(7), token))
       throw new DomainError('unauthorized', 'GET /metrics needs "Authorization: Bearer <METRICS_TOKEN>".', null, {
         'WWW-Authenticate': 'Bearer realm="metrics"',
       });

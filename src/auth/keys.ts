@@ -20,6 +20,11 @@ export function isWellFormedKey(secret: string): boolean {
   return safeEqual(sum, checksum(body));
 }
 
+/** A new bearer secret (session cookie, sign-in link, OAuth code or token): prefix + 32 random bytes, base64url. */
+export function newSecret(prefix: string): string {
+  return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
 /** The stored form of a secret: HMAC-SHA256 under the server secret, hex. */
 export function digestSecret(serverSecret: string, secret: string): string {
   return createHmac('sha256', serverSecret).update(secret).digest('hex');

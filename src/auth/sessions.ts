@@ -7,14 +7,14 @@
  * session's CSRF token (`X-CSRF-Token`, or a form's `csrf` field), which pages embed and no other
  * origin can read.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { MemberPrincipal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
 import { liveSession, touchSession, type SessionRow } from '../store/sessions.js';
-import { digestSecret, safeEqual } from './keys.js';
+import { digestSecret, newSecret, safeEqual } from './keys.js';
 import type { Role } from './permissions.js';
 
 /** SESSION_IDLE_MINUTES, SESSION_MAX_HOURS and PUBLIC_URL (docs/configuration.md). */
@@ -190,7 +190,7 @@ export function memberPrincipal(s: SignedIn): MemberPrincipal {
 /** A new session's id, cookie token, the digest stored for it, and its CSRF token. */
 export function newSessionToken(ctx: Context): { id: string; token: string; digest: string; csrf: string } {
   const { serverSecret } = depsOf(ctx);
-  const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const token = newSecret(TOKEN_PREFIX);
   const id = randomUUID();
   return { id, token, digest: digestSecret(serverSecret, token), csrf: csrfFor(serverSecret, id) };
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context } from 'koa';
 import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { effectivePermissions, type Role } from '../auth/permissions.js';
-import { safeEqual } from '../auth/keys.js';
+import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
 import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauth.js';
 import {
   checkAuthorizationRequest,
@@ -15,7 +15,7 @@ import {
 import { OAuthError } from './clients.js';
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
-import { CODE_PREFIX, digestOf, newSecret } from './secrets.js';
+import { CODE_PREFIX } from './secrets.js';
 import { CODE_TTL_S } from './settings.js';
 
 /** The signed-in member of a request's session (the console's sign-in). */
@@ -152,7 +152,7 @@ export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URL
     if (!granted.length) throw refuseWith('Your role allows none of the requested permissions');
     const code = newSecret(CODE_PREFIX);
     await insertCode(deps.em, {
-      digest: digestOf(deps.serverSecret, code),
+      digest: digestSecret(deps.serverSecret, code),
       client_id: request.client.id,
       redirect_uri: request.redirectUri,
       code_challenge: request.codeChallenge,

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { KeyCache } from '../auth/keyCache.js';
-import { KEY_PREFIX } from '../auth/keys.js';
+import { digestSecret, KEY_PREFIX } from '../auth/keys.js';
 import { effectivePermissions, PERMISSIONS, type Permission } from '../auth/permissions.js';
 import { toPrincipal } from '../auth/principal.js';
 import type { AgentPrincipal, Principal } from '../context.js';
@@ -9,7 +9,7 @@ import { DomainError, UnauthorizedError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
 import { lookupAccessToken, touchGrant, type AccessRow } from '../store/oauth.js';
 import { audienceAccepts, doorOf, metadataUrlOf, resourcesFor, type Resources } from './resources.js';
-import { ACCESS_PREFIX, digestOf } from './secrets.js';
+import { ACCESS_PREFIX } from './secrets.js';
 import type { OAuthSettings } from './settings.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -33,7 +33,7 @@ export async function resolveAccessToken(
   resources: Resources,
   door: 'mcp' | 'api',
 ): Promise<Principal> {
-  const digest = digestOf(serverSecret, token);
+  const digest = digestSecret(serverSecret, token);
   const now = Date.now();
   let row = cache.get(digest, now) as AccessRow | undefined;
   if (!row) {

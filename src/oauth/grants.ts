@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { insertToken, revokeGrantRow } from '../store/oauth.js';
-import { ACCESS_PREFIX, digestOf, newSecret, REFRESH_PREFIX } from './secrets.js';
+import { digestSecret, newSecret } from '../auth/keys.js';
+import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';
 import type { OAuthSettings } from './settings.js';
 
 /** What the token endpoint answers (RFC 6749 §5.1). */
@@ -24,8 +25,8 @@ export async function issueTokens(
   const access = newSecret(ACCESS_PREFIX);
   const refresh = newSecret(REFRESH_PREFIX);
   const now = Date.now();
-  await insertToken(em, grantId, 'access', digestOf(serverSecret, access), new Date(now + settings.accessTokenTtlS * 1000));
-  await insertToken(em, grantId, 'refresh', digestOf(serverSecret, refresh), new Date(now + settings.refreshTokenTtlS * 1000));
+  await insertToken(em, grantId, 'access', digestSecret(serverSecret, access), new Date(now + settings.accessTokenTtlS * 1000));
+  await insertToken(em, grantId, 'refresh', digestSecret(serverSecret, refresh), new Date(now + settings.refreshTokenTtlS * 1000));
   return {
     access_token: access,
     token_type: 'Bearer',

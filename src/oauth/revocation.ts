@@ -3,7 +3,8 @@ import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { deleteToken, lockToken } from '../store/oauth.js';
 import { OAuthError } from './clients.js';
 import { revokeGrantIn } from './grants.js';
-import { ACCESS_PREFIX, digestOf, REFRESH_PREFIX } from './secrets.js';
+import { digestSecret } from '../auth/keys.js';
+import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';
 
 /**
  * Token revocation (RFC 7009): a refresh token revokes its whole grant (every token of it), an
@@ -15,7 +16,7 @@ export async function revokeToken(em: EntityManager, serverSecret: string, param
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   const clientId = params.get('client_id');
   if (!(token.startsWith(ACCESS_PREFIX) || token.startsWith(REFRESH_PREFIX)) || token.length > 100) return;
-  const digest = digestOf(serverSecret, token);
+  const digest = digestSecret(serverSecret, token);
   const changed = await em.transactional(async (tx) => {
     const row = await lockToken(tx, digest);
     if (!row || (clientId && row.client_id !== clientId)) return false;

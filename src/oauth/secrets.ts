@@ -1,21 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { digestSecret, safeEqual } from '../auth/keys.js';
+import { createHash } from 'node:crypto';
+import { safeEqual } from '../auth/keys.js';
 
 /** Prefixes that tell OAuth secrets apart from agent keys (`svc_pat_`) and from each other. */
 export const ACCESS_PREFIX = 'wks_at_';
 export const REFRESH_PREFIX = 'wks_rt_';
 export const CODE_PREFIX = 'wks_ac_';
 export const CLIENT_PREFIX = 'wks_client_';
-
-/** A new secret: prefix + 32 random bytes, base64url. */
-export function newSecret(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
-}
-
-/** The stored form of a code or token: HMAC-SHA256 under the server secret (like keys). */
-export function digestOf(serverSecret: string, secret: string): string {
-  return digestSecret(serverSecret, secret);
-}
 
 /** RFC 7636: a code verifier is 43–128 characters of [A-Za-z0-9-._~]. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;

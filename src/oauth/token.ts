@@ -5,7 +5,8 @@ import { OAuthError, resolveClient } from './clients.js';
 import { createOAuthGrant } from '../services/oauthGrants.js';
 import { issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
 import { ourResource, type Resources } from './resources.js';
-import { CODE_PREFIX, digestOf, REFRESH_PREFIX, verifierMatches } from './secrets.js';
+import { digestSecret } from '../auth/keys.js';
+import { CODE_PREFIX, REFRESH_PREFIX, verifierMatches } from './secrets.js';
 import type { OAuthSettings } from './settings.js';
 
 /** What the token endpoint needs. */
@@ -67,7 +68,7 @@ async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: st
   if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
   const client = await resolveClient(deps.em, clientId, deps.outbound);
   if (!code.startsWith(CODE_PREFIX) || code.length > 100) throw grantError('The authorization code is not valid');
-  const digest = digestOf(deps.serverSecret, code);
+  const digest = digestSecret(deps.serverSecret, code);
   const outcome = await deps.em.transactional(async (trx): Promise<Outcome> => {
     const em = trx;
     const row = await lockCode(em, digest);
@@ -113,7 +114,7 @@ async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: st
 async function rotateRefreshToken(deps: TokenDeps, params: URLSearchParams, clientId: string): Promise<TokenAnswer> {
   const token = requiredParam(params, 'refresh_token');
   if (!token.startsWith(REFRESH_PREFIX) || token.length > 100) throw grantError('The refresh token is not valid');
-  const digest = digestOf(deps.serverSecret, token);
+  const digest = digestSecret(deps.serverSecret, token);
   const outcome = await deps.em.transactional(async (trx): Promise<Outcome> => {
     const em = trx;
     const row = await lockToken(em, digest);

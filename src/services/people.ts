@@ -3,10 +3,10 @@
  * revoked, and the single-use sign-in links an owner or the admin token mints. Each of these is an
  * event of the audit trail under the member.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { adminOrPerson, personBlockedByTwoFactor } from '../auth/authorize.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
-import { digestSecret } from '../auth/keys.js';
+import { digestSecret, newSecret } from '../auth/keys.js';
 import type { MemberPrincipal, Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { InvalidRequestError, invalidField, NotFoundError, PERSON_TWO_FACTOR_MESSAGE, TwoFactorRequiredError } from '../errors.js';
@@ -20,7 +20,6 @@ import {
   redeemSignInLink,
   REVOKE_SESSION,
   sessionById,
-  sessionInOrganization,
   type SessionListRow,
   type SigningInMember,
 } from '../store/sessions.js';
@@ -62,7 +61,7 @@ export async function createSignInLink(ctx: RequestContext, input: { email: stri
   if (!members.length) throw new NotFoundError('Member');
   if (members.length > 1) throw invalidField('organizationId', `${email} is a member of several organizations: name the organization`);
   const member = members[0];
-  const token = `${LINK_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const token = newSecret(LINK_PREFIX);
   const [row] = await auditedWrite<{ expires_at: Date }>(
     ctx.db,
     ctx,
@@ -184,7 +183,7 @@ async function endSession(
 
 /** Sign-out: ends the caller's own session. */
 export async function signOut(db: SqlTarget, principal: MemberPrincipal, requestId: string): Promise<void> {
-  const row = await sessionInOrganization(db, principal.sessionId, principal.organizationId);
+  const row = await sessionById(db, principal.sessionId, principal.organizationId);
   if (row && !row.revoked_at) await endSession(db, { principal, requestId, adminActing: new Map() }, row, principal.organizationId, true);
 }
 
@@ -226,18 +225,13 @@ function currentSession(p: Principal): string | null {
 export async function revokeSession(ctx: RequestContext, id: string): Promise<ListedSession> {
   if (!isUuid(id)) throw new NotFoundError('Session');
   const p = ctx.principal;
-  let organizationId: string | null;
-  if (p.kind === 'member') {
-    organizationId = p.organizationId;
-    const row = await sessionInOrganization(ctx.db, id, organizationId);
-    if (!row) throw new NotFoundError('Session');
-    if (row.member_id !== p.memberId) adminOrPerson(ctx, 'sessions.manage');
-  } else {
-    organizationId = adminOrPerson(ctx, 'sessions.manage').organizationId;
-  }
-  const row = organizationId ? await sessionInOrganization(ctx.db, id, organizationId) : await sessionById(ctx.db, id);
+  // A person may end their own sessions; ending another's needs sessions.manage (checked after the
+  // lookup, so another organization's session is a 404 either way).
+  const organizationId = p.kind === 'member' ? p.organizationId : adminOrPerson(ctx, 'sessions.manage').organizationId;
+  const row = await sessionById(ctx.db, id, organizationId);
   if (!row) throw new NotFoundError('Session');
+  if (p.kind === 'member' && row.member_id !== p.memberId) adminOrPerson(ctx, 'sessions.manage');
   if (!row.revoked_at) await endSession(ctx.db, ctx, row, row.organization_id, false);
-  const after = (await sessionInOrganization(ctx.db, id, row.organization_id))!;
+  const after = (await sessionById(ctx.db, id, row.organization_id))!;
   return { ...after, current: currentSession(p) === id };
 }

@@ -94,22 +94,13 @@ export function listSessions(
   );
 }
 
-/** One session of an organization by id (any state), or undefined. */
-export async function sessionInOrganization(db: SqlTarget, id: string, organizationId: string): Promise<SessionListRow | undefined> {
+/** One session by id (any state), within one organization unless `organizationId` is null; or undefined. */
+export async function sessionById(db: SqlTarget, id: string, organizationId: string | null): Promise<SessionListRow | undefined> {
   const rows = await sql<SessionListRow>(
     db,
-    `select ${LIST_COLUMNS} from member_sessions s join members m on m.id = s.member_id where s.id = ?::uuid and s.organization_id = ?::uuid`,
-    [id, organizationId],
-  );
-  return rows[0];
-}
-
-/** One session by id (any organization, any state), or undefined. */
-export async function sessionById(db: SqlTarget, id: string): Promise<SessionListRow | undefined> {
-  const rows = await sql<SessionListRow>(
-    db,
-    `select ${LIST_COLUMNS} from member_sessions s join members m on m.id = s.member_id where s.id = ?::uuid`,
-    [id],
+    `select ${LIST_COLUMNS} from member_sessions s join members m on m.id = s.member_id
+      where s.id = ?::uuid and (?::uuid is null or s.organization_id = ?::uuid)`,
+    [id, organizationId, organizationId],
   );
   return rows[0];
 }
