@@ -137,13 +137,18 @@ async function hybridSearch(
   offset: number,
 ): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
   const depth = offset + size + HYBRID_DEPTH;
-  const [fullText, neighbours] = await Promise.all([
+  // The neighbours this key may see are sorted out while full text still ranks.
+  const [fullText, semantic] = await Promise.all([
     fullTextRows(ctx, scope, q, depth, 0, false),
-    semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED),
+    semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED).then(async (neighbours) =>
+      'reason' in neighbours
+        ? neighbours
+        : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
+    ),
   ]);
-  if ('reason' in neighbours) return neighbours;
+  if ('reason' in semantic) return semantic;
+  const { neighbours, visible: semanticRanking } = semantic;
   const fullTextRanking: RankedItems = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  const semanticRanking = neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [];
   const fused = fuseRankings(fullTextRanking, semanticRanking, (i) => `${i.itemType} ${i.itemId}`);
   const pageItems = fused.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
