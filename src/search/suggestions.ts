@@ -53,12 +53,12 @@ async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
 export async function suggestQueries(db: SqlTarget, scope: Scope, q: string): Promise<string[]> {
   const words = queryWords(q);
   if (!words.length || words.length > 8) return [];
-  const vocab = await vocabulary(db, scope);
   const who: SearchScope = { workspaceId: scope.workspaceId, seeRestricted: seesRestricted(scope) };
-  // A word the titles lack may still be in a body: one full text finds is kept as it is.
-  const unknown = [...new Set(words.filter((w) => !vocab.words.has(w)))];
-  const found = await fullTextFinds(db, who, unknown, 'plainto_tsquery', true);
-  const used = new Set(unknown.filter((_, i) => found[i]));
+  // A word the titles lack may still be in a body: one full text finds is kept as it is. Whether
+  // full text finds each word is asked while the vocabulary is read (one round trip, not two).
+  const distinct = [...new Set(words)];
+  const [vocab, found] = await Promise.all([vocabulary(db, scope), fullTextFinds(db, who, distinct, 'plainto_tsquery', true)]);
+  const used = new Set(distinct.filter((w, i) => found[i] && !vocab.words.has(w)));
   const options = words.map((word) => (vocab.words.has(word) || used.has(word) ? [word] : closest(vocab, word)));
   if (options.every((o, i) => o.length === 1 && o[0] === words[i])) return [];
   if (options.some((o) => !o.length)) return [];
