@@ -2,34 +2,20 @@
 // authorization code + PKCE S256, state and nonce, the member matched by verified e-mail, the
 // organization's two-factor rule read from the ID token's `amr`; and no cookie, token or code in a
 // log line (the service runs at debug level here, logging every request).
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/app/logger.js';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import type { TestApp } from './support/app.js';
 import { createMember, createOrg } from './support/factories.js';
-import { startIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
+import { startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { personGql } from './support/signIn.js';
 
 let app: TestApp;
 let idp: TestIdentityProvider;
-const logLines: string[] = [];
+let logLines: string[] = [];
 
 beforeAll(async () => {
-  idp = await startIdentityProvider();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  app = await startTestApp({
-    oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP' },
-    logger: createLogger({ level: 'debug', destination: sink }) as pino.Logger,
-  });
-  idp.serve(`${app.url}/console/sign-in/oidc/callback`);
+  ({ app, idp, logLines } = await startAppWithIdentityProvider());
 }, 60_000);
 afterAll(async () => {
   await app?.close();

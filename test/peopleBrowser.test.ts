@@ -3,39 +3,26 @@
 // an owner's action (the agent keys); an owner signs in through a sign-in link in another browser,
 // sees the organization's sessions and ends the editor's, whose console is signed out at its next
 // request. Screenshots: test-artifacts/people/*.png.
-import { Writable } from 'node:stream';
 import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-core';
-import { createLogger } from '../src/app/logger.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import type { TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot, type PageRecord } from './support/browser.js';
 import { createKey, createMember, createOrg, createWorkspace } from './support/factories.js';
-import { startIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
+import { startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink } from './support/signIn.js';
 
 let app: TestApp;
 let idp: TestIdentityProvider;
-const logLines: string[] = [];
+let logLines: string[] = [];
 let fx: { orgId: string; workspaceId: string; editorId: string; editorEmail: string; ownerEmail: string; proposalId: number };
 
 const emailOf = async (id: string) =>
   (await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [id]))[0].email;
 
 beforeAll(async () => {
-  idp = await startIdentityProvider();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString());
-      done();
-    },
-  });
-  app = await startTestApp({
-    oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP' },
-    logger: createLogger({ level: 'debug', destination: sink }),
-  });
-  idp.serve(`${app.url}/console/sign-in/oidc/callback`);
+  ({ app, idp, logLines } = await startAppWithIdentityProvider());
   const org = await createOrg(app, { plan: 'pro' });
   const workspace = await createWorkspace(app, org.id);
   const editor = await createMember(app, org.id, { role: 'editor' });

@@ -4,7 +4,11 @@
 // whether a second factor was used (the ID token's `amr`: ["pwd", "otp", "mfa"], else ["pwd"]).
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import Provider from 'oidc-provider';
+import type pino from 'pino';
+import { createLogger } from '../../src/app/logger.js';
+import { startTestApp, type TestApp } from './app.js';
 
 export interface TestIdentityProvider {
   issuer: string;
@@ -96,4 +100,30 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * A test app that signs people in through a fresh identity provider, logging every request at
+ * debug level into `logLines` (the sign-in tests check that no secret reaches a log line).
+ */
+export async function startAppWithIdentityProvider(): Promise<{ app: TestApp; idp: TestIdentityProvider; logLines: string[] }> {
+  const idp = await startIdentityProvider();
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  try {
+    const app = await startTestApp({
+      oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP' },
+      logger: createLogger({ level: 'debug', destination: sink }) as pino.Logger,
+    });
+    idp.serve(`${app.url}/console/sign-in/oidc/callback`);
+    return { app, idp, logLines };
+  } catch (error) {
+    await idp.close();
+    throw error;
+  }
 }
