@@ -1,7 +1,8 @@
 // The "Connected apps" screen: the OAuth grants of the workspace's organization (the clients members
 // allowed, in which workspace, with which scopes) and their revocation, which every process honours
 // within seconds.
-import { announce, badge, busy, fill, h, message, shortId, time } from './dom.js';
+import { announce, badge, fill, h, message, shortId, time } from './dom.js';
+import { drawRevoke } from './revoke.js';
 
 const FIELDS = 'id memberId memberEmail workspaceId workspaceName clientId clientName scopes resource createdAt lastUsedAt revokedAt';
 
@@ -19,34 +20,15 @@ function clientCell(g) {
   return [h('strong', {}, g.clientName), ' ', byDocument ? badge(host, 'verified') : badge('self-registered', 'unverified')];
 }
 
-/** The revoke control of grant `g`: a button, then an inline confirmation. */
-function drawRevoke(g, cell, { gql, view, org, onRevoked }) {
-  const start = h(
-    'button',
-    { type: 'button', class: 'danger button-small', 'aria-label': `Revoke ${g.clientName}`, on: { click: () => confirm() } },
-    'Revoke',
-  );
-  fill(cell, start);
-  const confirm = () => {
-    const errors = h('div');
-    const revoke = () =>
-      void busy(cell, async () => {
-        try {
-          const revoked = (await gql(REVOKE_GRANT, { id: g.id, org })).revokeOAuthGrant;
-          if (view.alive) onRevoked(revoked);
-        } catch (error) {
-          if (view.alive) fill(errors, message('error', error.message));
-        }
-      });
-    const yes = h('button', { type: 'button', class: 'danger button-small', on: { click: revoke } }, `Revoke ${g.clientName} now`);
-    const no = h(
-      'button',
-      { type: 'button', class: 'button-quiet button-small', on: { click: () => drawRevoke(g, cell, { gql, view, org, onRevoked }) } },
-      'Cancel',
-    );
-    fill(cell, h('p', { class: 'confirm' }, 'Its tokens stop working within seconds.'), h('div', { class: 'inline-row' }, yes, no), errors);
-    yes.focus();
-  };
+/** The revoke control of grant `g` (its tokens stop working once revoked). */
+function drawGrantRevoke(g, cell, { gql, view, org, onRevoked }) {
+  drawRevoke(cell, {
+    name: g.clientName,
+    consequence: 'Its tokens stop working within seconds.',
+    send: async () => (await gql(REVOKE_GRANT, { id: g.id, org })).revokeOAuthGrant,
+    view,
+    onRevoked,
+  });
 }
 
 /** The "Connected apps" screen. */
@@ -63,7 +45,7 @@ export async function connectedAppsScreen(ctx) {
         announce(`${revoked.clientName} revoked.`);
         draw(grants.filter((x) => x.id !== revoked.id));
       };
-      drawRevoke(g, action, { gql, view, org, onRevoked });
+      drawGrantRevoke(g, action, { gql, view, org, onRevoked });
       return h(
         'tr',
         { 'data-grant': g.id },

@@ -1,8 +1,8 @@
 // The agent-keys screen's table: the organization's keys (never a secret) with their member,
 // workspace, permissions and state, all or only the (un)revoked ones, page by page.
 import { announce, badge, fill, h, message, time } from './dom.js';
-import { KEYS } from './keyQueries.js';
-import { drawRevoke } from './keyRevoke.js';
+import { KEYS, REVOKE } from './keyQueries.js';
+import { drawRevoke } from './revoke.js';
 
 const PAGE_SIZE = 25;
 const COLUMNS = ['Name', 'Member', 'Workspace', 'Permissions', 'Created', 'Last used', 'Status', ''];
@@ -89,7 +89,15 @@ export class KeyList {
       h('td', { class: 'cell-status' }, keyStatus(k)),
       actionCell,
     );
-    drawRevoke(k, actionCell, { gql: this.gql, view: this.view, onRevoked: (revoked, cell) => this.revoked(revoked, cell) });
+    // A revoked key has nothing left to revoke.
+    if (!k.revokedAt)
+      drawRevoke(actionCell, {
+        name: k.name,
+        consequence: 'Agents using it are refused at once.',
+        send: async () => (await this.gql(REVOKE, { id: k.id })).revokeAgentKey,
+        view: this.view,
+        onRevoked: (revoked, cell) => this.revoked(revoked, cell),
+      });
     return tr;
   }
 
