@@ -1,15 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** Runs one statement on the server's maintenance connection (`DATABASE_URL`). */
-async function onServer(serverUrl: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
+/** Runs one statement on a connection of its own to `url` (opened and closed around it); its rows. */
+export async function queryOnce<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, statement: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(statement);
+    return (await client.query<T>(statement)).rows;
   } finally {
     await client.end();
   }
+}
+
+/** Runs one statement on the server's maintenance connection (`DATABASE_URL`). */
+async function onServer(serverUrl: string, statement: string): Promise<void> {
+  await queryOnce(serverUrl, statement);
 }
 
 /**

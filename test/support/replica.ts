@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { queryOnce } from './ownDatabase.js';
 
 /** The PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup), if installed. */
 export const PG_BIN = [
@@ -61,24 +61,16 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(ports.primary), '-U', 'postgres', '-D', data.replica, '-R', '-X', 'stream']);
   start('replica');
   const replicaUrl = `postgres://postgres@127.0.0.1:${ports.replica}/postgres`;
-  const onReplica = async (statement: string) => {
-    const client = new pg.Client({ connectionString: replicaUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const onReplica = async (statement: string) => void (await queryOnce(replicaUrl, statement));
   // Streaming: the primary lists the replica's WAL receiver.
   const primaryUrl = `postgres://postgres@127.0.0.1:${ports.primary}/postgres`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const client = new pg.Client({ connectionString: primaryUrl });
-    await client.connect();
-    const { rows } = await client.query(`select count(*)::int as n from pg_stat_replication where state = 'streaming'`);
-    await client.end();
-    if (rows[0].n > 0) break;
+    const [{ n }] = await queryOnce<{ n: number }>(
+      primaryUrl,
+      `select count(*)::int as n from pg_stat_replication where state = 'streaming'`,
+    );
+    if (n > 0) break;
     if (Date.now() > deadline) throw new Error('the replica did not start streaming within 30 s');
     await new Promise((r) => setTimeout(r, 200));
   }
