@@ -61,10 +61,7 @@ async function register(ctx: Context, options: OAuthServerOptions): Promise<void
   const counted = await options.registrations.hit(`oauth-register:${ctx.ip}`);
   if (!counted.allowed) {
     ctx.set('Retry-After', String(counted.resetSeconds));
-    return answerJson(ctx, 429, {
-      error: 'rate_limited',
-      error_description: 'Too many client registrations from this address; retry later.',
-    });
+    return answerError(ctx, new OAuthError('rate_limited', 'Too many client registrations from this address; retry later.', 429));
   }
   const body = await readJson(ctx);
   answerJson(ctx, 201, await registerClient(freshEm(options.orm), body, ctx.ip));
