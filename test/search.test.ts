@@ -325,6 +325,11 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
     expect(titles).toHaveLength(10);
     expect(titles.slice(0, 3).sort()).toEqual(['Zephyr guide 0', 'Zephyr guide 1', 'Zephyr guide 2']);
     expect(titles).toContain('Climate');
+    // Every hit of a bounded page has its snippet, made from the document that matched.
+    for (const hit of bounded.body) {
+      expect(hit.snippet).toEqual(expect.any(String));
+      if (!hit.title.startsWith('Zephyr')) expect(hit.snippet).toMatch(/<mark>zephyr<\/mark>/i);
+    }
     const scores = bounded.body.map((h: { score: number }) => h.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     const allTitles = new Set(all.body.map((h: { title: string }) => h.title));
@@ -350,7 +355,7 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
   it('refuses a cap that is not an integer from 10 to 1,000,000, naming the setting', () => {
     for (const bad of ['9', 'many', '2.5', '1000001'])
       expect(() => fullTextCap({ SEARCH_FULLTEXT_CAP: bad })).toThrow(/SEARCH_FULLTEXT_CAP/);
-    expect(fullTextCap({})).toBe(3000);
+    expect(fullTextCap({})).toBe(2000);
     expect(fullTextCap({ SEARCH_FULLTEXT_CAP: '50' })).toBe(50);
   });
 });

@@ -42,20 +42,6 @@ export function anyWord(q: string): string {
   return words.join(' or ');
 }
 
-/**
- * SQL: the (type, id, `part`) of up to `:cap` articles and published entries this key may see that
- * match the query and `where` (no ranking: the bounded ranking's candidates of one tier).
- */
-const candidateIds = (part: number, where: (table: 'a' | 'c') => string) => `(
-       select 'article' as type, a.id as item_id, ${part} as part
-         from articles a join sections s on s.id = a.section_id
-        where ${where('a')} and a.search @@ ${FULL_TEXT_QUERY} and a.workspace_id = :workspace and a.status <> 'ARCHIVED'
-          and ${articleVisible('a', 's', ':see_restricted')}
-       union all
-       select 'changelog', c.id, ${part} from changelog_entries c
-        where ${where('c')} and c.search @@ ${FULL_TEXT_QUERY} and c.workspace_id = :workspace and c.status = 'published'
-       limit :cap)`;
-
 /** SQL: the articles and published entries of `:workspace` that `where` admits with their ts_rank, best first unless `unordered`. */
 const fullTextMatches = (where: (table: 'a' | 'c') => string, options: { unordered?: boolean } = {}) => {
   const query = FULL_TEXT_QUERY;
@@ -86,12 +72,14 @@ export type FullTextRow = HitRow & { bounded: boolean };
  * 3. A query matching more is ranked over a bounded candidate set (`bounded` is then true on
  *    every row), chosen by this rule: of the documents that match the query, first those whose
  *    title matches it, then those whose title holds any of its words, then those whose headings
- *    hold any of its words, then the rest in the order the index gives them, up to `cap` in all;
- *    those are ranked by ts_rank. Each tier is one GIN index lookup (titles; headings: the
- *    expression indexes of the passages migration) cut at the cap, so the cost no longer grows
- *    with the number of matches (ranking every match of a common word took ~150 ms at 100,000
- *    articles). `npm run eval:search` checks the rule by forcing the cap down to 50. Pages end
- *    at the cap.
+ *    hold any of its words, then the rest in the order the scan finds them, up to
+ *    BOUNDED_CANDIDATES (or `cap`, if lower) in all; those are ranked by ts_rank. The first three
+ *    tiers are each a small GIN index lookup (titles; headings: the expression indexes of the
+ *    passages migration) whose rows are checked one by one and cut at the candidate count; the
+ *    last is the matches the exact statement read. So the cost no longer grows with the number
+ *    of matches (ranking every match of a common word took ~150 ms at 100,000 articles).
+ *    `npm run eval:search` checks the rule by forcing the cap down to 50. Pages end at the last
+ *    candidate.
  *
  * The tsquery is written inline (not in a CTE) so the planner sees its value: a common word is
  * then a sequential scan, a rare one the GIN index, and a query of several words drops the
@@ -117,31 +105,46 @@ export async function fullTextHits(
     size,
     snippets,
     cap,
+    candidates: Math.min(cap, BOUNDED_CANDIDATES),
     any_q: anyWord(q),
   };
-  const rows = await sql<FullTextRow | { type: typeof OVER_CAP }>(db, EXACT_HITS, params);
-  return rows[0]?.type === OVER_CAP ? sql<FullTextRow>(db, BOUNDED_HITS, params) : (rows as FullTextRow[]);
+  const rows = await sql<FullTextRow>(db, EXACT_HITS, params);
+  if (!rows[0]?.bounded) return rows;
+  // Over the cap: `rows` are the first matches the scan found (with their rank), the last tier of the bounded ranking's candidates.
+  return sql<FullTextRow>(db, BOUNDED_HITS, {
+    ...params,
+    seen_type: pgArray(rows.map((r) => r.type)),
+    seen_id: pgArray(rows.map((r) => r.item_id)),
+    seen_score: pgArray(rows.map((r) => r.score)),
+    seen_title: pgArray(rows.map((r) => r.title)),
+    seen_slug: `{${rows.map((r) => (r.slug === null ? 'NULL' : pgArray([r.slug]).slice(1, -1))).join(',')}}`,
+  });
 }
 
-/** The type of the one row the exact statement answers when the query matches more than the cap. */
-const OVER_CAP = 'over_cap';
+/** The candidates of a bounded ranking: at most this many, or the cap when it is lower (see fullTextHits). */
+export const BOUNDED_CANDIDATES = 300;
 
-/** SQL: the rows of the CTE `hits` numbered in ranking order, the first `:size` with snippets when asked, titles and slugs. */
-const withSnippets = (hits: string) => `${hits},
+/**
+ * SQL: the rows of the CTE `hits` numbered in ranking order, the first `:size` with snippets when
+ * asked, titles and slugs. `sample`: the rows are the exact statement's matches past the cap when
+ * they are bounded, which need no snippet (nor the Markdown it is made from).
+ */
+const withSnippets = (hits: string, sample = false) => `${hits},
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
      select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score, h.bounded,
             case when :snippets::boolean and h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', FULL_TEXT_QUERY)} end as snippet,
             h.item_id
        from numbered h
-       left join articles a on h.type = 'article' and a.id = h.item_id
-       left join changelog_entries c on h.type = 'changelog' and c.id = h.item_id
+       left join articles a on h.type = 'article' and a.id = ${sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id'}
+       left join changelog_entries c on h.type = 'changelog' and c.id = ${sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id'}
       order by h.n`;
 
 /**
  * The first two ways of fullTextHits in one statement (the title shortcut, else every match up to
- * the cap ranked), or a single row of type OVER_CAP when the query matches more than the cap. The
- * bounded ranking is a statement of its own (BOUNDED_HITS), sent only then: planning the three
- * ways together cost every query ~3 ms, a third of a typical one at 10,000 articles.
+ * the cap ranked); when the query matches more than the cap, the first `:candidates` matches the
+ * scan found instead, with `bounded` true and no snippet. The bounded ranking is a statement of
+ * its own (BOUNDED_HITS), sent only then: planning the three ways together cost every query
+ * ~3 ms, a third of a typical one at 10,000 articles.
  */
 const EXACT_HITS = (() => {
   const query = FULL_TEXT_QUERY;
@@ -155,22 +158,43 @@ const EXACT_HITS = (() => {
        (select *, false from matches where (select n from matched) <= :cap order by score desc, title, slug, item_id
          limit :page_and_one offset :offset)
        union all
-       select '${OVER_CAP}', 0, 0::real, '', null, true from matched where n > :cap)`);
+       (select *, true from matches where (select n from matched) > :cap limit :candidates))`, true);
 })();
 
-/** The third way of fullTextHits: the page of the bounded ranking over the candidates its tiers choose. */
-const BOUNDED_HITS = withSnippets(`with hits as (
-       select type, item_id, score, title, slug, true as bounded from (
-          select c.type, c.item_id, ts_rank(coalesce(a.search, e.search), ${FULL_TEXT_QUERY}) as score, coalesce(a.title, e.title) as title, a.slug
-            from (select type, item_id from (
-                    ${candidateIds(0, (t) => TITLE_MATCHES(t))}
-                    union all ${candidateIds(1, (t) => TITLE_HAS_ANY(t))}
-                    union all ${candidateIds(2, (t) => HEADING_HAS_ANY(t))}
-                    union all ${candidateIds(3, () => 'true')}) tiers
-                   group by type, item_id order by min(part), type, item_id limit :cap) c
-            left join articles a on c.type = 'article' and a.id = c.item_id
-            left join changelog_entries e on c.type = 'changelog' and e.id = c.item_id) candidates
-         order by score desc, title, slug, item_id limit :page_and_one offset :offset)`);
+/**
+ * SQL: up to `:candidates` (type, id, `part`, rank, title, slug) of articles and published
+ * entries this key may see that `where` admits and that match the query: one tier of the bounded
+ * ranking. The match is checked on each row `where` finds (coalesce keeps the planner from
+ * building the search index's bitmap of every match again: that bitmap is what made each tier
+ * cost ~10 ms at 100,000 articles), and the scan stops at `:candidates`.
+ */
+const tierHits = (part: number, where: (table: 'a' | 'c') => string) => `(
+       select 'article' as type, a.id as item_id, ${part} as part, ts_rank(a.search, ${FULL_TEXT_QUERY}) as score, a.title, a.slug
+         from articles a join sections s on s.id = a.section_id
+        where ${where('a')} and coalesce(a.search, ''::tsvector) @@ ${FULL_TEXT_QUERY} and a.workspace_id = :workspace
+          and a.status <> 'ARCHIVED' and ${articleVisible('a', 's', ':see_restricted')}
+       union all
+       select 'changelog', c.id, ${part}, ts_rank(c.search, ${FULL_TEXT_QUERY}), c.title, null from changelog_entries c
+        where ${where('c')} and coalesce(c.search, ''::tsvector) @@ ${FULL_TEXT_QUERY} and c.workspace_id = :workspace and c.status = 'published'
+       limit :candidates)`;
+
+/**
+ * The third way of fullTextHits: the page of the bounded ranking over the candidates its tiers
+ * choose, the last tier being the matches the exact statement found (`:seen_*`).
+ */
+const BOUNDED_HITS = withSnippets(`with tiers as (
+         ${tierHits(0, (t) => TITLE_MATCHES(t))}
+         union all ${tierHits(1, (t) => TITLE_HAS_ANY(t))}
+         union all ${tierHits(2, (t) => HEADING_HAS_ANY(t))}
+         union all select type, item_id, 3, score, title, slug
+                     from unnest(:seen_type::text[], :seen_id::int[], :seen_score::real[], :seen_title::text[], :seen_slug::text[])
+                          as seen(type, item_id, score, title, slug)),
+     candidates as (
+       select type, item_id, min(score) as score, min(title) as title, min(slug) as slug from tiers
+        group by type, item_id order by min(part), type, item_id limit :candidates),
+     hits as (
+       select type, item_id, score, title, slug, true as bounded from candidates
+        order by score desc, title, slug, item_id limit :page_and_one offset :offset)`);
 
 /**
  * SQL: the rows of the CTE `n` (type, id, ord: items in some order) that name an item this key may
