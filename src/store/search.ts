@@ -149,7 +149,8 @@ const withSnippets = (hits: string, sample = false) => `${hits},
 const EXACT_HITS = (() => {
   const query = FULL_TEXT_QUERY;
   const shortcut = '(select count(*) from title_hits) >= :needed';
-  return withSnippets(`with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and ${TITLE_MATCHES(t)}`)} limit :needed),
+  return withSnippets(
+    `with title_hits as (${fullTextMatches((t) => `numnode(${query}) = 1 and ${TITLE_MATCHES(t)}`)} limit :needed),
      matches as materialized (${fullTextMatches((t) => `not ${shortcut} and ${t}.search @@ ${query}`, { unordered: true })} limit :cap + 1),
      matched as (select count(*) as n from matches),
      hits as (
@@ -158,7 +159,9 @@ const EXACT_HITS = (() => {
        (select *, false from matches where (select n from matched) <= :cap order by score desc, title, slug, item_id
          limit :page_and_one offset :offset)
        union all
-       (select *, true from matches where (select n from matched) > :cap limit :candidates))`, true);
+       (select *, true from matches where (select n from matched) > :cap limit :candidates))`,
+    true,
+  );
 })();
 
 /**
