@@ -164,12 +164,19 @@ export function score(run: { ranks: (number | null)[]; times: number[]; ran: str
 async function fusionStudy(url: string, auth: Record<string, string>, questions: Question[], slugs: Map<string, string>) {
   const get = async (q: string, mode: string) => {
     const res = await fetch(`${url}/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}&mode=${mode}&limit=50`, { headers: auth });
-    const hits = (await res.json()) as { slug: string | null; id: number | null }[];
-    return hits.map((h) => h.slug ?? `changelog:${h.id}`);
+    const hits = (await res.json()) as { slug: string | null; id: number | null; score: number }[];
+    return { keys: hits.map((h) => h.slug ?? `changelog:${h.id}`), scores: hits.map((h) => h.score) };
   };
   const lists: { fulltext: string[]; semantic: string[] }[] = [];
-  for (const question of questions)
-    lists.push({ fulltext: await get(question.q, 'fulltext'), semantic: await get(question.q, 'semantic') });
+  const kept: { q: string; heldOut: boolean; wanted: (string | undefined)[]; fulltext: unknown; semantic: unknown }[] = [];
+  for (const question of questions) {
+    const [fulltext, semantic] = [await get(question.q, 'fulltext'), await get(question.q, 'semantic')];
+    lists.push({ fulltext: fulltext.keys, semantic: semantic.keys });
+    kept.push({ q: question.q, heldOut: question.heldOut, wanted: question.pages.map((p) => slugs.get(p)), fulltext, semantic });
+  }
+  // Both top-50 lists with their scores, so that other fusions can be studied offline without embedding the manual again.
+  mkdirSync('eval-results', { recursive: true });
+  writeFileSync('eval-results/search-lists.json', `${JSON.stringify(kept)}\n`);
   const rows = [];
   for (const semanticWeight of [0, 0.25, 0.5, 0.75, 1, 1.5])
     for (const k of [5, 20, 60]) {
