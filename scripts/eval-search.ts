@@ -167,26 +167,28 @@ async function fusionStudy(url: string, auth: Record<string, string>, questions:
     const hits = (await res.json()) as { slug: string | null; id: number | null; score: number }[];
     return { keys: hits.map((h) => h.slug ?? `changelog:${h.id}`), scores: hits.map((h) => h.score) };
   };
-  const lists: { fulltext: string[]; semantic: string[] }[] = [];
-  const kept: { q: string; heldOut: boolean; wanted: (string | undefined)[]; fulltext: unknown; semantic: unknown }[] = [];
+  // Both top-50 lists of every question with their scores (kept in eval-results, so that other fusions can be studied offline).
+  const lists = [];
   for (const question of questions) {
-    const [fulltext, semantic] = [await get(question.q, 'fulltext'), await get(question.q, 'semantic')];
-    lists.push({ fulltext: fulltext.keys, semantic: semantic.keys });
-    kept.push({ q: question.q, heldOut: question.heldOut, wanted: question.pages.map((p) => slugs.get(p)), fulltext, semantic });
+    const wanted = question.pages.map((p) => slugs.get(p));
+    lists.push({
+      q: question.q,
+      heldOut: question.heldOut,
+      wanted,
+      fulltext: await get(question.q, 'fulltext'),
+      semantic: await get(question.q, 'semantic'),
+    });
   }
-  // Both top-50 lists with their scores, so that other fusions can be studied offline without embedding the manual again.
-  mkdirSync('eval-results', { recursive: true });
-  writeFileSync('eval-results/search-lists.json', `${JSON.stringify(kept)}\n`);
   const rows = [];
   for (const semanticWeight of [0, 0.25, 0.5, 0.75, 1, 1.5])
     for (const k of [5, 20, 60]) {
       const ftsWeight = 1;
-      const ranks = lists.map((l, i) => {
+      const ranks = lists.map((l) => {
         const scores = new Map<string, number>();
-        l.fulltext.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + ftsWeight / (k + r + 1)));
-        l.semantic.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + semanticWeight / (k + r + 1)));
+        l.fulltext.keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + ftsWeight / (k + r + 1)));
+        l.semantic.keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + semanticWeight / (k + r + 1)));
         const fused = [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([s]) => s);
-        const wanted = new Set(questions[i].pages.map((p) => slugs.get(p)));
+        const wanted = new Set(l.wanted);
         const at = fused.slice(0, 10).findIndex((s) => wanted.has(s));
         return at < 0 ? null : at + 1;
       });
@@ -201,7 +203,7 @@ async function fusionStudy(url: string, auth: Record<string, string>, questions:
       });
     }
   [...rows].sort((a, b) => b.tuning.recallAt5 - a.tuning.recallAt5 || b.tuning.mrr - a.tuning.mrr)[0].chosen = true;
-  return rows;
+  return { rows, lists };
 }
 
 /** The pages the first `count` questions name, plus neighbours up to `pages` in all, for the suite's fixtures. */
@@ -260,7 +262,7 @@ async function evalKey(url: string, admin: string): Promise<Record<string, strin
 function printTables(
   questions: Question[],
   results: Record<string, { all: Scores; heldOut: Scores }>,
-  fusion: Awaited<ReturnType<typeof fusionStudy>>,
+  fusion: Awaited<ReturnType<typeof fusionStudy>>['rows'],
 ) {
   console.log(`\n| ranking | questions | recall@1 | recall@5 | MRR | p50 ms | p95 ms | ran as |`);
   console.log('|---|---|---|---|---|---|---|---|');
@@ -376,7 +378,8 @@ async function main(): Promise<void> {
       results[mode] = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
       log(`${mode}: ${JSON.stringify(results[mode].all)}`);
     }
-    const fusion = fullTextOnly ? [] : await fusionStudy(service.url, auth, questions, slugs);
+    const study = fullTextOnly ? null : await fusionStudy(service.url, auth, questions, slugs);
+    const fusion = study?.rows ?? [];
     if (!fullTextOnly) printTables(questions, results, fusion);
     if (!fullTextOnly)
       console.log(
@@ -389,6 +392,7 @@ async function main(): Promise<void> {
     mkdirSync('eval-results', { recursive: true });
     const out = { pages: pages.length, passages, embedSeconds, questions: questions.length, results, fusion, capped50: capped };
     writeFileSync(`eval-results/search${fullTextOnly ? '-fulltext' : ''}.json`, `${JSON.stringify(out, null, 2)}\n`);
+    if (study) writeFileSync('eval-results/search-lists.json', `${JSON.stringify(study.lists)}\n`);
     log('wrote eval-results/');
   } finally {
     if (!stopped) await service.stop();

@@ -226,7 +226,10 @@ function statement(em: SqlTarget, inline: boolean, raw: string, params: Params, 
     : { name, text: toNumbered(text), values: values.map(param) };
 }
 
-/** An array literal for a `?::text[]`, `?::int[]`, `?::uuid[]` or `?::real[]` parameter (every element quoted and escaped). */
-export function pgArray(values: readonly (string | number)[]): string {
-  return `{${values.map((v) => `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+/**
+ * An array literal for a `?::text[]`, `?::int[]`, `?::uuid[]` or `?::real[]` parameter (every
+ * element quoted and escaped; null and undefined as an unquoted NULL element).
+ */
+export function pgArray(values: readonly (string | number | null | undefined)[]): string {
+  return `{${values.map((v) => (v == null ? 'NULL' : `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
 }

@@ -69,7 +69,7 @@ export async function readNoteHits(
        from unnest(?::int[], ?::int[]) with ordinality as i(id, passage, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
        left join embeddings e on i.passage is not null and e.item_type = 'note' and e.item_id = i.id and e.passage = i.passage
       order by i.ord`,
-    [q, pgArray(ids), `{${ids.map((_, i) => passages[i] ?? 'NULL').join(',')}}`, workspaceId],
+    [q, pgArray(ids), pgArray(ids.map((_, i) => passages[i])), workspaceId],
   );
 }
 

@@ -117,27 +117,30 @@ export async function fullTextHits(
     seen_id: pgArray(rows.map((r) => r.item_id)),
     seen_score: pgArray(rows.map((r) => r.score)),
     seen_title: pgArray(rows.map((r) => r.title)),
-    seen_slug: `{${rows.map((r) => (r.slug === null ? 'NULL' : pgArray([r.slug]).slice(1, -1))).join(',')}}`,
+    seen_slug: pgArray(rows.map((r) => r.slug)),
   });
 }
 
 /** The candidates of a bounded ranking: at most this many, or the cap when it is lower (see fullTextHits). */
-export const BOUNDED_CANDIDATES = 300;
+const BOUNDED_CANDIDATES = 300;
 
 /**
  * SQL: the rows of the CTE `hits` numbered in ranking order, the first `:size` with snippets when
  * asked, titles and slugs. `sample`: the rows are the exact statement's matches past the cap when
  * they are bounded, which need no snippet (nor the Markdown it is made from).
  */
-const withSnippets = (hits: string, sample = false) => `${hits},
+const withSnippets = (hits: string, sample = false) => {
+  const joined = sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id';
+  return `${hits},
      numbered as (select h.*, row_number() over (order by h.score desc, h.title, h.slug, h.item_id) as n from hits h)
      select h.type, h.slug, case when h.type = 'changelog' then h.item_id end as id, h.title, h.score, h.bounded,
             case when :snippets::boolean and h.n <= :size then ${headlineSql('coalesce(a.markdown, c.markdown)', FULL_TEXT_QUERY)} end as snippet,
             h.item_id
        from numbered h
-       left join articles a on h.type = 'article' and a.id = ${sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id'}
-       left join changelog_entries c on h.type = 'changelog' and c.id = ${sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id'}
+       left join articles a on h.type = 'article' and a.id = ${joined}
+       left join changelog_entries c on h.type = 'changelog' and c.id = ${joined}
       order by h.n`;
+};
 
 /**
  * The first two ways of fullTextHits in one statement (the title shortcut, else every match up to
@@ -243,7 +246,7 @@ export function visibleHits(
     {
       types: pgArray(items.map((n) => n.itemType)),
       ids: pgArray(items.map((n) => n.itemId)),
-      passages: `{${items.map((n) => n.passage ?? 'NULL').join(',')}}`,
+      passages: pgArray(items.map((n) => n.passage)),
       workspace: who.workspaceId,
       see_restricted: who.seeRestricted,
       offset,

@@ -24,4 +24,9 @@ describe('pgArray', () => {
     expect(pgArray([1, 2])).toBe('{"1","2"}');
     expect(pgArray([])).toBe('{}');
   });
+
+  it('writes null and undefined as an unquoted NULL element, and the text NULL quoted', () => {
+    expect(pgArray([1, null, undefined, 3])).toBe('{"1",NULL,NULL,"3"}');
+    expect(pgArray(['NULL', null])).toBe('{"NULL",NULL}');
+  });
 });

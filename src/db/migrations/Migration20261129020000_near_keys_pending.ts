@@ -4,9 +4,9 @@ import { Migration } from '@mikro-orm/migrations';
  * The near-duplicate key index takes its entries through a small pending list (256 kB) instead of
  * directly. Every update of a note writes its 16 band keys, and written directly each lands on its
  * own leaf page of the index: under 50 writers the PUT bench wrote 46 KiB of WAL per update (most
- * of it full-page images of those leaves) and managed 570 updates/s; through the list, 33 KiB and
- * 625/s. The list is merged by whichever write fills it (or by vacuum); a create's lookup reads it
- * whole, which the small limit keeps under a few hundred microseconds.
+ * of it full-page images of those leaves); through the list, 33 KiB, at the same 570–580 updates/s.
+ * The list is merged by whichever write fills it (or by vacuum); a create's lookup reads it whole,
+ * which the small limit bounds.
  */
 export class Migration20261129020000_near_keys_pending extends Migration {
   override up(): void {
