@@ -17,8 +17,10 @@ import {
   approve,
   callbackServer,
   MemoryOAuthProvider,
+  Redirect,
   selfSignedCertificate,
   serveDocuments,
+  Trickle,
   type Browser,
 } from './support/oauthClient.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
@@ -172,7 +174,7 @@ describe('the MCP TypeScript SDK client with an OAuth client provider', () => {
 });
 
 describe('Client ID Metadata Documents the service refuses', () => {
-  it('a document naming another client_id, too large, redirecting, or not JSON: an error page, no redirect', async () => {
+  it('a document naming another client_id, too large, asking for a secret, redirecting, not JSON or missing: an error page, no redirect followed', async () => {
     const documents = new Map<string, unknown>();
     const served = await serveDocuments(tls, documents);
     const doc = (path: string, extra: Record<string, unknown> = {}) => ({
@@ -185,30 +187,56 @@ describe('Client ID Metadata Documents the service refuses', () => {
     documents.set('/large.json', doc('/large.json', { padding: 'x'.repeat(20_000) }));
     documents.set('/secret.json', doc('/secret.json', { token_endpoint_auth_method: 'private_key_jwt' }));
     documents.set('/text.json', 'not json');
+    // A valid document for /moved.json, served elsewhere: it would be accepted if the redirect were followed.
+    documents.set('/moved.json', new Redirect('/target.json'));
+    documents.set('/target.json', doc('/moved.json'));
     const cases: [string, string][] = [
       ['/other.json', 'client_id is not the URL it was fetched from'],
       ['/large.json', 'larger than 16384 bytes'],
       ['/secret.json', 'token_endpoint_auth_method must be "none"'],
+      ['/moved.json', 'could not be fetched: it answered HTTP 302: redirects are not followed'],
       ['/text.json', 'is not JSON'],
       ['/missing.json', 'answered HTTP 404'],
     ];
     try {
       for (const [path, why] of cases) {
-        const params = new URLSearchParams({
-          client_id: `${served.origin}${path}`,
-          redirect_uri: 'http://127.0.0.1:9/cb',
-          response_type: 'code',
-        });
-        const res = await fetch(`${service.url}/oauth/authorize?${params}`, { redirect: 'manual', headers: { cookie: browser.cookie } });
+        const res = await authorizeWithDocument(`${served.origin}${path}`);
         expect(res.status, path).toBe(400);
         expect(res.headers.get('location')).toBeNull();
         expect(await res.text()).toContain(why.replace(/"/g, '&quot;'));
       }
+      expect(served.hits.get('/moved.json')).toBe(1);
+      expect(served.hits.get('/target.json')).toBeUndefined();
     } finally {
       served.server.close();
     }
   });
+
+  it('a document that answers too slowly (a byte at a time, never finishing): refused when the 5 s bound is up', async () => {
+    const documents = new Map<string, unknown>([['/slow.json', new Trickle()]]);
+    const served = await serveDocuments(tls, documents);
+    try {
+      const started = Date.now();
+      const res = await authorizeWithDocument(`${served.origin}/slow.json`);
+      const elapsed = Date.now() - started;
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.text()).toContain('could not be fetched: no complete answer within 5000 ms');
+      expect(elapsed).toBeGreaterThanOrEqual(4900);
+      expect(elapsed).toBeLessThan(7000);
+      expect(served.hits.get('/slow.json')).toBe(1);
+    } finally {
+      served.server.closeAllConnections();
+      served.server.close();
+    }
+  }, 20_000);
 });
+
+/** Opens the authorization endpoint, signed in, for a client identified by the metadata document at `clientId`. */
+function authorizeWithDocument(clientId: string): Promise<Response> {
+  const params = new URLSearchParams({ client_id: clientId, redirect_uri: 'http://127.0.0.1:9/cb', response_type: 'code' });
+  return fetch(`${service.url}/oauth/authorize?${params}`, { redirect: 'manual', headers: { cookie: browser.cookie } });
+}
 
 describe('mcp-remote', () => {
   it('connects the same way: it registers, prints the authorization URL, and gets the code on its callback port', async () => {

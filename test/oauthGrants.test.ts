@@ -1,19 +1,31 @@
 // The authorization-code flow with a signed-in member, driven over HTTP as a browser and a client
 // would, and every way it must refuse: PKCE, code reuse, another client, redirect URIs, CSRF,
-// refresh rotation and expiry, audiences, scopes, revocation and demotion.
+// refresh rotation and expiry, audiences, scopes, revocation, demotion and the two-factor rule.
 import { createHash, randomBytes } from 'node:crypto';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.js';
+import { freshEm } from '../src/db/orm.js';
+import { sql } from '../src/db/sql.js';
+import type { TestApp } from './support/app.js';
 import { spawnService } from './support/processes.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
+import { signedInWithProvider, startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
 
 let app: TestApp;
+/** The identity provider people may also sign in with (its `amr` proves a second factor). */
+let idp: TestIdentityProvider;
 beforeAll(async () => {
-  app = await startTestApp({ oauth: { refreshTokenTtlS: 3, registrationsPerHour: 100_000 } });
+  ({ app, idp } = await startAppWithIdentityProvider({
+    oauth: { refreshTokenTtlS: 3, registrationsPerHour: 100_000 },
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+  }));
+}, 60_000);
+afterAll(async () => {
+  await app?.close();
+  await idp?.close();
 });
-afterAll(async () => app?.close());
 
 const REDIRECT = 'http://127.0.0.1:45678/callback';
 
@@ -60,15 +72,26 @@ interface Person {
   email: string;
 }
 
-async function person(role = 'editor', into?: Person): Promise<Person> {
-  const org = into ? { id: into.organizationId } : await createOrg(app);
+/**
+ * A member of a new organization (or of `into`'s), signed in with a sign-in link (no second factor),
+ * or through the identity provider with `signIn: 'second factor'` (its `amr` proves one).
+ */
+async function person(
+  role = 'editor',
+  into?: Person,
+  options: { requireTwoFactor?: boolean; signIn?: 'link' | 'second factor' } = {},
+): Promise<Person> {
+  const org = into ? { id: into.organizationId } : await createOrg(app, { requireTwoFactor: options.requireTwoFactor });
   const workspace = into ? { id: into.workspaceId } : await createWorkspace(app, org.id);
   const email = `oauth-${randomBytes(4).toString('hex')}@example.com`;
   const created = await app.gql<{ createMember: MemberRow }>(
     'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role } }',
     { input: { organizationId: org.id, email, role } },
   );
-  const browser = await signInAs(app.url, app.adminToken, email);
+  const browser =
+    options.signIn === 'second factor'
+      ? await signedInWithProvider(app.url, idp, email, { mfa: true })
+      : await signInAs(app.url, app.adminToken, email);
   return { member: created.data.createMember, workspaceId: workspace.id, organizationId: org.id, browser, email };
 }
 
@@ -361,6 +384,118 @@ describe('refusals', () => {
     expect((await listTools(next.access_token)).status).toBe(200);
     expect((await form('/oauth/revoke', { token: next.refresh_token, client_id: clientId })).status).toBe(200);
     expect((await listTools(next.access_token)).status).toBe(401);
+  });
+});
+
+describe("the organization's two-factor rule on grants", () => {
+  const requireTwoFactor = (organizationId: string) =>
+    app.gql('mutation($id: ID!) { updateOrganization(id: $id, input: { requireTwoFactor: true }) { id } }', { id: organizationId });
+  const putNote = (token: string, path: string) =>
+    mcp(token, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'memory_put_note', arguments: { path, body: 'two-factor', kind: 'note', links: [], tags: [] } },
+    }).then(async (res) => ({ status: res.status, result: ((await res.json()) as any).result }));
+  const listNotes = (token: string) => app.api('GET', '/api/v1/workspaces/-/memory', { key: token });
+  /** A token for the whole service (MCP and REST) that `p` consents to. */
+  const serviceToken = async (p: Person, clientId: string) =>
+    (await redeem(clientId, await code(p, clientId, { scope: 'memory.read memory.write', resource: `${app.url}/` }))).body;
+  /** Where the consent (page or form) sent the browser: back to the client, with an error or a code. */
+  const sentBack = (res: Response) => {
+    const back = new URL(res.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe(REDIRECT);
+    return back.searchParams;
+  };
+
+  it('an owner whose session proved no second factor is refused at consent: access_denied back to the client, no code', async () => {
+    const p = await person('owner'); // signed in with a link before the organization required two-factor
+    const clientId = await registerClient();
+    const { challenge } = pkce();
+    const url = authorizationUrl(clientId, challenge);
+    const page = await openAuthorization(url, p.browser);
+    expect(page.status).toBe(200);
+    const fields = consentFields(await page.text());
+    await requireTwoFactor(p.organizationId);
+    const shown = await openAuthorization(url, p.browser);
+    expect(shown.status).toBe(302);
+    const refusedPage = sentBack(shown);
+    expect(refusedPage.get('error')).toBe('access_denied');
+    expect(refusedPage.get('error_description')).toMatch(/second factor/);
+    expect(refusedPage.get('state')).toBe(new URL(url).searchParams.get('state'));
+    // The form served before the rule was turned on issues no code either.
+    const decided = await submitConsent(app.url, p.browser, fields);
+    expect(decided.status).toBe(303);
+    const refusedForm = sentBack(decided);
+    expect(refusedForm.get('error')).toBe('access_denied');
+    expect(refusedForm.get('code')).toBeNull();
+    const [{ codes }] = await sql<{ codes: number }>(
+      freshEm(app.server.orm),
+      'select count(*)::int as codes from oauth_codes where member_id = ?::uuid',
+      [p.member.id],
+    );
+    expect(codes).toBe(0);
+  });
+
+  it("an owner whose session proved a second factor consents; the grant's calls pass the rule (MCP, REST, refreshed) with the member's flag off", async () => {
+    const p = await person('owner', undefined, { requireTwoFactor: true, signIn: 'second factor' });
+    const session = (await (await fetch(`${app.url}/console/session`, { headers: { cookie: p.browser.cookie } })).json()) as any;
+    expect(session.session).toMatchObject({ method: 'oidc', mfa: true });
+    const clientId = await registerClient();
+    const tokens = await serviceToken(p, clientId);
+    expect(tokens.access_token).toBeTruthy();
+    const db = freshEm(app.server.orm);
+    const [member] = await sql<{ two_factor_enabled: boolean }>(db, 'select two_factor_enabled from members where id = ?::uuid', [
+      p.member.id,
+    ]);
+    expect(member.two_factor_enabled).toBe(false);
+    const [grant] = await sql<{ mfa: boolean }>(db, 'select mfa from oauth_grants where member_id = ?::uuid', [p.member.id]);
+    expect(grant.mfa).toBe(true);
+    const put = await putNote(tokens.access_token, 'oauth/two-factor');
+    expect(put.status).toBe(200);
+    expect(put.result.isError).toBeFalsy();
+    expect((await listTools(tokens.access_token)).names).toContain('memory_put_note');
+    const rest = await listNotes(tokens.access_token);
+    expect(rest.status).toBe(200);
+    // A refresh keeps the grant, and so what its consent proved.
+    const refreshed = await refresh(clientId, tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    expect((await listNotes(refreshed.body.access_token)).status).toBe(200);
+    expect((await putNote(refreshed.body.access_token, 'oauth/two-factor-2')).result.isError).toBeFalsy();
+  });
+
+  it('a grant made without a second factor is refused with the two-factor 403 once the rule covers it (turned on, or the member became owner)', async () => {
+    const expectRefused = async (token: string) => {
+      const rest = await listNotes(token);
+      expect(rest.status).toBe(403);
+      expect(rest.body.error.code).toBe('two_factor_required');
+      const call = await putNote(token, 'oauth/refused');
+      expect(call.result.isError).toBe(true);
+      expect(call.result.structuredContent.error).toMatchObject({ code: 'two_factor_required', status: 403 });
+    };
+    // The organization turns the rule on after an owner's consent.
+    const owner = await person('owner');
+    const clientId = await registerClient();
+    const ownerTokens = await serviceToken(owner, clientId);
+    expect((await listNotes(ownerTokens.access_token)).status).toBe(200);
+    await requireTwoFactor(owner.organizationId);
+    await expectRefused(ownerTokens.access_token);
+
+    // An editor of an organization that requires two-factor (the rule does not concern editors) becomes owner.
+    const editor = await person('editor', undefined, { requireTwoFactor: true });
+    const editorTokens = await serviceToken(editor, clientId);
+    expect((await putNote(editorTokens.access_token, 'oauth/editor')).result.isError).toBeFalsy();
+    await app.gql('mutation($id: ID!, $input: UpdateMemberInput!) { updateMember(id: $id, input: $input) { id } }', {
+      id: editor.member.id,
+      input: { role: 'owner' },
+    });
+    await expectRefused(editorTokens.access_token);
+    // Turning two-factor on for the member lets the grant through again.
+    await app.gql('mutation($id: ID!, $input: UpdateMemberInput!) { updateMember(id: $id, input: $input) { id } }', {
+      id: editor.member.id,
+      input: { twoFactorEnabled: true },
+    });
+    expect((await listNotes(editorTokens.access_token)).status).toBe(200);
   });
 });
 

@@ -7,7 +7,13 @@ import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import type { TestApp } from './support/app.js';
 import { createMember, createOrg } from './support/factories.js';
-import { startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
+import {
+  Jar,
+  signInWithProvider as providerSignIn,
+  startAppWithIdentityProvider,
+  visit,
+  type TestIdentityProvider,
+} from './support/oidcProvider.js';
 import { personGql } from './support/signIn.js';
 
 let app: TestApp;
@@ -22,71 +28,9 @@ afterAll(async () => {
   await idp?.close();
 });
 
-/** A browser's cookies, per origin (enough for these two loopback servers). */
-class Jar {
-  private readonly cookies = new Map<string, Map<string, string>>();
-  take(url: string, res: Response): void {
-    const origin = new URL(url).origin;
-    const jar = this.cookies.get(origin) ?? new Map<string, string>();
-    this.cookies.set(origin, jar);
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair.indexOf('=');
-      const value = pair.slice(eq + 1);
-      if (value && !/Max-Age=0/i.test(line)) jar.set(pair.slice(0, eq), value);
-      else jar.delete(pair.slice(0, eq));
-    }
-  }
-  header(url: string): string {
-    return [...(this.cookies.get(new URL(url).origin) ?? [])].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-  get(url: string, name: string): string | undefined {
-    return this.cookies.get(new URL(url).origin)?.get(name);
-  }
-}
-
-/** One request as a browser sends it (cookies of the jar, no redirect followed). */
-async function visit(jar: Jar, url: string, init: RequestInit = {}): Promise<Response> {
-  const res = await fetch(url, {
-    ...init,
-    redirect: 'manual',
-    headers: { ...(init.headers as Record<string, string>), cookie: jar.header(url) },
-  });
-  jar.take(url, res);
-  return res;
-}
-
-/**
- * Runs the whole flow as a browser would, the person typing `email` on the provider's page; stops
- * before the service's callback when `beforeCallback` says so. Returns the service's last answer.
- */
-async function signInWithProvider(email: string, options: { mfa?: boolean; returnTo?: string; tamper?: (url: URL) => void } = {}) {
-  const jar = new Jar();
-  const start = await visit(jar, `${app.url}/console/sign-in/oidc?return_to=${encodeURIComponent(options.returnTo ?? '/console')}`);
-  expect(start.status).toBe(303);
-  const authorize = new URL(start.headers.get('location')!);
-  expect(authorize.origin).toBe(idp.issuer);
-  expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
-  expect(authorize.searchParams.get('state')).toBeTruthy();
-  expect(authorize.searchParams.get('nonce')).toBeTruthy();
-  let res = await visit(jar, authorize.href);
-  let url = new URL(res.headers.get('location')!, idp.issuer).href;
-  expect(url).toMatch(/\/interaction\//);
-  await visit(jar, url);
-  const body = new URLSearchParams({ email, ...(options.mfa ? { mfa: 'yes' } : {}) });
-  res = await visit(jar, `${url}/login`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-  // The provider resumes the authorization, then sends the browser back with the code.
-  while (res.status >= 300 && res.status < 400) {
-    url = new URL(res.headers.get('location')!, url).href;
-    if (url.startsWith(app.url)) break;
-    res = await visit(jar, url);
-  }
-  const callback = new URL(url);
-  expect(callback.pathname).toBe('/console/sign-in/oidc/callback');
-  options.tamper?.(callback);
-  const answer = await visit(jar, callback.href);
-  return { jar, answer, callback };
-}
+/** The whole sign-in through this file's provider, as a browser would run it (test/support/oidcProvider.ts). */
+const signInWithProvider = (email: string, options: { mfa?: boolean; returnTo?: string; tamper?: (url: URL) => void } = {}) =>
+  providerSignIn(app.url, idp, email, options);
 
 async function memberWithEmail(role: string, options: { requireTwoFactor?: boolean } = {}) {
   const org = await createOrg(app, { requireTwoFactor: options.requireTwoFactor });

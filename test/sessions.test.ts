@@ -3,10 +3,13 @@
 // sessions listed and revoked, the two-factor rule for people, and the audit trail under the member.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { DEFAULT_SESSION_SETTINGS } from '../src/auth/sessions.js';
 import { sql } from '../src/db/sql.js';
 import { freshEm } from '../src/db/orm.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createMember, createOrg, createWorkspace } from './support/factories.js';
+import { startAppWithIdentityProvider } from './support/oidcProvider.js';
 import { rawRequest } from './support/raw.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn, type SignedInPerson } from './support/signIn.js';
 
@@ -289,6 +292,69 @@ function sessionSocket(baseUrl: string, cookie: string, csrf: string | null) {
   ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: csrf === null ? {} : { csrf } })));
   return { ws, acked, closed };
 }
+
+describe('behind https (an https PUBLIC_URL)', () => {
+  it('the session cookie is Secure and named __Host-wks_session, and only that name is accepted; over plain http it is not Secure', async () => {
+    // A TLS-terminating proxy in front: the app itself listens on plain http and trusts no proxy header.
+    const { app: secure, idp } = await startAppWithIdentityProvider({
+      sessions: { ...DEFAULT_SESSION_SETTINGS, publicUrl: 'https://wks.example.test' },
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    });
+    try {
+      const org = await createOrg(secure);
+      const member = await createMember(secure, org.id, { role: 'editor' });
+      const [{ email }] = await sql<{ email: string }>(freshEm(secure.server.orm), 'select email from members where id = ?::uuid', [
+        member.id,
+      ]);
+      const { url, token } = await mintSignInLink(secure.url, secure.adminToken, email);
+      expect(url.startsWith('https://wks.example.test/console/sign-in#link=')).toBe(true);
+      const res = await fetch(`${secure.url}/console/sign-in/link`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'https://wks.example.test' },
+        body: JSON.stringify({ token }),
+      });
+      expect(res.status).toBe(200);
+      const [cookie] = res.headers.getSetCookie();
+      expect(cookie).toMatch(/^__Host-wks_session=wks_sess_[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=43200; Secure$/);
+      expect(cookie).not.toMatch(/Domain=/i);
+      const { csrf } = await res.json();
+      const pair = cookie.split(';')[0];
+      const me = await personGql(secure.url, { cookie: pair, csrf }, VIEWER);
+      expect(me.data.viewer).toMatchObject({ memberId: member.id, mfa: false });
+      // The same token under the plain name is not this service's cookie here.
+      const plain = `wks_session=${pair.slice(pair.indexOf('=') + 1)}`;
+      expect((await personGql(secure.url, { cookie: plain, csrf }, VIEWER)).errors?.[0].extensions.code).toBe('unauthorized');
+      // Signing out deletes it under the same name, Secure too.
+      const out = await fetch(`${secure.url}/console/sign-out`, { method: 'POST', headers: { cookie: pair, 'x-csrf-token': csrf } });
+      expect(out.status).toBe(204);
+      expect(out.headers.getSetCookie()).toEqual(['__Host-wks_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure']);
+      // The identity provider's flow cookie (its sealed state, nonce and verifier) is Secure as well.
+      const started = await fetch(`${secure.url}/console/sign-in/oidc?return_to=%2Fconsole`, { redirect: 'manual' });
+      expect(started.status).toBe(303);
+      expect(new URL(started.headers.get('location')!).searchParams.get('redirect_uri')).toBe(
+        'https://wks.example.test/console/sign-in/oidc/callback',
+      );
+      expect(started.headers.getSetCookie()).toEqual([
+        expect.stringMatching(/^wks_oidc_flow=[\w-]+; Path=\/console\/sign-in\/oidc; HttpOnly; SameSite=Lax; Max-Age=600; Secure$/),
+      ]);
+    } finally {
+      await secure.close();
+      await idp.close();
+    }
+
+    // The plain-http app (no PUBLIC_URL): the plain name, never Secure.
+    const p = await person('viewer');
+    const { token } = await mintSignInLink(app.url, app.adminToken, p.email);
+    const res = await fetch(`${app.url}/console/sign-in/link`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token }),
+    });
+    const [cookie] = res.headers.getSetCookie();
+    expect(cookie).toMatch(/^wks_session=wks_sess_/);
+    expect(cookie).not.toMatch(/Secure/);
+  }, 60_000);
+});
 
 describe('sessions on WebSockets and across processes', () => {
   it('a socket on the cookie needs the CSRF token in connection_init, and is closed once its session is revoked', async () => {

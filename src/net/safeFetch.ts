@@ -87,7 +87,12 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions): Prom
       url = parseUrl(new URL(location, url).toString());
       continue;
     }
-    if (res.status >= 300 && res.status < 400 && location) throw new UnsafeTargetError(`too many redirects (more than ${maxRedirects})`);
+    if (res.status >= 300 && res.status < 400 && location)
+      throw new UnsafeTargetError(
+        maxRedirects === 0
+          ? `it answered HTTP ${res.status}: redirects are not followed`
+          : `too many redirects (more than ${maxRedirects})`,
+      );
     return res;
   }
 }

@@ -128,6 +128,7 @@ export async function showConsent(ctx: Context, deps: AuthorizeDeps): Promise<vo
  * POST /oauth/authorize: the member's decision, with the session's CSRF token. Allow issues a
  * one-time code (stored as a digest) for the scopes the member's role allows in the chosen
  * workspace of their organization, and sends the browser back with `code`, `state` and `iss`.
+ * The code records whether the session proved a second factor; the grant it starts keeps that.
  */
 export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URLSearchParams): Promise<void> {
   const signedIn = await deps.sessions.sessionOf(ctx);
@@ -160,6 +161,7 @@ export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URL
       scopes: granted,
       member_id: member.id,
       workspace_id: workspaceId,
+      mfa: signedIn.mfa,
       expiresAt: new Date(Date.now() + CODE_TTL_S * 1000),
     });
     ctx.set('Content-Security-Policy', pageCsp(request.redirectUri));

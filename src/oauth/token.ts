@@ -98,6 +98,7 @@ async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: st
         clientName: client.name,
         scopes: row.scopes,
         resource: row.resource,
+        mfa: row.mfa,
       },
       deps.requestId,
     );

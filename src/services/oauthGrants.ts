@@ -97,6 +97,8 @@ export interface NewGrant {
   clientName: string;
   scopes: string[];
   resource: string;
+  /** The consent proved a second factor (the session's `mfa`): the organization's two-factor rule counts it on every call. */
+  mfa: boolean;
 }
 
 /**

@@ -76,6 +76,8 @@ export interface CodeRow {
   scopes: string[];
   member_id: string;
   workspace_id: string;
+  /** The session that consented proved a second factor (the grant carries it). */
+  mfa: boolean;
   expires_at: string;
   used_at: string | null;
   grant_id: string | null;
@@ -90,8 +92,8 @@ export async function insertCode(
 ): Promise<void> {
   await sql(
     db,
-    `insert into oauth_codes (digest, client_id, redirect_uri, code_challenge, resource, scopes, member_id, workspace_id, expires_at)
-     values (?, ?, ?, ?, ?, ?::text[], ?, ?, ?)`,
+    `insert into oauth_codes (digest, client_id, redirect_uri, code_challenge, resource, scopes, member_id, workspace_id, mfa, expires_at)
+     values (?, ?, ?, ?, ?, ?::text[], ?, ?, ?, ?)`,
     [
       row.digest,
       row.client_id,
@@ -101,6 +103,7 @@ export async function insertCode(
       pgArray(row.scopes),
       row.member_id,
       row.workspace_id,
+      row.mfa,
       row.expiresAt,
     ],
   );
@@ -121,7 +124,10 @@ export async function useCode(db: SqlTarget, digest: string, grantId: string | n
   await sql(db, 'update oauth_codes set used_at = now(), grant_id = ? where digest = ?', [grantId, digest]);
 }
 
-/** Creates a grant from a redeemed code (its organization is the member's) and marks the client used. */
+/**
+ * Creates a grant from a redeemed code (its organization is the member's, its `mfa` the code's:
+ * whether the consent proved a second factor) and marks the client used.
+ */
 export async function insertGrant(
   db: SqlTarget,
   row: {
@@ -133,13 +139,14 @@ export async function insertGrant(
     clientName: string;
     scopes: string[];
     resource: string;
+    mfa: boolean;
   },
 ): Promise<void> {
   await sql(
     db,
-    `insert into oauth_grants (id, organization_id, member_id, workspace_id, client_id, client_name, scopes, resource, last_used_at)
-     values (?, ?, ?, ?, ?, ?, ?::text[], ?, now())`,
-    [row.id, row.organizationId, row.memberId, row.workspaceId, row.clientId, row.clientName, pgArray(row.scopes), row.resource],
+    `insert into oauth_grants (id, organization_id, member_id, workspace_id, client_id, client_name, scopes, resource, mfa, last_used_at)
+     values (?, ?, ?, ?, ?, ?, ?::text[], ?, ?, now())`,
+    [row.id, row.organizationId, row.memberId, row.workspaceId, row.clientId, row.clientName, pgArray(row.scopes), row.resource, row.mfa],
   );
   await sql(db, 'update oauth_clients set last_used_at = now() where id = ?', [row.clientId]);
 }
@@ -209,14 +216,16 @@ export interface AccessRow extends KeyRow {
 /**
  * The access-token lookup: the grant (as the "key": its scopes, workspace, revocation), the
  * token's expiry, and the grant's member and organization as they are now (a demoted member's
- * grant is capped by the new role).
+ * grant is capped by the new role). For the organization's two-factor rule the member counts as
+ * two-factor (`two_factor_enabled`) when they have turned it on or when the consent that made the
+ * grant proved a second factor (the grant's `mfa`, the session's at consent).
  */
 export async function lookupAccessToken(db: SqlTarget, digest: string): Promise<AccessRow | undefined> {
   const rows = await sql<AccessRow>(
     db,
     `select g.id, g.client_name as name, g.scopes as permissions, g.workspace_id, t.expires_at, g.revoked_at, g.last_used_at,
-            m.id as member_id, m.role, m.two_factor_enabled, o.id as organization_id, o.plan, o.require_two_factor,
-            g.resource, g.client_id
+            m.id as member_id, m.role, (m.two_factor_enabled or g.mfa) as two_factor_enabled, o.id as organization_id, o.plan,
+            o.require_two_factor, g.resource, g.client_id
        from oauth_tokens t
        join oauth_grants g on g.id = t.grant_id
        join members m on m.id = g.member_id

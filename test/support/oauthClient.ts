@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,7 +132,31 @@ export function selfSignedCertificate(): { certFile: string; keyFile: string; ce
   return { certFile, keyFile, cert: readFileSync(certFile), key: readFileSync(keyFile) };
 }
 
-/** An https server on loopback serving JSON documents by path (a client's metadata document); counts requests per path. */
+/** A served path that answers `302 Found` to `location` (see serveDocuments). */
+export class Redirect {
+  constructor(readonly location: string) {}
+}
+
+/**
+ * A served path that answers too slowly (see serveDocuments): the status line and headers at once,
+ * then one byte of the document every `everyMs`, never finishing, until the client gives up.
+ */
+export class Trickle {
+  constructor(readonly everyMs = 500) {}
+}
+
+/** Answers a Trickle: a byte at a time, so neither the connection nor the socket ever looks idle. */
+function trickle(res: ServerResponse, everyMs: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{');
+  const timer = setInterval(() => res.write(' '), everyMs);
+  res.on('close', () => clearInterval(timer));
+}
+
+/**
+ * An https server on loopback serving JSON documents by path (a client's metadata document);
+ * counts requests per path. A path's value may also be a Redirect or a Trickle.
+ */
 export async function serveDocuments(
   tls: { cert: Buffer; key: Buffer },
   documents: Map<string, unknown>,
@@ -146,6 +170,11 @@ export async function serveDocuments(
       res.writeHead(404).end();
       return;
     }
+    if (document instanceof Redirect) {
+      res.writeHead(302, { location: document.location }).end();
+      return;
+    }
+    if (document instanceof Trickle) return trickle(res, document.everyMs);
     const body = typeof document === 'string' ? document : JSON.stringify(document);
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(body);
   });

@@ -7,8 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Provider from 'oidc-provider';
 import type pino from 'pino';
+import { expect } from 'vitest';
 import { createLogger } from '../../src/app/logger.js';
+import type { ServerOptions } from '../../src/server.js';
 import { startTestApp, type TestApp } from './app.js';
+import type { SignedInPerson } from './signIn.js';
 
 export interface TestIdentityProvider {
   issuer: string;
@@ -104,9 +107,12 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
 
 /**
  * A test app that signs people in through a fresh identity provider, logging every request at
- * debug level into `logLines` (the sign-in tests check that no secret reaches a log line).
+ * debug level into `logLines` (the sign-in tests check that no secret reaches a log line);
+ * `overrides` are the app's other options (a `logger` given there replaces that log).
  */
-export async function startAppWithIdentityProvider(): Promise<{ app: TestApp; idp: TestIdentityProvider; logLines: string[] }> {
+export async function startAppWithIdentityProvider(
+  overrides: Partial<ServerOptions> = {},
+): Promise<{ app: TestApp; idp: TestIdentityProvider; logLines: string[] }> {
   const idp = await startIdentityProvider();
   const logLines: string[] = [];
   const sink = new Writable({
@@ -119,6 +125,7 @@ export async function startAppWithIdentityProvider(): Promise<{ app: TestApp; id
     const app = await startTestApp({
       oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP' },
       logger: createLogger({ level: 'debug', destination: sink }) as pino.Logger,
+      ...overrides,
     });
     idp.serve(`${app.url}/console/sign-in/oidc/callback`);
     return { app, idp, logLines };
@@ -126,4 +133,96 @@ export async function startAppWithIdentityProvider(): Promise<{ app: TestApp; id
     await idp.close();
     throw error;
   }
+}
+
+/** A browser's cookies, per origin (enough for these two loopback servers). */
+export class Jar {
+  private readonly cookies = new Map<string, Map<string, string>>();
+  take(url: string, res: Response): void {
+    const origin = new URL(url).origin;
+    const jar = this.cookies.get(origin) ?? new Map<string, string>();
+    this.cookies.set(origin, jar);
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair.indexOf('=');
+      const value = pair.slice(eq + 1);
+      if (value && !/Max-Age=0/i.test(line)) jar.set(pair.slice(0, eq), value);
+      else jar.delete(pair.slice(0, eq));
+    }
+  }
+  header(url: string): string {
+    return [...(this.cookies.get(new URL(url).origin) ?? [])].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  get(url: string, name: string): string | undefined {
+    return this.cookies.get(new URL(url).origin)?.get(name);
+  }
+}
+
+/** One request as a browser sends it (cookies of the jar, no redirect followed). */
+export async function visit(jar: Jar, url: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(url, {
+    ...init,
+    redirect: 'manual',
+    headers: { ...(init.headers as Record<string, string>), cookie: jar.header(url) },
+  });
+  jar.take(url, res);
+  return res;
+}
+
+/**
+ * Runs the whole sign-in through the identity provider as a browser would, the person typing
+ * `email` on the provider's page (and ticking the second factor when `mfa`); `tamper` may change
+ * the provider's answer before the browser brings it to the service. Returns the service's answer
+ * to that callback, the browser's cookies and the callback URL.
+ */
+export async function signInWithProvider(
+  appUrl: string,
+  idp: TestIdentityProvider,
+  email: string,
+  options: { mfa?: boolean; returnTo?: string; tamper?: (url: URL) => void } = {},
+): Promise<{ jar: Jar; answer: Response; callback: URL }> {
+  const jar = new Jar();
+  const start = await visit(jar, `${appUrl}/console/sign-in/oidc?return_to=${encodeURIComponent(options.returnTo ?? '/console')}`);
+  expect(start.status).toBe(303);
+  const authorize = new URL(start.headers.get('location')!);
+  expect(authorize.origin).toBe(idp.issuer);
+  expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+  expect(authorize.searchParams.get('state')).toBeTruthy();
+  expect(authorize.searchParams.get('nonce')).toBeTruthy();
+  let res = await visit(jar, authorize.href);
+  let url = new URL(res.headers.get('location')!, idp.issuer).href;
+  expect(url).toMatch(/\/interaction\//);
+  await visit(jar, url);
+  const body = new URLSearchParams({ email, ...(options.mfa ? { mfa: 'yes' } : {}) });
+  res = await visit(jar, `${url}/login`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  // The provider resumes the authorization, then sends the browser back with the code.
+  while (res.status >= 300 && res.status < 400) {
+    url = new URL(res.headers.get('location')!, url).href;
+    if (url.startsWith(appUrl)) break;
+    res = await visit(jar, url);
+  }
+  const callback = new URL(url);
+  expect(callback.pathname).toBe('/console/sign-in/oidc/callback');
+  options.tamper?.(callback);
+  const answer = await visit(jar, callback.href);
+  return { jar, answer, callback };
+}
+
+/**
+ * Signs `email` in through the identity provider (with a second factor when `mfa`) and answers
+ * what a browser then holds: the session cookie and the session's CSRF token. Throws when the
+ * service refused the sign-in.
+ */
+export async function signedInWithProvider(
+  appUrl: string,
+  idp: TestIdentityProvider,
+  email: string,
+  options: { mfa?: boolean } = {},
+): Promise<SignedInPerson> {
+  const { jar, answer } = await signInWithProvider(appUrl, idp, email, options);
+  const token = jar.get(appUrl, 'wks_session');
+  if (!token) throw new Error(`the identity provider's sign-in was refused: ${answer.status} ${answer.headers.get('location')}`);
+  const cookie = `wks_session=${token}`;
+  const session = (await (await fetch(`${appUrl}/console/session`, { headers: { cookie } })).json()) as { csrf: string };
+  return { cookie, csrf: session.csrf };
 }
