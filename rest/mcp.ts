@@ -117,6 +117,26 @@ export interface McpOptions {
   permissionsOf(ctx: Context): ReadonlySet<string> | null;
   /** Refuses a tool call at the HTTP level before it runs (an OAuth token whose scopes lack the tool's permissions: 403 `insufficient_scope`). */
   refuseCall?(ctx: Context, permissions: readonly string[]): void;
+  /** The request only reads (see mcpMessageReads): called before its context is made (with a read replica, its reads may go there). */
+  routeRead?(ctx: Context): Promise<unknown>;
+  /** A tool that may write has run: called before its answer is sent (the transport sends it itself, before the request unwinds). */
+  recordWrite?(ctx: Context): Promise<void>;
+}
+
+/** MCP methods that only read (besides notifications, which nothing answers). */
+const READ_METHODS = new Set(['initialize', 'ping', 'tools/list']);
+
+/**
+ * Whether a JSON-RPC message to this server only reads: `initialize`, `ping`, `tools/list`, a
+ * notification, or a `tools/call` of a tool whose route row is a GET (`methodOf`: a tool's row
+ * method, undefined for no such tool). Anything else may write. A request carries one message
+ * (batches are refused).
+ */
+export function mcpMessageReads(message: unknown, methodOf: (tool: string) => string | undefined): boolean {
+  const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } | null };
+  if (typeof method !== 'string') return false;
+  if (READ_METHODS.has(method) || method.startsWith('notifications/')) return true;
+  return method === 'tools/call' && typeof params?.name === 'string' && methodOf(params.name) === 'GET';
 }
 
 /**
@@ -144,6 +164,7 @@ export function createMcpMiddleware(
     if (body === undefined) return;
     const called = calledTool(body, byName);
     if (called) options.refuseCall?.(ctx, called.compiled.permissions);
+    if (mcpMessageReads(body, (name) => byName.get(name)?.compiled.route.method)) await options.routeRead?.(ctx);
     const contextValue = await backend.createContext(ctx, true);
     const agentKeyId = backend.agentKeyId(ctx)!;
     const server = new Server(
@@ -158,7 +179,9 @@ export function createMcpMiddleware(
       if (!def) return toolError(errorOutput(new DomainError('not_found', `No tool named "${request.params.name}".`), ignore));
       const input = toRouteInput(def, request.params.arguments ?? {});
       if ('error' in input) return toolError(errorOutput(new InvalidRequestError(input.error, input.issues), ignore));
-      return toToolResult(def, await runRoute(def.compiled, backend, contextValue, agentKeyId, input));
+      const out = await runRoute(def.compiled, backend, contextValue, agentKeyId, input);
+      if (def.compiled.route.method !== 'GET') await options.recordWrite?.(ctx);
+      return toToolResult(def, out);
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.respond = false;

@@ -1,7 +1,10 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant, type Tenant } from './support/factories.js';
 import { PG_BIN, startReplicaPair, type ReplicaPair } from './support/replica.js';
+import { queryOnce } from './support/ownDatabase.js';
 import { until } from './support/wait.js';
 
 // A private primary and a streaming replica cloned from it by pg_basebackup; the app reads from the
@@ -37,8 +40,63 @@ const paths = async (key: string): Promise<string[]> => {
 const routed = () => ({ ...app.server.reads!.routed });
 
 /** A second key of the same workspace that never writes: its reads may lag. */
-async function reader(t: Tenant): Promise<string> {
-  return (await createKey(app, t.member.id, { permissions: ['memory.read'], workspaceId: t.workspace.id })).key;
+async function readerKey(t: Tenant): Promise<{ key: string; id: string }> {
+  return createKey(app, t.member.id, { permissions: ['memory.read', 'article.read'], workspaceId: t.workspace.id });
+}
+const reader = async (t: Tenant): Promise<string> => (await readerKey(t)).key;
+
+/** How many write positions are recorded for a key (0 or 1). */
+async function recordedWrites(keyId: string): Promise<number> {
+  const [{ n }] = await queryOnce<{ n: number }>(
+    pair!.primaryUrl,
+    `select count(*)::int as n from caller_writes where caller = 'key:${keyId}'`,
+  );
+  return n;
+}
+
+/** A GraphQL request over HTTP (POST), with the operation to run named when the document has several. */
+async function graphql(key: string, query: string, variables: Record<string, unknown> = {}, operationName?: string) {
+  const res = await fetch(`${app.server.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables, operationName }),
+  });
+  const json = (await res.json()) as { data?: any; errors?: unknown[] };
+  expect(json.errors).toBeUndefined();
+  return json.data;
+}
+// One document, two operations: which one runs (operationName) decides whether the request reads.
+const NOTES_DOCUMENT = `
+  query Notes { memoryNotes(workspace: "-") { items { path } } }
+  mutation Put($input: PutMemoryNoteInput!) { putMemoryNote(workspace: "-", input: $input) { path } }`;
+const gqlPaths = async (key: string): Promise<string[]> =>
+  (await graphql(key, NOTES_DOCUMENT, {}, 'Notes')).memoryNotes.items.map((e: { path: string }) => e.path);
+const gqlPut = (key: string, path: string) =>
+  graphql(key, NOTES_DOCUMENT, { input: { path, body: `body of ${path}`, kind: 'note', links: [], tags: [] } }, 'Put');
+
+async function mcpClient(key: string): Promise<Client> {
+  const client = new Client({ name: 'replica-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${app.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  return client;
+}
+const mcpPaths = async (client: Client): Promise<string[]> => {
+  const list = await client.callTool({ name: 'memory_list_notes', arguments: {} });
+  expect(list.isError).toBeFalsy();
+  return (list.structuredContent as { items: { path: string }[] }).items.map((e) => e.path);
+};
+
+/** Runs `body` with the replica's WAL replay paused (and the router aware of it), then resumes and waits for the replica to catch up. */
+async function replayPaused(body: () => Promise<void>): Promise<void> {
+  await pair!.onReplica('select pg_wal_replay_pause()');
+  try {
+    await until(() => app.server.reads!.replayPaused, 'the router to see replay paused', 5_000, 50);
+    await body();
+  } finally {
+    await pair!.onReplica('select pg_wal_replay_resume()');
+  }
+  await until(() => app.server.reads!.lagSeconds === 0, 'the replica to catch up after resuming', 10_000, 50);
 }
 
 describe.skipIf(!PG_BIN && !process.env.CI)('read replica (DATABASE_READ_URL, streaming from a pg_basebackup clone)', () => {
@@ -101,4 +159,63 @@ describe.skipIf(!PG_BIN && !process.env.CI)('read replica (DATABASE_READ_URL, st
     expect(read.status).toBe(200);
     expect(read.body.path).toBe('x');
   });
+  it('serves GraphQL queries, MCP read tool calls and the EntityManager reads of a GET from the replica, recording no write for them', async () => {
+    const t = await tenant(app);
+    const other = await readerKey(t);
+    expect((await put(t.key, 'before')).status).toBe(200);
+    await until(async () => (await paths(other.key)).includes('before'), 'the replica to replay the first note', 10_000, 50);
+    const client = await mcpClient(other.key); // initialize and its notification: reads too
+    try {
+      await replayPaused(async () => {
+        expect((await put(t.key, 'during')).status).toBe(200);
+        const created = await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'During replay pause' } });
+        expect(created.status).toBe(201);
+        const before = routed();
+        // The other key reads the replica, which has not replayed the writer's note and section.
+        expect(await gqlPaths(other.key)).toEqual(['before']);
+        expect(await mcpPaths(client)).toEqual(['before']);
+        // The section list is read through the request's EntityManager (not its statement target).
+        const sections = await app.api('GET', `${W}/sections`, { key: other.key });
+        expect(sections.status).toBe(200);
+        expect(sections.body.map((s: { key: string }) => s.key)).not.toContain(created.body.key);
+        expect(routed().replica).toBeGreaterThanOrEqual(before.replica + 3);
+        // The writer sees both at once (from the primary).
+        expect(await gqlPaths(t.key)).toEqual(['before', 'during']);
+        const own = await app.api('GET', `${W}/sections`, { key: t.key });
+        expect(own.body.map((s: { key: string }) => s.key)).toContain(created.body.key);
+      });
+    } finally {
+      await client.close();
+    }
+    expect(await gqlPaths(other.key)).toEqual(['before', 'during']);
+    expect(await recordedWrites(other.id)).toBe(0);
+  }, 60_000);
+
+  it('with replay paused: a GraphQL mutation, or an MCP write tool, then a read by the same key reads its own write (from the primary)', async () => {
+    const t = await tenant(app);
+    expect((await put(t.key, 'first')).status).toBe(200);
+    await until(() => app.server.reads!.lagSeconds === 0, 'the replica to catch up', 10_000, 50);
+    const client = await mcpClient(t.key);
+    try {
+      // Once its writes are replayed, the writer's reads go to the replica too.
+      let before = routed();
+      await until(async () => (await gqlPaths(t.key)).length === 1 && routed().replica > before.replica, 'a replica read', 10_000, 50);
+      await replayPaused(async () => {
+        before = routed();
+        await gqlPut(t.key, 'by-graphql');
+        expect(await gqlPaths(t.key)).toEqual(['by-graphql', 'first']);
+        const written = await client.callTool({
+          name: 'memory_put_note',
+          arguments: { path: 'by-mcp', body: 'body of by-mcp', kind: 'note', links: [], tags: [] },
+        });
+        expect(written.isError).toBeFalsy();
+        expect(await mcpPaths(client)).toEqual(['by-graphql', 'by-mcp', 'first']);
+        expect(routed().primary_own_write).toBeGreaterThanOrEqual(before.primary_own_write + 2);
+        expect(routed().replica).toBe(before.replica);
+      });
+    } finally {
+      await client.close();
+    }
+    expect(await recordedWrites(t.keyId)).toBe(1);
+  }, 60_000);
 });

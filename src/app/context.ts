@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { effectivePermissions } from '../auth/permissions.js';
 import type { Principal, RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
-import type { SqlTarget } from '../db/sql.js';
+import { readingLike, type SqlTarget } from '../db/sql.js';
 import { UnauthorizedError } from '../errors.js';
 
 /** What every request's context shares. */
@@ -34,7 +34,7 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
     const context = make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', () =>
       Promise.resolve(principal),
     );
-    // A read the replica may serve (see readRouting): its single statements go there.
+    // A read the replica may serve (see readRouting): its plain reads go there.
     if (ctx.state.readTarget) context.db = ctx.state.readTarget as SqlTarget;
     return Promise.resolve(context);
   };
@@ -50,9 +50,10 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
     currentPrincipal: RequestContext['currentPrincipal'],
   ): RequestContext => {
     let em: EntityManager | undefined;
-    return {
+    const context: RequestContext = {
+      // Created on first use: by then a read the replica may serve has its `db` (see readRouting), and its plain reads go there too.
       get em() {
-        return (em ??= freshEm(orm));
+        return (em ??= readingLike(freshEm(orm), context.db));
       },
       db: statementEm,
       principal,
@@ -68,6 +69,7 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
       adminActing: new Map(),
       sessions,
     };
+    return context;
   };
 }
 

@@ -35,7 +35,7 @@ import { subscriptionServer, type SubscriptionServer } from './subscriptions.js'
 import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
 import { ReadRouter } from '../db/replica.js';
-import { readRouting } from './readRouting.js';
+import { readRouting, recordWriteNow, routeAsRead } from './readRouting.js';
 import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
@@ -72,7 +72,7 @@ export interface AppOptions {
   retention?: Retention;
   /** METRICS_TOKEN: the bearer token GET /metrics asks for (without it there is no /metrics). */
   metricsToken?: string;
-  /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs), with REPLICA_MAX_LAG_S. */
+  /** DATABASE_READ_URL: a streaming replica for reads that may lag (REST GETs, GraphQL queries, MCP reads), with REPLICA_MAX_LAG_S. */
   readReplica?: { url: string; maxLagSeconds: number };
   /** OAuth 2.1 for MCP and the REST API: token lifetimes, registration rate, public address (OAUTH_*, PUBLIC_URL). */
   oauth: OAuthSettings;
@@ -268,7 +268,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const subscriptions = socketDoor(options, domain, makeContext, contextDeps.sessions);
   const backend = routeBackend(domain, options, createContext);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
-  const mcp = createMcpMiddleware(rest.routes, backend, { version: VERSION, permissionsOf, refuseCall: scopeCheck(options.oauth) });
+  const mcp = createMcpMiddleware(rest.routes, backend, {
+    version: VERSION,
+    permissionsOf,
+    refuseCall: scopeCheck(options.oauth),
+    routeRead: routeAsRead,
+    recordWrite: recordWriteNow,
+  });
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,

@@ -5,17 +5,20 @@ import {
   ApolloServerPluginLandingPageProductionDefault,
 } from '@apollo/server/plugin/landingPage/default';
 import { koaMiddleware } from '@as-integrations/koa';
-import type { GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import { OperationTypeNode, type GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { graphqlUploadKoa } from 'graphql-upload-minimal';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { errorAnswer } from '../http/envelope.js';
 import { UPLOAD_LIMITS } from '../contract/rules.js';
 import type { RequestContext } from '../context.js';
+import { readingLike } from '../db/sql.js';
 import { classifyError } from '../errors.js';
 import type { RateLimiter } from '../rateLimit.js';
 import type { ContextFactory } from './context.js';
 import type { GraphQLExplorer } from './explorer.js';
 import { armor, graphqlJsonBody, rootFieldRateLimit } from './graphqlLimits.js';
+import { routeAsRead } from './readRouting.js';
 import type { Middleware } from '../http/middleware.js';
 
 interface GraphQLOptions {
@@ -26,6 +29,12 @@ interface GraphQLOptions {
   /** What GET /graphql shows a browser; Apollo serves only its own pages (GraphiQL is served before it). */
   explorer: GraphQLExplorer;
 }
+
+/**
+ * The Koa request of a GraphQL context (a symbol-keyed property: Apollo runs each operation on a
+ * shallow copy of the context it was given, which keeps it).
+ */
+const KOA_REQUEST = Symbol('koa request');
 
 /**
  * `/graphql`: Apollo Server on the shared schema, with its limits (armor, one rate-limit charge per
@@ -42,6 +51,7 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
     plugins: [
       rootFieldRateLimit(options.limiter) as ApolloServerPlugin<BaseContext>,
       httpFromContext(),
+      queriesRead(),
       // No cache hints are used; without this plugin Apollo wraps every field resolver of the shared
       // schema (which REST executes too).
       ApolloServerPluginCacheControlDisabled(),
@@ -51,7 +61,9 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
     formatError: (formatted, error) => formatError(formatted, error, options.logger),
   });
   await apollo.start();
-  const handler = koaMiddleware(apollo, { context: ({ ctx }) => options.createContext(ctx, false) });
+  const handler = koaMiddleware(apollo, {
+    context: async ({ ctx }) => Object.assign(await options.createContext(ctx, false), { [KOA_REQUEST]: ctx }),
+  });
   // GraphQL multipart requests (uploads) go through graphql-upload first, JSON bodies through our reader; then Apollo.
   const uploads = graphqlUploadKoa({ maxFileSize: UPLOAD_LIMITS.maxBytes, maxFiles: 1 });
   const middleware: Middleware = async (ctx, next) => {
@@ -61,6 +73,31 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
     else await graphqlJsonBody(ctx, run);
   };
   return { middleware, stop: () => apollo.stop() };
+}
+
+/**
+ * A query only reads: once Apollo has picked the operation that runs (the one `operationName`
+ * names, else the document's only one), a query is routed like a REST GET (with a read replica,
+ * its plain reads may go there, see readRouting) and records no write. Mutations, and requests
+ * that never get this far (unparseable or invalid), record the caller's write as any other request.
+ */
+function queriesRead(): ApolloServerPlugin<BaseContext> {
+  return {
+    requestDidStart() {
+      return Promise.resolve({
+        async didResolveOperation({ operation, contextValue }) {
+          const ctx = (contextValue as { [KOA_REQUEST]?: Context })[KOA_REQUEST];
+          if (!ctx || operation?.operation !== OperationTypeNode.QUERY) return;
+          const target = await routeAsRead(ctx);
+          if (!target) return;
+          // Nothing has run yet: the operation's statements and its EntityManager's plain reads go to the replica.
+          const context = contextValue as RequestContext;
+          context.db = target;
+          readingLike(context.em, target);
+        },
+      });
+    },
+  };
 }
 
 /** Apollo's landing page for the chosen explorer: Sandbox, the production page, or none. */

@@ -151,7 +151,7 @@ function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
   });
   new Counter({
     name: 'wks_read_requests_total',
-    help: 'Read requests (REST GETs) by where their reads went: replica, or primary and why (own_write, lag, unavailable).',
+    help: 'Read requests (REST GETs, GraphQL queries, MCP reads) by where their reads went: replica, or primary and why (own_write, lag, unavailable).',
     labelNames: ['target'],
     registers: [registry],
     collect() {

@@ -1,6 +1,8 @@
+import type { Context } from 'koa';
 import type { Middleware } from '../http/middleware.js';
 import type { Principal } from '../context.js';
 import type { ReadRouter } from '../db/replica.js';
+import type { SqlTarget } from '../db/sql.js';
 
 /** Whose writes a read must see: an agent key, the admin token, or nobody (anonymous and invalid callers never write). */
 export function callerOf(principal: Principal | undefined): string | null {
@@ -12,12 +14,23 @@ export function callerOf(principal: Principal | undefined): string | null {
 
 const READS = new Set(['GET', 'HEAD']);
 
+/** What readRouting leaves a door that learns from the body whether a request only reads (GraphQL, MCP). */
+interface BodyRouting {
+  /** The request only reads: route it like a REST GET, and record no write for it. */
+  asRead(): Promise<void>;
+  /** Records the caller's write now rather than once the request is answered (for a door that writes its answer itself). */
+  recordWrite(): Promise<void>;
+}
+
 /**
- * With a read replica (DATABASE_READ_URL): a REST GET or HEAD whose caller may read from the
- * replica gets the replica's statement target (`ctx.state.readTarget`, which the request context
- * takes as its `db`); every other request of an authenticated caller to the API, GraphQL or MCP
- * records the caller's write position once it is answered (see ReadRouter). Runs after
- * authentication.
+ * With a read replica (DATABASE_READ_URL), for `/api/*`, `/graphql` and `/mcp`:
+ * - a REST GET or HEAD whose caller may read from the replica gets the replica's statement target
+ *   (`ctx.state.readTarget`, which the request context takes as its `db`);
+ * - on `/graphql` and `/mcp`, whose bodies say whether they read, the door calls `routeAsRead`
+ *   once it knows (a GraphQL query; MCP messages that only read), which routes the request the same way;
+ * - every other request of an authenticated caller records the caller's write position once it
+ *   is answered (see ReadRouter); a GET or HEAD never does (Apollo runs no mutation over GET).
+ * Runs after authentication.
  */
 export function readRouting(router: ReadRouter | null): Middleware {
   return async (ctx, next) => {
@@ -25,14 +38,52 @@ export function readRouting(router: ReadRouter | null): Middleware {
     const api = ctx.path.startsWith('/api/');
     if (!api && ctx.path !== '/graphql' && ctx.path !== '/mcp') return next();
     const caller = callerOf(ctx.state.principal as Principal | undefined);
-    if (READS.has(ctx.method)) {
-      if (api && (await router.route(caller)) === 'replica') ctx.state.readTarget = router.target;
+    const route = async () => {
+      if ((await router.route(caller)) === 'replica') ctx.state.readTarget = router.target;
+    };
+    if (api && READS.has(ctx.method)) {
+      await route();
       return next();
     }
+    let routed = false;
+    let recorded = READS.has(ctx.method) || !caller; // nothing to record: a GET or HEAD, or no caller
+    const routing: BodyRouting = {
+      async asRead() {
+        if (routed) return;
+        routed = true;
+        recorded = true; // a read records no write
+        await route();
+      },
+      async recordWrite() {
+        if (recorded) return;
+        recorded = true;
+        await router.recordWrite(caller!);
+      },
+    };
+    ctx.state.bodyRouting = routing;
     try {
       await next();
     } finally {
-      if (caller) await router.recordWrite(caller);
+      await routing.recordWrite();
     }
   };
+}
+
+/**
+ * Called by a door once it knows its request only reads (a GraphQL query, MCP messages that only
+ * read): the request is routed like a REST GET and records no write. Answers the replica's
+ * statement target when its reads may go there (also left in `ctx.state.readTarget`), else undefined.
+ */
+export async function routeAsRead(ctx: Context): Promise<SqlTarget | undefined> {
+  await (ctx.state.bodyRouting as BodyRouting | undefined)?.asRead();
+  return ctx.state.readTarget as SqlTarget | undefined;
+}
+
+/**
+ * Records the caller's write at once, for a door that sends its answer itself before the request
+ * unwinds (MCP): the caller's next read must already see it. Later calls (and the one readRouting
+ * makes once the request is answered) record nothing more.
+ */
+export async function recordWriteNow(ctx: Context): Promise<void> {
+  await (ctx.state.bodyRouting as BodyRouting | undefined)?.recordWrite();
 }

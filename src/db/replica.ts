@@ -22,14 +22,15 @@ export interface ReadRouterOptions {
 export type ReadRoute = 'replica' | 'primary_own_write' | 'primary_lag' | 'primary_unavailable';
 
 /**
- * Routes the plain reads of read requests (REST GETs) to a streaming replica (DATABASE_READ_URL),
- * except where the answer could miss the caller's own write. The rule, by WAL position: after each
- * write request the primary's WAL position is recorded for its caller (in the primary, so every
- * process sees it); a read request goes to the replica only if the replica has replayed past its
- * caller's last recorded position, and the replica is reachable and no more than `maxLagSeconds`
- * behind. The replica's position is polled, so the router only ever underestimates it (a read
- * may go to the primary needlessly, never to a replica that lacks the caller's write). Other
- * callers' writes may be missing from a replica read for as long as the replica lags.
+ * Routes the plain reads of read requests (REST GETs, GraphQL queries, MCP reads) to a streaming
+ * replica (DATABASE_READ_URL), except where the answer could miss the caller's own write. The
+ * rule, by WAL position: after each write request the primary's WAL position is recorded for its
+ * caller (in the primary, so every process sees it); a read request goes to the replica only if
+ * the replica has replayed past its caller's last recorded position, and the replica is reachable
+ * and no more than `maxLagSeconds` behind. The replica's position is polled, so the router only
+ * ever underestimates it (a read may go to the primary needlessly, never to a replica that lacks
+ * the caller's write). Other callers' writes may be missing from a replica read for as long as
+ * the replica lags.
  */
 export class ReadRouter {
   /** The statement target whose plain reads go to the replica. */

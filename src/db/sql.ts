@@ -196,6 +196,17 @@ export function replicaTarget(em: SqlTarget & object, replica: pg.Pool): SqlTarg
 }
 
 /**
+ * `em` (a fresh EntityManager of the request) reading where `target` reads: when `target` is a
+ * `replicaTarget`, `em`'s plain reads by `sql` outside a transaction go to the same replica (its
+ * transactions, forks and writes, and what MikroORM itself loads and flushes, stay on the primary).
+ */
+export function readingLike<E extends SqlTarget & object>(em: E, target: SqlTarget): E {
+  const replica = pools.get(target)?.replica;
+  if (replica) pools.set(em, { ...attachedTo(em), replica });
+  return em;
+}
+
+/**
  * Whether a statement only reads (a SELECT, or a WITH of SELECTs, with no row locks and no function
  * that writes or notifies): only those may go to a read-only replica.
  */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lsnValue } from '../../src/db/replica.js';
 import { onlyReads } from '../../src/db/sql.js';
+import { mcpMessageReads } from '../../rest/mcp.js';
 
 describe('what may go to a read replica (onlyReads)', () => {
   it('takes plain selects and WITH queries of selects', () => {
@@ -33,5 +34,40 @@ describe('what may go to a read replica (onlyReads)', () => {
     expect(lsnValue('0/16B3748') < lsnValue('0/16B3750')).toBe(true);
     expect(lsnValue('1/0') > lsnValue('0/FFFFFFFF')).toBe(true);
     expect(lsnValue('A/10')).toBe((10n << 32n) + 16n);
+  });
+});
+
+describe('which MCP messages only read (mcpMessageReads)', () => {
+  const methods: Record<string, string> = { memory_list_notes: 'GET', memory_put_note: 'PUT', articles_create: 'POST' };
+  const methodOf = (tool: string) => methods[tool];
+  const call = (name: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } });
+
+  it('takes initialize, ping, tools/list, notifications and calls of GET tools', () => {
+    for (const message of [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {} } },
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } },
+      call('memory_list_notes'),
+    ])
+      expect(mcpMessageReads(message, methodOf), JSON.stringify(message)).toBe(true);
+  });
+
+  it('refuses calls of tools that write, unknown tools, other methods, and what is not a request', () => {
+    for (const message of [
+      call('memory_put_note'),
+      call('articles_create'),
+      call('no_such_tool'),
+      call(42),
+      { jsonrpc: '2.0', id: 1, method: 'tools/call' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: null },
+      { jsonrpc: '2.0', id: 1, method: 'resources/list' },
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 1, method: 7 },
+      null,
+      'tools/list',
+    ])
+      expect(mcpMessageReads(message, methodOf), JSON.stringify(message)).toBe(false);
   });
 });
