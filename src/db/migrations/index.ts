@@ -27,6 +27,7 @@ import { Migration20261128040000_note_access } from './Migration20261128040000_n
 import { Migration20261128050000_caller_writes } from './Migration20261128050000_caller_writes.js';
 import { Migration20261129010000_small_gin_direct } from './Migration20261129010000_small_gin_direct.js';
 import { Migration20261129020000_near_keys_pending } from './Migration20261129020000_near_keys_pending.js';
+import { Migration20261130020000_retention_indexes } from './Migration20261130020000_retention_indexes.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -58,4 +59,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128050000_caller_writes', class: Migration20261128050000_caller_writes },
   { name: 'Migration20261129010000_small_gin_direct', class: Migration20261129010000_small_gin_direct },
   { name: 'Migration20261129020000_near_keys_pending', class: Migration20261129020000_near_keys_pending },
+  { name: 'Migration20261130020000_retention_indexes', class: Migration20261130020000_retention_indexes },
 ];
