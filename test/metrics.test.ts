@@ -1,18 +1,35 @@
+import { createServer, type AddressInfo } from 'node:net';
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant } from './support/factories.js';
+import { ownDatabase } from './support/ownDatabase.js';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 
 const TOKEN = 'metrics_test_token_0123456789abcdef';
 let app: TestApp;
 let closed: TestApp;
+// A database of its own on PostgreSQL: the webhook backlogs asserted here must not be worked off by another file's dispatcher.
+let own: Awaited<ReturnType<typeof ownDatabase>>;
 beforeAll(async () => {
-  [app, closed] = await Promise.all([startTestApp({ metricsToken: TOKEN, rateLimit: { max: 3, windowSeconds: 60 } }), startTestApp()]);
+  own = await ownDatabase('wks_metrics');
+  [app, closed] = await Promise.all([
+    startTestApp({
+      metricsToken: TOKEN,
+      rateLimit: { max: 3, windowSeconds: 60 },
+      databaseUrl: own?.url,
+      databaseDirectUrl: own?.directUrl,
+      outboundAllowLoopback: true,
+    }),
+    startTestApp(),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await app?.close();
   await closed?.close();
+  await own?.drop();
 });
 
 const scrape = (target: TestApp, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }, method = 'GET') =>
@@ -104,4 +121,108 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
       await sql(db, `delete from embedding_queue where item_type = 'search' and item_id = ?`, [item]);
     }
   });
+
+  it('shows an event not yet fanned out, then its pending delivery to a target that refuses, in the webhook backlogs', async () => {
+    const t = await tenant(app);
+    const port = await closedPort();
+    const hook = await app.gql('mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }', {
+      input: { organizationId: t.org.id, url: `http://127.0.0.1:${port}/hook` },
+    });
+    expect(hook.errors, JSON.stringify(hook.errors)).toBeUndefined();
+    expect((await app.api('POST', '/api/v1/workspaces/-/sections', { key: t.key, body: { label: 'S', key: 's' } })).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // No dispatcher runs in this process: the event waits past the fan-out cursor, and has no delivery yet.
+    let text = await (await scrape(app)).text();
+    expect(sample(text, 'wks_webhook_fanout_backlog_depth')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'wks_webhook_fanout_backlog_oldest_seconds')).toBeGreaterThan(0);
+    // One dispatcher pass fans it out and tries the delivery: refused, it stays pending for a retry.
+    await app.server.dispatchWebhooks();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    text = await (await scrape(app)).text();
+    expect(sample(text, 'wks_webhook_fanout_backlog_depth')).toBe(0);
+    expect(sample(text, 'wks_webhook_fanout_backlog_oldest_seconds')).toBe(0);
+    expect(sample(text, 'wks_webhook_backlog_depth')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'wks_webhook_backlog_oldest_seconds')).toBeGreaterThan(0);
+    const [delivery] = await sql<{ status: string; attempts: number }>(
+      freshEm(app.server.orm),
+      'select status, attempts from webhook_deliveries where webhook_id = ?',
+      [hook.data.createWebhook.id],
+    );
+    expect(delivery).toEqual({ status: 'pending', attempts: 1 });
+  });
+
+  it('counts an open authenticated GraphQL subscription in the socket and subscription gauges', async () => {
+    const t = await tenant(app);
+    const client = createClient({
+      url: `${app.server.url.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${t.key}` },
+      retryAttempts: 0,
+      lazy: false,
+      onNonLazyError: () => undefined,
+    });
+    const errors: unknown[] = [];
+    const stop = client.subscribe(
+      { query: 'subscription($w: String!) { proposalChanged(workspace: $w) { action } }', variables: { w: '-' } },
+      { next: (value) => errors.push(value), error: (error) => errors.push(error), complete: () => undefined },
+    );
+    try {
+      const text = await scrapeUntil((s) => (sample(s, 'wks_graphql_subscriptions') ?? 0) >= 1);
+      expect(errors).toEqual([]);
+      expect(sample(text, 'wks_graphql_subscriptions')).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'wks_websockets', { state: 'open' })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'wks_websockets', { state: 'admitted' })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'wks_websockets', { state: 'unauthenticated' })).toBe(0);
+    } finally {
+      stop();
+      await client.dispose();
+    }
+    const text = await scrapeUntil((s) => sample(s, 'wks_websockets', { state: 'open' }) === 0);
+    expect(sample(text, 'wks_graphql_subscriptions')).toBe(0);
+  });
+
+  it('times the connections the pools hand out and counts the callers that queued for one', async () => {
+    const before = await (await scrape(app)).text();
+    const db = () => freshEm(app.server.orm);
+    // Deterministic: three times as many statements, and transactions, at once as the pool has connections (the size its
+    // gauge shows once all are open); each holds its connection 50 ms, so at least two thirds of them queue until one is released.
+    const statements = Number(process.env.DATABASE_URL ? process.env.DATABASE_POOL_MAX || 20 : 8);
+    const max = { statements, transactions: Math.max(2, Math.ceil(statements / 2)) };
+    await Promise.all(Array.from({ length: 3 * max.statements }, () => sql(db(), 'select pg_sleep(0.05)')));
+    await Promise.all(Array.from({ length: 3 * max.transactions }, () => db().transactional((trx) => sql(trx, 'select pg_sleep(0.05)'))));
+    const text = await (await scrape(app)).text();
+    for (const pool of ['statements', 'transactions'] as const) {
+      expect(sample(text, 'wks_db_pool_connections', { pool, state: 'total' }), pool).toBe(max[pool]);
+      const grew = (name: string, labels: Record<string, string> = {}) =>
+        (sample(text, name, { pool, ...labels }) ?? 0) - (sample(before, name, { pool, ...labels }) ?? 0);
+      expect(grew('wks_db_pool_waits_total'), pool).toBeGreaterThanOrEqual(2 * max[pool]);
+      expect(grew('wks_db_pool_wait_seconds_count'), pool).toBeGreaterThanOrEqual(3 * max[pool]);
+      // The queued ones waited for a 50 ms statement to end: more observations in all than at or below 25 ms.
+      expect(
+        grew('wks_db_pool_wait_seconds_count') - grew('wks_db_pool_wait_seconds_bucket', { le: '0.025' }),
+        pool,
+      ).toBeGreaterThanOrEqual(max[pool]);
+      expect(sample(text, 'wks_db_pool_wait_seconds_sum', { pool })).toBeGreaterThan(0);
+    }
+    expect(text).toMatch(/wks_db_pool_wait_seconds_bucket\{le="0\.0005",pool="statements"\} \d+/);
+  });
 });
+
+/** A loopback port nothing listens on (connections to it are refused). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Scrapes until `done` holds of the text (5 s at most); the last text. */
+async function scrapeUntil(done: (text: string) => boolean): Promise<string> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const text = await (await scrape(app)).text();
+    if (done(text) || Date.now() > deadline) return text;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,4 +1,4 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
 import { backgroundEmbedder, DisabledEmbedder, type Embedder } from '../search/embedder.js';
@@ -11,7 +11,7 @@ import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
 import { deleteOldCallerWrites } from '../store/readRouting.js';
-import type { SqlTarget } from '../db/sql.js';
+import { tryTransactionLock } from '../store/events.js';
 
 /** How long the event table and the search log keep rows, in days (0: for ever). */
 export interface Retention {
@@ -107,31 +107,48 @@ export function startBackground(options: BackgroundOptions): Background {
   };
 }
 
-/** Rows one retention statement deletes, and statements per table per housekeeping pass (so at most 20,000 rows a pass). */
+/** Rows one retention statement deletes. */
 export const RETENTION_BATCH = 1000;
-const RETENTION_BATCHES = 20;
+/** How long one housekeeping pass keeps deleting batches before it leaves the rest to the next pass. */
+export const RETENTION_BUDGET_MS = 5_000;
+/** Taken (transaction-scoped) by every retention batch: one process at a time deletes. Arbitrary, fixed, above any int4 `hashtext` lock. */
+export const RETENTION_LOCK = 0x5753_4b33_0001;
+
+/** What one retention pass deleted; `busy` when it stopped because another process was deleting. */
+export interface RetentionPass {
+  events: number;
+  searches: number;
+  busy: boolean;
+}
 
 /**
  * Deletes events and logged searches past their retention, oldest first, in batches of
- * RETENTION_BATCH rows: each batch is one short autocommit statement, so no lock is held for
- * long and a busy table is never scanned whole. How many rows of each it deleted.
+ * RETENTION_BATCH rows (each through an index on `created_at`, see store/retention.ts), taking a
+ * batch of each table in turn until neither has any left or `budgetMs` has passed (a batch is
+ * never cut short; with 0, one batch of each). Each batch is its own short transaction that first
+ * takes RETENTION_LOCK with `pg_try_advisory_xact_lock`: a process that finds it taken ends its
+ * pass (another is deleting), so passes of several processes do not repeat each other's work, and
+ * no lock outlives a batch (transaction-scoped: safe behind a transaction pooler).
  */
-export async function enforceRetention(
-  db: SqlTarget,
-  retention: Retention,
-  batches = RETENTION_BATCHES,
-): Promise<{ events: number; searches: number }> {
-  const done = { events: 0, searches: 0 };
-  for (const [key, days, purge] of [
-    ['events', retention.eventsDays, deleteOldEvents],
-    ['searches', retention.searchLogDays, deleteOldSearches],
-  ] as const) {
-    if (days <= 0) continue;
-    for (let i = 0; i < batches; i++) {
-      const n = await purge(db, days, RETENTION_BATCH);
+export async function enforceRetention(em: EntityManager, retention: Retention, budgetMs = RETENTION_BUDGET_MS): Promise<RetentionPass> {
+  const done: RetentionPass = { events: 0, searches: 0, busy: false };
+  const deadline = performance.now() + budgetMs;
+  let left = (
+    [
+      ['events', retention.eventsDays, deleteOldEvents],
+      ['searches', retention.searchLogDays, deleteOldSearches],
+    ] as const
+  ).filter(([, days]) => days > 0);
+  while (left.length) {
+    for (const [key, days, purge] of left) {
+      const n = await em.transactional(async (trx) =>
+        (await tryTransactionLock(trx, RETENTION_LOCK)) ? purge(trx, days, RETENTION_BATCH) : null,
+      );
+      if (n === null) return { ...done, busy: true };
       done[key] += n;
-      if (n < RETENTION_BATCH) break;
+      if (n < RETENTION_BATCH) left = left.filter(([other]) => other !== key);
     }
+    if (performance.now() >= deadline) break;
   }
   return done;
 }

@@ -5,8 +5,9 @@ import { safeEqual } from '../auth/keys.js';
 import type { Middleware } from '../http/middleware.js';
 import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from '../db/replica.js';
-import { poolStats } from '../db/sql.js';
-import { embeddingBacklog, webhookBacklog } from '../store/metrics.js';
+import { knexPool } from '../db/poolWaits.js';
+import { poolStats, poolWaits } from '../db/sql.js';
+import { embeddingBacklog, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
 import { DomainError } from '../errors.js';
 import { API_PREFIX } from '../../rest/openapi.js';
 
@@ -45,21 +46,16 @@ function routeLabel(ctx: Context, table: RouteMatcher[]): string {
 
 /** The ORM's own pool (transactions): tarn's counts, where the driver exposes them. */
 function ormPool(orm: MikroORM): { total: number; idle: number; waiting: number } | null {
-  const connection = orm.em.getConnection() as unknown as { getKnex?(): { client?: { pool?: TarnPool } } };
-  const pool = connection.getKnex?.().client?.pool;
+  const pool = knexPool(orm);
   if (!pool) return null;
   return { total: pool.numUsed() + pool.numFree(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
-}
-interface TarnPool {
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
 }
 
 /**
  * The Prometheus metrics of one process (prom-client, a registry of its own): requests by route
- * and status, rate-limit refusals, database pools, the read replica, the embedding and webhook
- * backlogs, WebSockets and subscriptions, and the process's own (CPU, memory, event loop).
+ * and status, rate-limit refusals, database pools (connections, waits for one), the read replica,
+ * the embedding, webhook delivery and webhook fan-out backlogs, WebSockets and subscriptions, and
+ * the process's own (CPU, memory, event loop).
  */
 export function createMetrics(sources: MetricsSources) {
   const registry = new Registry();
@@ -84,24 +80,7 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['route'],
     registers: [registry],
   });
-  const em = freshEm(sources.orm);
-  new Gauge({
-    name: 'wks_db_pool_connections',
-    help: 'Database pool connections of this process, by pool and state (total, idle, waiting: callers waiting for a connection).',
-    labelNames: ['pool', 'state'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const pools: Record<string, { total: number; idle: number; waiting: number } | null> = {
-        ...poolStats(em),
-        transactions: ormPool(sources.orm),
-      };
-      for (const [pool, stats] of Object.entries(pools)) {
-        if (!stats) continue;
-        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ pool, state }, stats[state]);
-      }
-    },
-  });
+  poolMetrics(registry, sources.orm);
   replicaMetrics(registry, sources.reads);
   backlogMetrics(registry, sources.orm);
   new Gauge({
@@ -129,6 +108,45 @@ export function createMetrics(sources: MetricsSources) {
     if (ctx.status === 429) refused.inc({ route: labels.route });
   };
   return { registry, observe };
+}
+
+/** The database pools: connections by state (sampled at scrape), and every connection handed out with how long its caller waited. */
+function poolMetrics(registry: Registry, orm: MikroORM): void {
+  const em = freshEm(orm);
+  new Gauge({
+    name: 'wks_db_pool_connections',
+    help: 'Database pool connections of this process, by pool and state (total, idle, waiting: callers waiting for a connection).',
+    labelNames: ['pool', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const pools: Record<string, { total: number; idle: number; waiting: number } | null> = {
+        ...poolStats(em),
+        transactions: ormPool(orm),
+      };
+      for (const [pool, stats] of Object.entries(pools)) {
+        if (!stats) continue;
+        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ pool, state }, stats[state]);
+      }
+    },
+  });
+  const waited = new Histogram({
+    name: 'wks_db_pool_wait_seconds',
+    help: 'Time from asking a database pool for a connection to having one, by pool: every connection handed out (about 0 when one was idle).',
+    labelNames: ['pool'],
+    buckets: [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const queued = new Counter({
+    name: 'wks_db_pool_waits_total',
+    help: 'Connections a caller had to queue for because every connection of the pool was busy, by pool.',
+    labelNames: ['pool'],
+    registers: [registry],
+  });
+  poolWaits(em).on((pool, seconds, wasQueued) => {
+    waited.observe({ pool }, seconds);
+    if (wasQueued) queued.inc({ pool });
+  });
 }
 
 function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
@@ -161,18 +179,37 @@ function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
   });
 }
 
+/** The queues other processes (or this one) work through: what waits in each, and for how long. */
+const BACKLOGS: readonly { queue: string; read: (em: ReturnType<typeof freshEm>) => Promise<Backlog>; items: string; oldest: string }[] = [
+  {
+    queue: 'embedding',
+    read: embeddingBacklog,
+    items: 'Items waiting in the embedding queue',
+    oldest: 'item waiting in the embedding queue',
+  },
+  {
+    queue: 'webhook',
+    read: webhookBacklog,
+    items: 'Webhook deliveries pending (including those waiting for a retry)',
+    oldest: 'pending webhook delivery',
+  },
+  {
+    queue: 'webhook_fanout',
+    read: webhookFanOutLag,
+    items: 'Events the webhook fan-out has not passed yet (their deliveries do not exist yet)',
+    oldest: 'event the webhook fan-out has not passed',
+  },
+];
+
 function backlogMetrics(registry: Registry, orm: MikroORM): void {
   const em = freshEm(orm);
-  for (const [queue, read] of [
-    ['embedding', embeddingBacklog],
-    ['webhook', webhookBacklog],
-  ] as const) {
-    let last: Promise<{ depth: number; oldestSeconds: number }> | null = null;
+  for (const { queue, read, items, oldest } of BACKLOGS) {
+    let last: Promise<Backlog> | null = null;
     // One query per scrape for both gauges of a queue.
     const once = () => (last ??= read(em).finally(() => setTimeout(() => (last = null), 0)));
     new Gauge({
       name: `wks_${queue}_backlog_depth`,
-      help: `Items waiting in the ${queue} queue (all processes).`,
+      help: `${items} (all processes).`,
       registers: [registry],
       async collect() {
         this.set((await once()).depth);
@@ -180,7 +217,7 @@ function backlogMetrics(registry: Registry, orm: MikroORM): void {
     });
     new Gauge({
       name: `wks_${queue}_backlog_oldest_seconds`,
-      help: `Age of the oldest item waiting in the ${queue} queue (0 when empty).`,
+      help: `Age in seconds of the oldest ${oldest} (0 when none).`,
       registers: [registry],
       async collect() {
         this.set((await once()).oldestSeconds);

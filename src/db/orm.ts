@@ -2,6 +2,7 @@ import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConfig, type DbConnection } from '../../mikro-orm.config.js';
 import { tameOrmContexts } from './contexts.js';
+import { knexPool, PoolWaits, watchPgPool, watchTarnPool } from './poolWaits.js';
 import { attachPool } from './sql.js';
 
 const MIGRATION_LOCK = 0x5753_4b31; // arbitrary, fixed: serialises migrations across processes
@@ -39,7 +40,13 @@ export async function openOrm(connection: DbConnection, poolMax = 10, direct: Db
   for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
   const directPooled = direct.clientUrl === connection.clientUrl ? pooled : await behindPooler(direct);
   const sessions = directPooled ? null : pgClientConfig(direct);
-  attachPool(orm.em, { pool, relaxed, direct: sessions, pooled }, !connection.clientUrl); // no URL: the embedded PGlite socket
+  // Every connection a pool hands out is timed for /metrics (wks_db_pool_wait_seconds).
+  const waits = new PoolWaits();
+  watchPgPool(pool, 'statements', waits);
+  if (relaxed) watchPgPool(relaxed, 'relaxed', waits);
+  const transactions = knexPool(orm);
+  if (transactions) watchTarnPool(transactions, 'transactions', waits);
+  attachPool(orm.em, { pool, relaxed, direct: sessions, pooled, waits }, !connection.clientUrl); // no URL: the embedded PGlite socket
   await tameOrmContexts(orm);
   const close = orm.close.bind(orm);
   orm.close = async (force?: boolean) => {

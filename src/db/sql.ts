@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { PoolWaits } from './poolWaits.js';
 
 /**
  * Each ORM's node-postgres pool for statements outside a transaction (see openOrm). MikroORM's
@@ -17,6 +18,8 @@ interface Attached {
   direct: pg.ClientConfig | null;
   /** A read replica's pool (DATABASE_READ_URL): only on a target made by `replicaTarget`. */
   replica?: pg.Pool;
+  /** Where the pools report the connections they hand out (see watchPgPool). */
+  waits: PoolWaits;
 }
 const pools = new WeakMap<object, Attached>();
 
@@ -31,10 +34,16 @@ export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionCon
  */
 export function attachPool(
   em: EntityManager,
-  { pool, relaxed, direct, pooled }: { pool: pg.Pool; relaxed?: pg.Pool; direct: pg.ClientConfig | null; pooled: boolean },
+  {
+    pool,
+    relaxed,
+    direct,
+    pooled,
+    waits,
+  }: { pool: pg.Pool; relaxed?: pg.Pool; direct: pg.ClientConfig | null; pooled: boolean; waits?: PoolWaits },
   inline: boolean,
 ): void {
-  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline, pooled, direct });
+  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline, pooled, direct, waits: waits ?? new PoolWaits() });
 }
 
 /** Whether this ORM reaches PostgreSQL through a transaction pooler (see behindPooler). */
@@ -179,6 +188,11 @@ export function poolStats(em: SqlTarget): Record<'statements' | 'relaxed', { tot
   const { pool, relaxed } = attachedTo(em);
   const of = (p: pg.Pool) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
   return { statements: of(pool), relaxed: of(relaxed) };
+}
+
+/** Where this ORM's pools report each connection they hand out and how long its caller waited (for /metrics). */
+export function poolWaits(em: SqlTarget): PoolWaits {
+  return attachedTo(em).waits;
 }
 
 /** The pool behind `sqlRelaxed` (shared with the rate limiter on a PostgreSQL server; ended by the ORM's close). */

@@ -28,6 +28,7 @@ import { Migration20261128050000_caller_writes } from './Migration20261128050000
 import { Migration20261129010000_small_gin_direct } from './Migration20261129010000_small_gin_direct.js';
 import { Migration20261129020000_near_keys_pending } from './Migration20261129020000_near_keys_pending.js';
 import { Migration20261130010000_oauth_grant_mfa } from './Migration20261130010000_oauth_grant_mfa.js';
+import { Migration20261130020000_retention_indexes } from './Migration20261130020000_retention_indexes.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -60,4 +61,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261129010000_small_gin_direct', class: Migration20261129010000_small_gin_direct },
   { name: 'Migration20261129020000_near_keys_pending', class: Migration20261129020000_near_keys_pending },
   { name: 'Migration20261130010000_oauth_grant_mfa', class: Migration20261130010000_oauth_grant_mfa },
+  { name: 'Migration20261130020000_retention_indexes', class: Migration20261130020000_retention_indexes },
 ];
