@@ -75,12 +75,15 @@ export function startBackground(options: BackgroundOptions): Background {
           logger.warn({ err: error }, 'near-duplicate key backfill failed'),
         )
       : undefined;
+  // A retention pass may delete for seconds: stop() ends it after its current batch and waits for it.
+  let stopping = false;
+  let retentionPass: Promise<unknown> | null = null;
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
-    enforceRetention(freshEm(orm), options.retention ?? DEFAULT_RETENTION).catch((error) =>
-      logger.warn({ err: error }, 'retention pass failed'),
-    );
+    retentionPass ??= enforceRetention(freshEm(orm), options.retention ?? DEFAULT_RETENTION, RETENTION_BUDGET_MS, () => stopping)
+      .catch((error) => logger.warn({ err: error }, 'retention pass failed'))
+      .finally(() => (retentionPass = null));
     deleteOldCallerWrites(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'caller write positions purge failed'));
     // Sign-in links a day past their expiry and sessions ended a day ago are forgotten.
     forgetEndedSignIns(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'sign-in purge failed'));
@@ -98,7 +101,9 @@ export function startBackground(options: BackgroundOptions): Background {
     dispatcher,
     idempotency,
     async stop() {
+      stopping = true;
       clearInterval(housekeeping);
+      await retentionPass;
       clearTimeout(firstBackfill);
       await worker.stop();
       await dispatcher.stop();
@@ -128,9 +133,15 @@ export interface RetentionPass {
  * never cut short; with 0, one batch of each). Each batch is its own short transaction that first
  * takes RETENTION_LOCK with `pg_try_advisory_xact_lock`: a process that finds it taken ends its
  * pass (another is deleting), so passes of several processes do not repeat each other's work, and
- * no lock outlives a batch (transaction-scoped: safe behind a transaction pooler).
+ * no lock outlives a batch (transaction-scoped: safe behind a transaction pooler). `stopped`
+ * (the process is stopping) ends the pass after the batch that runs.
  */
-export async function enforceRetention(em: EntityManager, retention: Retention, budgetMs = RETENTION_BUDGET_MS): Promise<RetentionPass> {
+export async function enforceRetention(
+  em: EntityManager,
+  retention: Retention,
+  budgetMs = RETENTION_BUDGET_MS,
+  stopped: () => boolean = () => false,
+): Promise<RetentionPass> {
   const done: RetentionPass = { events: 0, searches: 0, busy: false };
   const deadline = performance.now() + budgetMs;
   let left = (
@@ -147,6 +158,7 @@ export async function enforceRetention(em: EntityManager, retention: Retention, 
       if (n === null) return { ...done, busy: true };
       done[key] += n;
       if (n < RETENTION_BATCH) left = left.filter(([other]) => other !== key);
+      if (stopped()) return done;
     }
     if (performance.now() >= deadline) break;
   }

@@ -273,7 +273,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissionsOf,
     refuseCall: scopeCheck(options.oauth),
     routeRead: routeAsRead,
-    recordWrite: recordWriteNow,
+    // The tool's write has committed: failing to record its position must not turn its answer into an error (the caller might retry it).
+    recordWrite: (ctx) => recordWriteNow(ctx).catch((err) => options.logger.warn({ err }, "could not record the caller's write position")),
   });
   const graphql = await createGraphQL({
     schema: domain.schema,

@@ -196,7 +196,7 @@ const BACKLOGS: readonly { queue: string; read: (em: ReturnType<typeof freshEm>)
   {
     queue: 'webhook_fanout',
     read: webhookFanOutLag,
-    items: 'Events the webhook fan-out has not passed yet (their deliveries do not exist yet)',
+    items: 'Events the webhook fan-out has not passed yet, counted up to 100000 (their deliveries do not exist yet)',
     oldest: 'event the webhook fan-out has not passed',
   },
 ];

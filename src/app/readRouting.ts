@@ -4,10 +4,14 @@ import type { Principal } from '../context.js';
 import type { ReadRouter } from '../db/replica.js';
 import type { SqlTarget } from '../db/sql.js';
 
-/** Whose writes a read must see: an agent key, the admin token, or nobody (anonymous and invalid callers never write). */
+/**
+ * Whose writes a read must see: an agent key (or OAuth grant), a signed-in member (their session's
+ * GraphQL and console requests), the admin token, or nobody (anonymous and invalid callers never write).
+ */
 export function callerOf(principal: Principal | undefined): string | null {
   if (!principal) return null;
   if (principal.kind === 'agent') return `key:${principal.keyId}`;
+  if (principal.kind === 'member') return `member:${principal.memberId}`;
   if (principal.kind === 'admin') return 'admin';
   return null;
 }
@@ -56,8 +60,8 @@ export function readRouting(router: ReadRouter | null): Middleware {
       },
       async recordWrite() {
         if (recorded) return;
-        recorded = true;
         await router.recordWrite(caller!);
+        recorded = true; // only once it is recorded: after a failure, the request's end tries again
       },
     };
     ctx.state.bodyRouting = routing;

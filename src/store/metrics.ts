@@ -25,17 +25,24 @@ export async function webhookBacklog(db: SqlTarget): Promise<Backlog> {
   return { depth: row.depth, oldestSeconds: Math.max(0, row.oldest ?? 0) };
 }
 
+/** The fan-out backlog is counted up to this many events: past it, a scrape would read ever more of the table. */
+export const FAN_OUT_COUNTED = 100_000;
+
 /**
- * Events the webhook fan-out has not passed yet (after its cursor in commit order), and the age of
- * the oldest: the deliveries these become are not in `webhookBacklog` until a dispatcher fans
- * them out. Reads the range of `events_xid_idx` past the cursor only.
+ * Events the webhook fan-out has not passed yet (after its cursor in commit order, counted up to
+ * FAN_OUT_COUNTED), and the age of the first of them: the deliveries these become are not in
+ * `webhookBacklog` until a dispatcher fans them out. Reads the range of `events_xid_idx` past
+ * the cursor, at most FAN_OUT_COUNTED entries of it.
  */
 export async function webhookFanOutLag(db: SqlTarget): Promise<Backlog> {
   const [row] = await sql<{ depth: number; oldest: number | null }>(
     db,
-    `select count(*)::int as depth, extract(epoch from now() - min(e.created_at))::float8 as oldest
-       from event_cursors c join events e on (e.xid, e.id) > (c.last_xid, c.last_id)
+    `select (select count(*)::int from (select 1 from events e where (e.xid, e.id) > (c.last_xid, c.last_id) limit ?) past) as depth,
+            (select extract(epoch from now() - e.created_at)::float8 from events e
+              where (e.xid, e.id) > (c.last_xid, c.last_id) order by e.xid, e.id limit 1) as oldest
+       from event_cursors c
       where c.name = 'webhooks'`,
+    [FAN_OUT_COUNTED],
   );
-  return { depth: row.depth, oldestSeconds: Math.max(0, row.oldest ?? 0) };
+  return { depth: row?.depth ?? 0, oldestSeconds: Math.max(0, row?.oldest ?? 0) };
 }
