@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant } from './support/factories.js';
 import { ownDatabase } from './support/ownDatabase.js';
+import { until } from './support/wait.js';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 
@@ -167,7 +168,7 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
       { next: (value) => errors.push(value), error: (error) => errors.push(error), complete: () => undefined },
     );
     try {
-      const text = await scrapeUntil((s) => (sample(s, 'wks_graphql_subscriptions') ?? 0) >= 1);
+      const text = await scrapeUntil((s) => (sample(s, 'wks_graphql_subscriptions') ?? 0) >= 1, 'the subscription in the gauges');
       expect(errors).toEqual([]);
       expect(sample(text, 'wks_graphql_subscriptions')).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'wks_websockets', { state: 'open' })).toBeGreaterThanOrEqual(1);
@@ -177,7 +178,7 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
       stop();
       await client.dispose();
     }
-    const text = await scrapeUntil((s) => sample(s, 'wks_websockets', { state: 'open' }) === 0);
+    const text = await scrapeUntil((s) => sample(s, 'wks_websockets', { state: 'open' }) === 0, 'the socket to close');
     expect(sample(text, 'wks_graphql_subscriptions')).toBe(0);
   });
 
@@ -217,12 +218,14 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Scrapes until `done` holds of the text (5 s at most); the last text. */
-async function scrapeUntil(done: (text: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const text = await (await scrape(app)).text();
-    if (done(text) || Date.now() > deadline) return text;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Scrapes until `done` holds of the text (5 s at most, see until); that text. */
+const scrapeUntil = (done: (text: string) => boolean, what: string): Promise<string> =>
+  until(
+    async () => {
+      const text = await (await scrape(app)).text();
+      return done(text) ? text : null;
+    },
+    what,
+    5000,
+    50,
+  );

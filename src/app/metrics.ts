@@ -7,7 +7,7 @@ import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from '../db/replica.js';
 import { knexPool } from '../db/poolWaits.js';
 import { poolStats, poolWaits } from '../db/sql.js';
-import { embeddingBacklog, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
+import { embeddingBacklog, FAN_OUT_COUNTED, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
 import { DomainError } from '../errors.js';
 import { API_PREFIX } from '../../rest/openapi.js';
 
@@ -196,7 +196,7 @@ const BACKLOGS: readonly { queue: string; read: (em: ReturnType<typeof freshEm>)
   {
     queue: 'webhook_fanout',
     read: webhookFanOutLag,
-    items: 'Events the webhook fan-out has not passed yet, counted up to 100000 (their deliveries do not exist yet)',
+    items: `Events the webhook fan-out has not passed yet, counted up to ${FAN_OUT_COUNTED} (their deliveries do not exist yet)`,
     oldest: 'event the webhook fan-out has not passed',
   },
 ];
