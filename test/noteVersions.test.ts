@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant, type Tenant } from './support/factories.js';
@@ -271,6 +272,34 @@ describe.runIf(process.env.DATABASE_URL)('If-Match across processes', () => {
       expect((await history(t, 'race')).body.map((r: any) => r.version)).toEqual([1]);
     } finally {
       await other.close();
+    }
+  });
+});
+
+// A transaction of another connection holding the workspace's row: only a PostgreSQL server has one.
+describe.runIf(process.env.DATABASE_URL)("a note's update and its workspace's row", () => {
+  it('updates a note (with its revision) while another transaction holds the workspace row, and a deleted workspace takes its revisions', async () => {
+    const t = await tenant(app);
+    await versions(t, 'unlocked', 2);
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      // A foreign key from the revision to the workspace would make the PUT wait for this lock.
+      await db.query('begin');
+      await db.query('select 1 from workspaces where id = $1 for update', [t.workspace.id]);
+      const res = await Promise.race([put(t, 'unlocked', 'body 3'), new Promise<null>((r) => setTimeout(() => r(null), 5000))]);
+      expect(res?.status).toBe(200);
+      expect(res?.body.version).toBe(3);
+      await db.query('rollback');
+      expect((await history(t, 'unlocked')).body.map((r: any) => r.version)).toEqual([2, 1]);
+      const count = async () =>
+        Number((await db.query('select count(*) from memory_note_revisions where workspace_id = $1', [t.workspace.id])).rows[0].count);
+      expect(await count()).toBe(2);
+      await db.query('delete from workspaces where id = $1', [t.workspace.id]);
+      expect(await count()).toBe(0);
+    } finally {
+      await db.query('rollback').catch(() => undefined);
+      await db.end();
     }
   });
 });

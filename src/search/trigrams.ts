@@ -1,19 +1,45 @@
 /** Word trigrams as pg_trgm makes them, hashed to numbers, and their Jaccard similarity (for near-duplicate notes and did-you-mean). */
 
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** Whether a code point (of lower-cased text) belongs to a word: a letter or a digit; ASCII without a regular expression. */
+function isWordChar(c: number): boolean {
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+  return WORD_CHAR.test(String.fromCodePoint(c));
+}
+
+/**
+ * Calls `visit` with the hash of every trigram of a text, in order (a trigram that occurs twice is
+ * visited twice): the lower-cased words of letters and digits, each padded with two spaces before
+ * and one after, as pg_trgm makes them. No word list or set is built, so a caller that needs only
+ * an order-free summary of the set (a MinHash) pays for nothing else.
+ */
+export function eachTrigram(text: string, visit: (hash: number) => void): void {
+  const lower = text.toLowerCase();
+  let a = 32;
+  let b = 32;
+  let inWord = false;
+  for (let i = 0; i < lower.length; i++) {
+    const c = lower.codePointAt(i)!;
+    if (c > 0xffff) i++;
+    if (isWordChar(c)) {
+      visit(trigramHash(a, b, c));
+      a = b;
+      b = c;
+      inWord = true;
+    } else if (inWord) {
+      visit(trigramHash(a, b, 32));
+      a = b = 32;
+      inWord = false;
+    }
+  }
+  if (inWord) visit(trigramHash(a, b, 32));
+}
+
 /** The distinct trigrams of a text, as pg_trgm makes them, each as a 32-bit hash. */
 export function trigrams(text: string): Set<number> {
   const out = new Set<number>();
-  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    let a = 32;
-    let b = 32;
-    for (const char of word) {
-      const c = char.codePointAt(0)!;
-      out.add(trigramHash(a, b, c));
-      a = b;
-      b = c;
-    }
-    out.add(trigramHash(a, b, 32));
-  }
+  eachTrigram(text, (hash) => out.add(hash));
   return out;
 }
 

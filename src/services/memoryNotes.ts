@@ -106,15 +106,14 @@ export async function putNote(
   const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
   const noneMatch = conditions.ifNoneMatch ? versionsNamed(conditions.ifNoneMatch) : null;
   // Without the check, no keys: the housekeeping pass gives the note its keys once the check is on.
-  const grams = ctx.memory.nearDuplicates ? trigrams(note.body) : null;
-  const keys = grams && nearKeys(scope.workspaceId, grams);
+  const keys = ctx.memory.nearDuplicates ? nearKeys(scope.workspaceId, note.body) : null;
   for (let attempt = 0; ; attempt++) {
     try {
       const written = await writeNote(ctx, scope, note, match, noneMatch, keys);
       if (written?.queued) signalEmbeddingWork();
       // Other notes' paths and how close they are tell what those notes say: only for a key that may read them.
       if (written?.action === 'memory.note.created' && keys && scope.permissions.has('memory.read')) {
-        const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, grams, keys);
+        const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, trigrams(note.body), keys);
         return similar.length ? { ...plainNote(written), similar } : plainNote(written);
       }
       if (written) return plainNote(written);

@@ -1,5 +1,5 @@
 import type { SqlTarget } from '../db/sql.js';
-import { similarity, trigrams } from '../search/trigrams.js';
+import { eachTrigram, similarity, trigrams } from '../search/trigrams.js';
 import { nearCandidates, noteBodies, notesWithoutNearKeys, setNearKeys } from '../store/noteNearKeys.js';
 
 export { similarity, trigrams };
@@ -32,17 +32,21 @@ const HASHES = NEAR_BANDS * NEAR_ROWS;
  * MinHash values come from one-permutation hashing: each trigram's hash picks a bin by its low
  * bits and competes for that bin's minimum with its other bits (one hash per trigram instead of
  * one per trigram and function); an empty bin borrows the next filled one's value, shifted by the
- * distance, so equal sets still agree bin by bin.
+ * distance, so equal sets still agree bin by bin. A minimum is the same whether a trigram is seen
+ * once or many times, so the trigrams are streamed (no set is built: this runs on every PUT);
+ * only the first NEAR_MIN_TRIGRAMS distinct ones are counted.
  */
-export function nearKeys(workspaceId: string, grams: Set<number>): number[] {
-  if (grams.size < NEAR_MIN_TRIGRAMS) return [];
+export function nearKeys(workspaceId: string, body: string): number[] {
   const mins = new Array<number>(HASHES).fill(-1);
-  for (const gram of grams) {
+  const firstSeen = new Set<number>();
+  eachTrigram(body, (gram) => {
+    if (firstSeen.size < NEAR_MIN_TRIGRAMS) firstSeen.add(gram);
     const h = Math.imul(gram ^ (gram >>> 15), 0x2c1b3c6d) >>> 0;
     const bin = h % HASHES;
     const value = Math.floor(h / HASHES);
     if (mins[bin] === -1 || value < mins[bin]) mins[bin] = value;
-  }
+  });
+  if (firstSeen.size < NEAR_MIN_TRIGRAMS) return [];
   for (let i = 0; i < HASHES; i++) {
     if (mins[i] !== -1) continue;
     let j = 1;
@@ -86,7 +90,7 @@ export async function backfillNearKeys(db: SqlTarget, batch = 500): Promise<numb
   const rows = await notesWithoutNearKeys(db, batch);
   for (const row of rows) {
     // Only if the body is still the one the keys were made from (a write meanwhile set its own).
-    await setNearKeys(db, row.id, nearKeys(row.workspace_id, trigrams(row.body)), row.body);
+    await setNearKeys(db, row.id, nearKeys(row.workspace_id, row.body), row.body);
   }
   return rows.length;
 }
