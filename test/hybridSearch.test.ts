@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuseRankings } from '../src/search/fusion.js';
+import { fuseRankings, hybridRankings, RRF_K, SEMANTIC_WEIGHT } from '../src/search/fusion.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 
@@ -30,13 +30,14 @@ async function docs(t: Tenant, pages = PAGES) {
 }
 
 describe('hybrid search (mode=hybrid)', () => {
-  it('fuses full text and embeddings by reciprocal rank: items either ranking finds, scores decreasing', async () => {
+  it('fuses full text, embeddings and full text of any word by reciprocal rank: items any ranking finds, scores decreasing', async () => {
     const t = await tenant(app);
     await docs(t);
     await app.server.drainEmbeddings(t.workspace.id);
     const q = 'q=' + encodeURIComponent('reset my password');
     const fullText = await search(t, q);
     const semantic = await search(t, `${q}&mode=semantic`);
+    const anyWord = await search(t, 'q=' + encodeURIComponent('reset or my or password'));
     const hybrid = await search(t, `${q}&mode=hybrid`);
     expect(hybrid.status).toBe(200);
     expect(hybrid.headers.get('x-search-ranking')).toBe('hybrid');
@@ -46,17 +47,27 @@ describe('hybrid search (mode=hybrid)', () => {
     // Full text finds only the page with the words; the fusion also has what embeddings find.
     expect(slugs(fullText)).toEqual(['password-rules']);
     expect(slugs(semantic)).toContain('recovering-account-credentials');
-    expect(new Set(slugs(hybrid))).toEqual(new Set([...slugs(fullText), ...slugs(semantic)]));
+    // Any word finds what every word does, and more.
+    expect(slugs(anyWord)).toEqual(expect.arrayContaining(slugs(fullText)));
+    expect(slugs(anyWord).length).toBeGreaterThan(slugs(fullText).length);
+    expect(new Set(slugs(hybrid))).toEqual(new Set([...slugs(fullText), ...slugs(semantic), ...slugs(anyWord)]));
     // An item both rankings have outscores one only a single ranking has.
     const both = slugs(hybrid).filter((s: string) => slugs(fullText).includes(s) && slugs(semantic).includes(s));
     expect(both.length).toBeGreaterThan(0);
     expect(hybrid.body[0].slug).toBe(both[0]);
     const scores = hybrid.body.map((h: any) => h.score);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
-    expect(scores[0]).toBeCloseTo(1 / 6 + 0.25 / (5 + 1 + slugs(semantic).indexOf(both[0])), 5);
+    const rankIn = (res: { body: any[] }, slug: string) => slugs(res).indexOf(slug) + 1;
+    expect(scores[0]).toBeCloseTo(
+      1 / (RRF_K + 1) + SEMANTIC_WEIGHT / (RRF_K + rankIn(semantic, both[0])) + 1.5 / (RRF_K + rankIn(anyWord, both[0])),
+      5,
+    );
     expect(hybrid.body.find((h: any) => h.slug === 'password-rules').snippet).toContain('<mark>');
     // The database fuses exactly as fuseRankings does: same order (ties included), same scores.
-    const expected = fuseRankings(slugs(fullText), slugs(semantic), (s) => s).map((f) => [f.item, Math.round(f.score * 1e6) / 1e6]);
+    const expected = fuseRankings(hybridRankings(slugs(fullText), slugs(semantic), slugs(anyWord)), (s: string) => s).map((f) => [
+      f.item,
+      Math.round(f.score * 1e6) / 1e6,
+    ]);
     expect(hybrid.body.map((h: any) => [h.slug, h.score])).toEqual(expected);
   });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANY_WORD_WEIGHT, FULL_TEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../src/search/fusion.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant, type Tenant } from './support/factories.js';
 
@@ -72,11 +73,16 @@ describe('semantic and hybrid memory search (mode=semantic|hybrid)', () => {
     expect(Object.keys(semantic.body[0]).sort()).toEqual(['kind', 'path', 'score', 'snippet', 'tags', 'updatedAt']);
 
     const hybrid = await search(t, `${q}&mode=hybrid`);
+    const anyWord = await search(t, 'q=' + encodeURIComponent('reset or my or password'));
     expect(hybrid.headers.get('x-search-ranking')).toBe('hybrid');
-    expect(new Set(paths(hybrid))).toEqual(new Set([...paths(fullText), ...paths(semantic)]));
-    // The note both rankings have comes first: 1/(5+1) from full text plus its semantic share.
+    expect(new Set(paths(hybrid))).toEqual(new Set([...paths(fullText), ...paths(semantic), ...paths(anyWord)]));
+    // The note every ranking has comes first: its shares of full text, the embeddings and any word.
     expect(hybrid.body[0].path).toBe('ops/password-rules');
-    expect(hybrid.body[0].score).toBeCloseTo(1 / 6 + 0.25 / (5 + 1 + paths(semantic).indexOf('ops/password-rules')), 5);
+    const rankIn = (res: { body: any[] }) => paths(res).indexOf('ops/password-rules') + 1;
+    expect(hybrid.body[0].score).toBeCloseTo(
+      FULL_TEXT_WEIGHT / (RRF_K + 1) + SEMANTIC_WEIGHT / (RRF_K + rankIn(semantic)) + ANY_WORD_WEIGHT / (RRF_K + rankIn(anyWord)),
+      5,
+    );
     expect(hybrid.body[0].snippet).toContain('<mark>');
   });
 

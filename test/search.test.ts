@@ -410,7 +410,7 @@ describe('portable vector index (exact ranking in process, one cache per process
     expect((await check(probe, 1, 'm2'))[0].itemId).toBe(moved);
   });
 
-  it('ranks an item by its best passage, and a re-embedded item by its new passages only', async () => {
+  it('ranks an item by its best passages, and a re-embedded item by its new passages only', async () => {
     const t = await tenant(app);
     const em = freshEm(app.server.orm);
     const [writer, reader] = [await VectorIndex.open(em, { portable: true }), await VectorIndex.open(em, { portable: true })];
@@ -430,13 +430,33 @@ describe('portable vector index (exact ranking in process, one cache per process
     await store(base, [axis(0), axis(1), axis(2)]); // its third passage points along axis 2
     await store(base + 1, [axis(3)]);
     const near = (q: number[]) => reader.nearest(em, t.workspace.id, ['article'], q, 'mp', 2);
-    expect((await near(axis(2)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 2, similarity: expect.closeTo(1, 5) });
+    // Its score is the mean of its best passages (all three here): the floor is checked on the best one.
+    expect((await near(axis(2)))[0]).toEqual({
+      itemType: 'article',
+      itemId: base,
+      passage: 2,
+      similarity: expect.closeTo(1, 5),
+      score: expect.closeTo(1 / 3, 5),
+    });
     // Re-embedded with one passage (the text changed): the old third passage no longer ranks, in the other process's cache too.
     await store(base, [axis(4)]);
     const after = await near(axis(2));
     expect(after.find((n) => n.itemId === base)?.similarity ?? 0).toBeCloseTo(0, 5);
-    expect((await near(axis(4)))[0]).toEqual({ itemType: 'article', itemId: base, passage: 0, similarity: expect.closeTo(1, 5) });
+    expect((await near(axis(4)))[0]).toEqual({
+      itemType: 'article',
+      itemId: base,
+      passage: 0,
+      similarity: expect.closeTo(1, 5),
+      score: expect.closeTo(1, 5),
+    });
     expect((await near(axis(3)))[0].itemId).toBe(base + 1);
+    // Two passages that both answer outrank one passage closer still among many that do not.
+    const tilted = (i: number, toward: number, amount: number) => axis(i).map((x, j) => (j === toward ? amount : x));
+    await store(base + 2, [tilted(5, 6, 1), tilted(5, 6, 1)]); // each at cos 0.71 to axis 6
+    await store(base + 3, [tilted(7, 6, 4), axis(0), axis(1), axis(2), axis(3), axis(4), axis(5), axis(7)]); // one at 0.97, the rest 0
+    const ranked = await reader.nearest(em, t.workspace.id, ['article'], axis(6), 'mp', 2);
+    expect(ranked.map((n) => n.itemId)).toEqual([base + 2, base + 3]);
+    expect(ranked[1].similarity).toBeGreaterThan(ranked[0].similarity);
   });
 });
 

@@ -1,6 +1,6 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { RRF_K, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
+import { ANY_WORD_WEIGHT, FULL_TEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
@@ -21,8 +21,9 @@ export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', R
 
 /** How hybrid ranking scores, for the descriptions of both searches. */
 export const HYBRID_RULE =
-  `fuses the full-text and embedding rankings by weighted reciprocal rank (score: 1/(${RRF_K} + full-text rank) + ` +
-  `${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank))`;
+  `fuses the full-text ranking, the embeddings' and the full-text ranking of any of the query's words by weighted reciprocal rank ` +
+  `(score: ${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank) + ` +
+  `${ANY_WORD_WEIGHT}/(${RRF_K} + any-word rank))`;
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [

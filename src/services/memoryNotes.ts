@@ -21,8 +21,9 @@ import { nearKeys, similarNotes, trigrams } from './nearDuplicates.js';
 import type { MemoryIndexEntry, MemorySearchHit, MemorySearchPage } from '../types/memory.js';
 import type { FallbackReason, SearchMode } from '../types/search.js';
 import { readSearchCursor, searchCursor } from '../search/cursor.js';
-import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
+import { fuseRankings, HYBRID_DEPTH, hybridRankings } from '../search/fusion.js';
 import { semanticNeighbours } from './search.js';
+import { anyWord } from '../store/search.js';
 import { signalEmbeddingWork } from '../search/vectors.js';
 import { safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
@@ -318,19 +319,25 @@ export async function searchNotes(
   else if (byMeaning) {
     await embedNotesOf(ctx, scope.workspaceId);
     const depth = offset + size + HYBRID_DEPTH;
-    const [neighbours, fullText] = await Promise.all([
+    const anyQ = anyWord(q);
+    const [neighbours, fullText, anyWordRanking] = await Promise.all([
       semanticNeighbours(ctx, scope.workspaceId, q, depth, ['note']),
       mode === 'hybrid' ? rankNotesFullText(ctx.db, scope.workspaceId, q, depth) : [],
+      // Hybrid's third ranking (see hybridRankings): a query of one word has no other than full text's.
+      mode === 'hybrid' && anyQ !== '' && anyQ !== q ? rankNotesFullText(ctx.db, scope.workspaceId, anyQ, depth) : null,
     ]);
     if ('reason' in neighbours) fallbackReason = neighbours.reason;
     else if (mode === 'semantic' && !neighbours.length && !offset) fallbackReason = 'below_similarity_floor';
     else {
       const ranked =
         mode === 'semantic'
-          ? neighbours.map((n) => ({ item: n.itemId, score: n.similarity }))
+          ? neighbours.map((n) => ({ item: n.itemId, score: n.score }))
           : fuseRankings(
-              fullText,
-              neighbours.map((n) => n.itemId),
+              hybridRankings(
+                fullText,
+                neighbours.map((n) => n.itemId),
+                anyWordRanking ?? fullText,
+              ),
               String,
             );
       const pageItems = ranked.slice(offset, offset + size);

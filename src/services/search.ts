@@ -8,14 +8,23 @@ import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
-import { fuseRankings, HYBRID_DEPTH } from '../search/fusion.js';
+import { fuseRankings, HYBRID_DEPTH, hybridRankings } from '../search/fusion.js';
 import { fullTextCap } from '../search/fullTextCap.js';
 import type { FallbackReason, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
-import { fullTextHits, visibleHits, visibleInOrder, type HitRow, type RankedItems, type SearchScope } from '../store/search.js';
+import {
+  anyWord,
+  fullTextHits,
+  visibleHits,
+  visibleInOrder,
+  type FullTextRow,
+  type HitRow,
+  type RankedItems,
+  type SearchScope,
+} from '../store/search.js';
 import { logSearch as insertSearchLog } from '../store/searchLog.js';
 
-/** Below this cosine similarity a semantic hit is noise. */
+/** Below this cosine similarity of its best passage a semantic hit is noise. */
 const SIMILARITY_FLOOR = 0.3;
 const SEARCHED: ItemType[] = ['article', 'changelog'];
 
@@ -87,7 +96,7 @@ async function semanticSearch(
   const rows = await visibleHits(ctx.db, searcher(scope), q, neighbours, offset, size);
   const visible = rows[0]?.visible ?? 0;
   if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
-  const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].similarity }));
+  const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].score }));
   return page(scope, hits, size, offset, 'semantic', visible > offset + size);
 }
 
@@ -120,14 +129,16 @@ export async function semanticNeighbours(
 }
 
 /**
- * Hybrid ranking: the full-text and the embedding rankings fused by fuseRankings (weighted
- * reciprocal rank fusion, as memory search fuses), then paged like any ranking.
- * Falls back to full text only when embeddings cannot be used at all (embedder unavailable, items
- * pending); a query nothing is semantically close to fuses full text alone.
+ * Hybrid ranking: the full-text ranking, the embeddings' and the full-text ranking of any of the
+ * query's words fused by fuseRankings (weighted reciprocal rank fusion, as memory search fuses),
+ * then paged like any ranking. Falls back to full text only when embeddings cannot be used at all
+ * (embedder unavailable, items pending); a query nothing is semantically close to fuses the two
+ * full-text rankings.
  *
- * Both rankings are asked at once (full text while the question is embedded); the semantic
+ * The rankings are asked at once (full text while the question is embedded); the semantic
  * neighbours this key may see are kept, in their order; the page of the fused ranking then gets
- * its titles, slugs and snippets.
+ * its titles, slugs and snippets. The any-word ranking is full text's own (its candidate cap
+ * included) for the query `anyWord(q)`; a query of one word has no other.
  */
 async function hybridSearch(
   ctx: RequestContext,
@@ -137,19 +148,24 @@ async function hybridSearch(
   offset: number,
 ): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
   const depth = offset + size + HYBRID_DEPTH;
+  const anyQ = anyWord(q);
+  const ownAnyWord = anyQ !== '' && anyQ !== q;
   // The neighbours this key may see are sorted out while full text still ranks.
-  const [fullText, semantic] = await Promise.all([
+  const [fullText, semantic, anyWordRows] = await Promise.all([
     fullTextRows(ctx, scope, q, depth, 0, false),
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED).then(async (neighbours) =>
       'reason' in neighbours
         ? neighbours
         : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
     ),
+    ownAnyWord ? fullTextRows(ctx, scope, anyQ, depth, 0, false) : null,
   ]);
   if ('reason' in semantic) return semantic;
   const { neighbours, visible: semanticRanking } = semantic;
-  const fullTextRanking: RankedItems = fullText.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  const fused = fuseRankings(fullTextRanking, semanticRanking, (i) => `${i.itemType} ${i.itemId}`);
+  const ranking = (rows: FullTextRow[]): RankedItems => rows.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
+  const fullTextRanking = ranking(fullText);
+  const anyWordRanking = anyWordRows ? ranking(anyWordRows) : fullTextRanking;
+  const fused = fuseRankings(hybridRankings(fullTextRanking, semanticRanking, anyWordRanking), (i) => `${i.itemType} ${i.itemId}`);
   const pageItems = fused.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
   // A hit the embeddings found shows the passage that matched.

@@ -109,17 +109,19 @@ export async function replaceEmbedding(
   }
 }
 
-/** An item as the pgvector ranking gives it: its best passage among the nearest, and that passage's similarity. */
+/** An item as the pgvector ranking gives it: its best passage among the nearest, that passage's similarity, and its score. */
 export interface NearestRow {
   item_type: ItemType;
   item_id: number;
   passage: number;
   similarity: string;
+  score: string;
 }
 
 /**
- * The `limit` items of `types` nearest to `vector` (pgvector text), each by its best passage
- * among the `candidates` nearest passages of the HNSW-indexed column, most similar first.
+ * The `limit` items of `types` nearest to `vector` (pgvector text) among the `candidates` nearest
+ * passages of the HNSW-indexed column, ranked as the in-process ranking ranks them: by the mean
+ * similarity of each item's `best` most similar passages (of those among the candidates).
  */
 export function nearestByVector(
   em: SqlTarget,
@@ -127,19 +129,20 @@ export function nearestByVector(
   types: ItemType[],
   model: string,
   vector: string,
-  limit: number,
-  candidates: number,
+  options: { limit: number; candidates: number; best: number },
 ): Promise<NearestRow[]> {
   return sql<NearestRow>(
     em,
-    `select item_type, item_id, passage, similarity from (
-       select item_type, item_id, passage, similarity,
-              row_number() over (partition by item_type, item_id order by similarity desc, passage) as best
-         from (select item_type, item_id, passage, 1 - (embedding <=> :vector::vector) as similarity from embeddings
-                where workspace_id = :workspace and item_type = any(:types::text[]) and model = :model and embedding is not null
-                order by embedding <=> :vector::vector limit :candidates) near) ranked
-      where best = 1 order by similarity desc, item_type, item_id limit :limit`,
-    { vector, workspace: workspaceId, types: pgArray(types), model, candidates, limit },
+    `select item_type, item_id, min(passage) filter (where nth = 1) as passage, max(similarity) as similarity,
+            avg(similarity) filter (where nth <= :best) as score
+       from (select item_type, item_id, passage, similarity,
+                    row_number() over (partition by item_type, item_id order by similarity desc, passage) as nth
+               from (select item_type, item_id, passage, 1 - (embedding <=> :vector::vector) as similarity from embeddings
+                      where workspace_id = :workspace and item_type = any(:types::text[]) and model = :model and embedding is not null
+                      order by embedding <=> :vector::vector limit :candidates) near) ranked
+      group by item_type, item_id
+      order by score desc, item_type, item_id limit :limit`,
+    { vector, workspace: workspaceId, types: pgArray(types), model, ...options },
   );
 }
 
