@@ -9,12 +9,16 @@
  * all questions and on the held-out third (every third question; nothing is tuned on any of
  * them), and writes eval-results/search.json.
  *
+ * `--reuse` (with DATABASE_URL) runs the questions on the manual an earlier run loaded and embedded there.
  * `--fixtures` instead writes the small labelled subset the test suite runs (test/fixtures/pgdocs).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import TurndownService from 'turndown';
+import pg from 'pg';
+import { ANY_WORD_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../src/search/fusion.js';
 import { passagesOf } from '../src/search/passages.js';
+import { anyWord } from '../src/store/search.js';
 import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
@@ -157,9 +161,9 @@ export function score(run: { ranks: (number | null)[]; times: number[]; ran: str
 
 /**
  * Which fusion to use, chosen by the benchmark without looking at the held-out questions: the
- * full-text and semantic top 50 of every question are fused offline with each weighting and k,
- * the best on the tuning questions (recall@5, then MRR) is marked, and every row also shows its
- * held-out scores.
+ * full-text, semantic and any-word (full text of `anyWord(q)`) top 50 of every question are fused
+ * offline with each weighting and k, the best on the tuning questions (recall@5, then MRR) is
+ * marked, and every row also shows its held-out scores.
  */
 async function fusionStudy(url: string, auth: Record<string, string>, questions: Question[], slugs: Map<string, string>) {
   const get = async (q: string, mode: string) => {
@@ -167,43 +171,49 @@ async function fusionStudy(url: string, auth: Record<string, string>, questions:
     const hits = (await res.json()) as { slug: string | null; id: number | null; score: number }[];
     return { keys: hits.map((h) => h.slug ?? `changelog:${h.id}`), scores: hits.map((h) => h.score) };
   };
-  // Both top-50 lists of every question with their scores (kept in eval-results, so that other fusions can be studied offline).
+  // The three top-50 lists of every question with their scores (kept in eval-results, so that other fusions can be studied offline).
   const lists = [];
   for (const question of questions) {
     const wanted = question.pages.map((p) => slugs.get(p));
-    lists.push({
-      q: question.q,
-      heldOut: question.heldOut,
-      wanted,
-      fulltext: await get(question.q, 'fulltext'),
-      semantic: await get(question.q, 'semantic'),
-    });
+    const fulltext = await get(question.q, 'fulltext');
+    const anyQ = anyWord(question.q);
+    const anyword = anyQ && anyQ !== question.q ? await get(anyQ, 'fulltext') : fulltext;
+    lists.push({ q: question.q, heldOut: question.heldOut, wanted, fulltext, semantic: await get(question.q, 'semantic'), anyword });
   }
   const rows = [];
-  for (const semanticWeight of [0, 0.25, 0.5, 0.75, 1, 1.5])
-    for (const k of [5, 20, 60]) {
-      const ftsWeight = 1;
-      const ranks = lists.map((l) => {
-        const scores = new Map<string, number>();
-        l.fulltext.keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + ftsWeight / (k + r + 1)));
-        l.semantic.keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + semanticWeight / (k + r + 1)));
-        const fused = [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([s]) => s);
-        const wanted = new Set(l.wanted);
-        const at = fused.slice(0, 10).findIndex((s) => wanted.has(s));
-        return at < 0 ? null : at + 1;
-      });
-      const run = { ranks, times: ranks.map(() => 0), ran: ranks.map(() => 'offline') };
-      rows.push({
-        ftsWeight,
-        semanticWeight,
-        k,
-        tuning: score(run, (i) => !questions[i].heldOut),
-        heldOut: score(run, (i) => questions[i].heldOut),
-        chosen: false,
-      });
-    }
-  [...rows].sort((a, b) => b.tuning.recallAt5 - a.tuning.recallAt5 || b.tuning.mrr - a.tuning.mrr)[0].chosen = true;
-  return { rows, lists };
+  for (const semanticWeight of [0, 0.25, 0.5, 0.75, 1, 1.5, 2])
+    for (const anyWordWeight of [0, 0.25, 0.5, 0.75, 1, 1.5, 2])
+      for (const k of [1, 3, 5, 10, 20, 60]) {
+        const ftsWeight = 1;
+        const ranks = lists.map((l) => {
+          const scores = new Map<string, number>();
+          const add = (keys: string[], weight: number) =>
+            keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + weight / (k + r + 1)));
+          add(l.fulltext.keys, ftsWeight);
+          add(l.semantic.keys, semanticWeight);
+          add(l.anyword.keys, anyWordWeight);
+          const fused = [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([s]) => s);
+          const wanted = new Set(l.wanted);
+          const at = fused.slice(0, 10).findIndex((s) => wanted.has(s));
+          return at < 0 ? null : at + 1;
+        });
+        const run = { ranks, times: ranks.map(() => 0), ran: ranks.map(() => 'offline') };
+        rows.push({
+          ftsWeight,
+          semanticWeight,
+          anyWordWeight,
+          k,
+          tuning: score(run, (i) => !questions[i].heldOut),
+          heldOut: score(run, (i) => questions[i].heldOut),
+          chosen: false,
+          service: semanticWeight === SEMANTIC_WEIGHT && anyWordWeight === ANY_WORD_WEIGHT && k === RRF_K,
+        });
+      }
+  const byTuning = [...rows].sort((a, b) => b.tuning.recallAt5 - a.tuning.recallAt5 || b.tuning.mrr - a.tuning.mrr);
+  byTuning[0].chosen = true;
+  // Printed: the best five on the tuning questions, the best without the any-word ranking, and the service's own.
+  const shown = new Set([...byTuning.slice(0, 5), byTuning.find((r) => r.anyWordWeight === 0)!, ...rows.filter((r) => r.service)]);
+  return { rows: byTuning.filter((r) => shown.has(r)), lists };
 }
 
 /** The pages the first `count` questions name, plus neighbours up to `pages` in all, for the suite's fixtures. */
@@ -258,6 +268,44 @@ async function evalKey(url: string, admin: string): Promise<Record<string, strin
   return { authorization: `Bearer ${key.key}` };
 }
 
+/**
+ * `--reuse`: the manual a previous run loaded (and embedded) into DATABASE_URL, instead of loading
+ * it again (the local model takes ~25 minutes over its passages): the newest workspace of that name
+ * holding every page, a new key on it, and each page's slug (pages were created in file order).
+ */
+async function reuseManual(url: string, admin: string, databaseUrl: string, files: string[]) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query(
+      `select w.id, w.organization_id, array_agg(a.slug order by a.id) as slugs from workspaces w join articles a on a.workspace_id = w.id
+        where w.name = 'PostgreSQL 15 manual' group by w.id, w.organization_id having count(*) = $1 order by max(a.id) desc limit 1`,
+      [files.length],
+    );
+    if (!rows.length) throw new Error(`--reuse: no workspace "PostgreSQL 15 manual" with ${files.length} pages in DATABASE_URL`);
+    const [{ id: workspaceId, organization_id: organizationId, slugs }] = rows as {
+      id: string;
+      organization_id: string;
+      slugs: string[];
+    }[];
+    const { createMember: member } = await gql<{ createMember: { id: string } }>(
+      url,
+      admin,
+      'mutation($o: ID!, $e: String!) { createMember(input: { organizationId: $o, email: $e, role: "owner" }) { id } }',
+      { o: organizationId, e: `eval-${Date.now()}@example.com` },
+    );
+    const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
+      url,
+      admin,
+      'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["search.read"], workspaceId: $w }) { key } }',
+      { m: member.id, w: workspaceId },
+    );
+    return { auth: { authorization: `Bearer ${key.key}` }, slugs: new Map(files.map((f, i) => [f, slugs[i]])) };
+  } finally {
+    await db.end();
+  }
+}
+
 /** The ranking table (all and held-out questions) and the fusion study, as Markdown. */
 function printTables(
   questions: Question[],
@@ -282,13 +330,13 @@ function printTables(
     `\nFusion (offline, over each question's top 50 per ranking), chosen on the ${tuning} tuning questions by recall@5, then MRR:`,
   );
   console.log(
-    '| full-text weight | semantic weight | k | tuning recall@5 | tuning MRR | held-out recall@1 | held-out recall@5 | held-out MRR |',
+    '| full-text weight | semantic weight | any-word weight | k | tuning recall@5 | tuning MRR | held-out recall@1 | held-out recall@5 | held-out MRR | |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const f of fusion)
     console.log(
-      `| ${f.ftsWeight} | ${f.semanticWeight} | ${f.k} | ${f.tuning.recallAt5} | ${f.tuning.mrr} | ${f.heldOut.recallAt1} | ${f.heldOut.recallAt5} ` +
-        `| ${f.heldOut.mrr} |${f.chosen ? ' chosen' : ''}`,
+      `| ${f.ftsWeight} | ${f.semanticWeight} | ${f.anyWordWeight} | ${f.k} | ${f.tuning.recallAt5} | ${f.tuning.mrr} | ${f.heldOut.recallAt1} ` +
+        `| ${f.heldOut.recallAt5} | ${f.heldOut.mrr} | ${[f.chosen ? 'chosen' : '', f.service ? 'the service' : ''].filter(Boolean).join(', ')} |`,
     );
 }
 
@@ -363,10 +411,19 @@ async function main(): Promise<void> {
   const service = await spawnService({ ...env, EMBEDDINGS: fullTextOnly ? 'off' : (process.env.EVAL_EMBEDDINGS ?? 'local') });
   let stopped = false;
   try {
-    const auth = await evalKey(service.url, admin);
-    log('loading the manual through the API …');
+    const reuse = process.argv.includes('--reuse');
+    if (reuse && !process.env.DATABASE_URL) throw new Error('--reuse needs DATABASE_URL (the database a previous run loaded)');
     const loadStarted = performance.now();
-    const slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
+    let auth: Record<string, string>;
+    let slugs: Map<string, string>;
+    if (reuse) {
+      ({ auth, slugs } = await reuseManual(service.url, admin, process.env.DATABASE_URL!, files));
+      log('reusing the manual a previous run loaded');
+    } else {
+      auth = await evalKey(service.url, admin);
+      log('loading the manual through the API …');
+      slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
+    }
     if (!fullTextOnly) await waitForEmbeddings(service.url, auth);
     // The worker embeds while pages load: from the first page sent to the last passage embedded.
     const embedSeconds = Math.round((performance.now() - loadStarted) / 1000);
@@ -383,14 +440,24 @@ async function main(): Promise<void> {
     if (!fullTextOnly) printTables(questions, results, fusion);
     if (!fullTextOnly)
       console.log(
-        `\nEmbedding: ${pages.length} pages as ${passages} passages, embedded in ${embedSeconds} s (load and embedding, overlapped).`,
+        reuse
+          ? `\nEmbedding: ${pages.length} pages as ${passages} passages (loaded and embedded by an earlier run: --reuse).`
+          : `\nEmbedding: ${pages.length} pages as ${passages} passages, embedded in ${embedSeconds} s (load and embedding, overlapped).`,
       );
     await service.stop();
     stopped = true;
     // A second service over the same data (the embedded database has one owner at a time).
     const capped = await capCheck(env, auth, questions, slugs, results.fulltext);
     mkdirSync('eval-results', { recursive: true });
-    const out = { pages: pages.length, passages, embedSeconds, questions: questions.length, results, fusion, capped50: capped };
+    const out = {
+      pages: pages.length,
+      passages,
+      embedSeconds: reuse ? null : embedSeconds,
+      questions: questions.length,
+      results,
+      fusion,
+      capped50: capped,
+    };
     writeFileSync(`eval-results/search${fullTextOnly ? '-fulltext' : ''}.json`, `${JSON.stringify(out, null, 2)}\n`);
     if (study) writeFileSync('eval-results/search-lists.json', `${JSON.stringify(study.lists)}\n`);
     log('wrote eval-results/');
