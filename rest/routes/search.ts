@@ -21,9 +21,9 @@ export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', R
 
 /** How hybrid ranking scores, for the descriptions of both searches. */
 export const HYBRID_RULE =
-  `fuses the full-text ranking, the embeddings' and the full-text ranking of any of the query's words by weighted reciprocal rank ` +
-  `(score: ${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank) + ` +
-  `${ANY_WORD_WEIGHT}/(${RRF_K} + any-word rank))`;
+  `fuses three rankings by weighted reciprocal rank: full text, the embeddings', and any word (items holding any of the query's words, ` +
+  `for articles and changelog entries in their title or headings, ranked by full text of any of them); score: ` +
+  `${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank) + ${ANY_WORD_WEIGHT}/(${RRF_K} + any-word rank)`;
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [

@@ -1,12 +1,14 @@
 /**
  * Weighted reciprocal rank fusion: an item at rank r (from 1) of a ranking adds weight / (RRF_K + r).
  * Hybrid search fuses three rankings of the same items: full text as asked (every word), the
- * embeddings' (see BEST_PASSAGES), and full text of any of the query's words (`anyWord`: a question
- * in plain words rarely has all of them in the page that answers it). The weights and k were chosen
- * by `npm run eval:search` on the tuning two thirds of its questions (PostgreSQL manual, local
- * embedder), over semantic weights 0.25–2, any-word weights 0–2 and k from 1 to 60: held out,
- * full text alone has recall@5 0.654 and MRR 0.57; fused with the embeddings alone, at best 0.692 /
- * 0.569; with the any-word ranking too, 0.788 / 0.636.
+ * embeddings' (see BEST_PASSAGES), and an any-word ranking (a question in plain words rarely has
+ * all of them in the page that answers it): for articles and changelog entries, those whose title
+ * or headings hold any of the words (see anyWordHits), for memory notes every note with any of
+ * them, ranked by full text of any of the words. The weights and k were chosen by `npm run
+ * eval:search` on the tuning two thirds of its questions (PostgreSQL manual, local embedder), over
+ * semantic and any-word weights 0–2 and k from 1 to 60: held out, full text alone has recall@5
+ * 0.654 and MRR 0.568; fused with the embeddings alone, at best 0.692 / 0.561; with the any-word
+ * ranking too, 0.808 / 0.652.
  */
 export const RRF_K = 3;
 export const FULL_TEXT_WEIGHT = 1;
@@ -47,7 +49,7 @@ export function fuseRankings<T>(rankings: WeightedRanking<T>[], key: (item: T) =
   return [...fused.values()].sort((a, b) => b.score - a.score || a.first - b.first).map(({ item, score }) => ({ item, score }));
 }
 
-/** The hybrid rankings with their weights: full text, embeddings, and full text of any word (the same as full text when the query is one word). */
+/** The hybrid rankings with their weights: full text, embeddings, any word. */
 export function hybridRankings<T>(fullText: T[], semantic: T[], anyWord: T[]): WeightedRanking<T>[] {
   return [
     { items: fullText, weight: FULL_TEXT_WEIGHT },

@@ -13,7 +13,7 @@ import { fullTextCap } from '../search/fullTextCap.js';
 import type { FallbackReason, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
 import {
-  anyWord,
+  anyWordHits,
   fullTextHits,
   visibleHits,
   visibleInOrder,
@@ -129,16 +129,15 @@ export async function semanticNeighbours(
 }
 
 /**
- * Hybrid ranking: the full-text ranking, the embeddings' and the full-text ranking of any of the
- * query's words fused by fuseRankings (weighted reciprocal rank fusion, as memory search fuses),
- * then paged like any ranking. Falls back to full text only when embeddings cannot be used at all
- * (embedder unavailable, items pending); a query nothing is semantically close to fuses the two
- * full-text rankings.
+ * Hybrid ranking: the full-text ranking, the embeddings' and the any-word ranking (anyWordHits:
+ * pages whose title or headings hold any of the query's words, by their rank for any of them) fused
+ * by fuseRankings (weighted reciprocal rank fusion, as memory search fuses), then paged like any
+ * ranking. Falls back to full text only when embeddings cannot be used at all (embedder
+ * unavailable, items pending); a query nothing is semantically close to fuses the other two.
  *
- * The rankings are asked at once (full text while the question is embedded); the semantic
+ * The three rankings are asked at once (full text while the question is embedded); the semantic
  * neighbours this key may see are kept, in their order; the page of the fused ranking then gets
- * its titles, slugs and snippets. The any-word ranking is full text's own (its candidate cap
- * included) for the query `anyWord(q)`; a query of one word has no other.
+ * its titles, slugs and snippets.
  */
 async function hybridSearch(
   ctx: RequestContext,
@@ -148,24 +147,20 @@ async function hybridSearch(
   offset: number,
 ): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
   const depth = offset + size + HYBRID_DEPTH;
-  const anyQ = anyWord(q);
-  const ownAnyWord = anyQ !== '' && anyQ !== q;
   // The neighbours this key may see are sorted out while full text still ranks.
-  const [fullText, semantic, anyWordRows] = await Promise.all([
+  const [fullText, semantic, anyWord] = await Promise.all([
     fullTextRows(ctx, scope, q, depth, 0, false),
     semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED).then(async (neighbours) =>
       'reason' in neighbours
         ? neighbours
         : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
     ),
-    ownAnyWord ? fullTextRows(ctx, scope, anyQ, depth, 0, false) : null,
+    anyWordHits(ctx.db, searcher(scope), { q, size: depth }),
   ]);
   if ('reason' in semantic) return semantic;
   const { neighbours, visible: semanticRanking } = semantic;
   const ranking = (rows: FullTextRow[]): RankedItems => rows.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  const fullTextRanking = ranking(fullText);
-  const anyWordRanking = anyWordRows ? ranking(anyWordRows) : fullTextRanking;
-  const fused = fuseRankings(hybridRankings(fullTextRanking, semanticRanking, anyWordRanking), (i) => `${i.itemType} ${i.itemId}`);
+  const fused = fuseRankings(hybridRankings(ranking(fullText), semanticRanking, ranking(anyWord)), (i) => `${i.itemType} ${i.itemId}`);
   const pageItems = fused.slice(offset, offset + size);
   if (!pageItems.length) return { items: [], nextCursor: null };
   // A hit the embeddings found shows the passage that matched.
