@@ -329,7 +329,7 @@ function anyWordLister(url: string, auth: Record<string, string>, databaseUrl: s
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     try {
-      const { rows } = await db.query(
+      const { rows } = await db.query<{ slug: string; score: string }>(
         `with ws as (select w.id from workspaces w join articles a on a.workspace_id = w.id where w.name = 'PostgreSQL 15 manual'
                       group by w.id order by max(a.id) desc limit 1),
               q as (select websearch_to_tsquery('english', $1) as any_q),
@@ -340,7 +340,7 @@ function anyWordLister(url: string, auth: Record<string, string>, databaseUrl: s
           order by score desc, a.title, a.slug, a.id limit 50`,
         [anyWord(q), BOUNDED_CANDIDATES],
       );
-      return { keys: rows.map((r) => r.slug as string), scores: rows.map((r) => Number(r.score)) };
+      return { keys: rows.map((r) => r.slug), scores: rows.map((r) => Number(r.score)) };
     } finally {
       await db.end();
     }
