@@ -15,12 +15,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import TurndownService from 'turndown';
-import pg from 'pg';
 import { embedderFromEnv } from '../src/search/embedder.js';
 import { ANY_WORD_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../src/search/fusion.js';
 import { passagesOf } from '../src/search/passages.js';
 import { BEST_PASSAGES } from '../src/search/vectors.js';
-import { anyWord, BOUNDED_CANDIDATES, HEADINGS } from '../src/store/search.js';
+import { openOrm } from '../src/db/orm.js';
+import { sql, type SqlTarget } from '../src/db/sql.js';
+import { anyWord, anyWordHits } from '../src/store/search.js';
 import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
@@ -276,76 +277,73 @@ async function evalKey(url: string, admin: string): Promise<Record<string, strin
 }
 
 /**
- * `--reuse`: the manual a previous run loaded (and embedded) into DATABASE_URL, instead of loading
- * it again (the local model takes ~25 minutes over its passages): the newest workspace of that name
- * holding every page, a new key on it, and each page's slug (pages were created in file order).
+ * The manual's workspace on DATABASE_URL: the newest workspace of its name holding every page
+ * (and, with `model`, vectors of that model: runs with another embedder load a workspace of their
+ * own), with its organization and each page's slug in file order (pages are created in file order).
  */
-async function reuseManual(url: string, admin: string, databaseUrl: string, files: string[]) {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    const { rows } = await db.query(
-      `select w.id, w.organization_id, array_agg(a.slug order by a.id) as slugs from workspaces w join articles a on a.workspace_id = w.id
-        where w.name = 'PostgreSQL 15 manual' group by w.id, w.organization_id having count(*) = $1 order by max(a.id) desc limit 1`,
-      [files.length],
+async function manualWorkspace(db: SqlTarget, files: string[], model: string | null) {
+  const [found] = await sql<{ id: string; organization_id: string; slugs: string[] }>(
+    db,
+    `select w.id, w.organization_id, array_agg(a.slug order by a.id) as slugs from workspaces w join articles a on a.workspace_id = w.id
+      where w.name = 'PostgreSQL 15 manual'
+        and (?::text is null or exists (select 1 from embeddings e where e.workspace_id = w.id and e.item_type = 'article' and e.model = ?::text))
+      group by w.id, w.organization_id having count(*) = ? order by max(a.id) desc limit 1`,
+    [model, model, files.length],
+  );
+  if (!found)
+    throw new Error(
+      `no workspace "PostgreSQL 15 manual" with ${files.length} pages${model ? ` embedded by ${model}` : ''} in DATABASE_URL`,
     );
-    if (!rows.length) throw new Error(`--reuse: no workspace "PostgreSQL 15 manual" with ${files.length} pages in DATABASE_URL`);
-    const [{ id: workspaceId, organization_id: organizationId, slugs }] = rows as {
-      id: string;
-      organization_id: string;
-      slugs: string[];
-    }[];
-    const { createMember: member } = await gql<{ createMember: { id: string } }>(
-      url,
-      admin,
-      'mutation($o: ID!, $e: String!) { createMember(input: { organizationId: $o, email: $e, role: "owner" }) { id } }',
-      { o: organizationId, e: `eval-${Date.now()}@example.com` },
-    );
-    const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
-      url,
-      admin,
-      'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["search.read"], workspaceId: $w }) { key } }',
-      { m: member.id, w: workspaceId },
-    );
-    return { auth: { authorization: `Bearer ${key.key}` }, slugs: new Map(files.map((f, i) => [f, slugs[i]])) };
-  } finally {
-    await db.end();
-  }
+  return { workspaceId: found.id, organizationId: found.organization_id, slugs: new Map(files.map((f, i) => [f, found.slugs[i]])) };
+}
+
+/**
+ * `--reuse`: the manual a previous run loaded (and embedded) into DATABASE_URL, instead of loading
+ * it again (the local model takes ~25 minutes over its passages): a new key on its workspace, and
+ * each page's slug.
+ */
+async function reuseManual(url: string, admin: string, db: SqlTarget, files: string[], model: string | null) {
+  const { workspaceId, organizationId, slugs } = await manualWorkspace(db, files, model);
+  const { createMember: member } = await gql<{ createMember: { id: string } }>(
+    url,
+    admin,
+    'mutation($o: ID!, $e: String!) { createMember(input: { organizationId: $o, email: $e, role: "owner" }) { id } }',
+    { o: organizationId, e: `eval-${Date.now()}@example.com` },
+  );
+  const { createAgentKey: key } = await gql<{ createAgentKey: { key: string } }>(
+    url,
+    admin,
+    'mutation($m: ID!, $w: ID!) { createAgentKey(input: { memberId: $m, name: "eval", permissions: ["search.read"], workspaceId: $w }) { key } }',
+    { m: member.id, w: workspaceId },
+  );
+  log('reusing the manual a previous run loaded');
+  return { auth: { authorization: `Bearer ${key.key}` }, slugs };
+}
+
+/** The manual loaded into a fresh workspace through the API: a key on it, and each page's slug. */
+async function loadManual(url: string, admin: string, pages: DocPage[]) {
+  const auth = await evalKey(url, admin);
+  log('loading the manual through the API …');
+  const slugs = await loadPages(url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
+  return { auth, slugs };
 }
 
 /**
  * Hybrid's any-word ranking of a question, for the fusion study (the API has no mode for it alone):
- * on DATABASE_URL, the rule of anyWordHits run on the manual's workspace (its pages are articles
- * only: pages whose title or headings hold any of the words, at most BOUNDED_CANDIDATES of each,
- * by ts_rank of the any-word query); on the embedded database, which only the service opens, full
- * text of the any-word query through the API instead (every match ranked), and the table says so.
+ * on DATABASE_URL, the service's own anyWordHits on the manual's workspace; on the embedded
+ * database, which only the service opens, full text of the any-word query through the API instead
+ * (every match ranked), and the table says so.
  */
-function anyWordLister(url: string, auth: Record<string, string>, databaseUrl: string | undefined) {
-  if (!databaseUrl)
+function anyWordLister(url: string, auth: Record<string, string>, manual: { db: SqlTarget; workspaceId: string } | null) {
+  if (!manual)
     return async (q: string) => {
       const res = await fetch(`${url}/api/v1/workspaces/-/search?q=${encodeURIComponent(anyWord(q))}&limit=50`, { headers: auth });
       const hits = (await res.json()) as { slug: string | null; score: number }[];
       return { keys: hits.map((h) => h.slug!), scores: hits.map((h) => h.score) };
     };
   return async (q: string) => {
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    try {
-      const { rows } = await db.query<{ slug: string; score: string }>(
-        `with ws as (select w.id from workspaces w join articles a on a.workspace_id = w.id where w.name = 'PostgreSQL 15 manual'
-                      group by w.id order by max(a.id) desc limit 1),
-              q as (select websearch_to_tsquery('english', $1) as any_q),
-              tiers as ((select a.id from articles a, q where a.workspace_id = (select id from ws) and to_tsvector('english'::regconfig, a.title) @@ q.any_q limit $2)
-                        union all
-                        (select a.id from articles a, q where a.workspace_id = (select id from ws) and ${HEADINGS('a')} @@ q.any_q limit $2))
-         select a.slug, ts_rank(a.search, q.any_q) as score from articles a, q where a.id in (select id from tiers)
-          order by score desc, a.title, a.slug, a.id limit 50`,
-        [anyWord(q), BOUNDED_CANDIDATES],
-      );
-      return { keys: rows.map((r) => r.slug), scores: rows.map((r) => Number(r.score)) };
-    } finally {
-      await db.end();
-    }
+    const rows = await anyWordHits(manual.db, { workspaceId: manual.workspaceId, seeRestricted: true }, { q, size: 50 });
+    return { keys: rows.map((r) => r.slug!), scores: rows.map((r) => Number(r.score)) };
   };
 }
 
@@ -356,17 +354,14 @@ function anyWordLister(url: string, auth: Record<string, string>, databaseUrl: s
  * all it has, when fewer; documents whose best passage is below the 0.3 floor left out), the best
  * on the tuning questions (recall@5, then MRR) marked, held-out scores beside it.
  */
-async function passageStudy(databaseUrl: string, questions: Question[], slugs: Map<string, string>) {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
+async function passageStudy(manual: { db: SqlTarget; workspaceId: string }, questions: Question[], slugs: Map<string, string>) {
   const embedder = embedderFromEnv({ EMBEDDINGS: process.env.EVAL_EMBEDDINGS ?? 'local' });
   try {
-    const { rows } = await db.query<{ slug: string; vec: Buffer }>(
-      `with ws as (select w.id from workspaces w join articles a on a.workspace_id = w.id where w.name = 'PostgreSQL 15 manual'
-                    group by w.id order by max(a.id) desc limit 1)
-       select a.slug, e.vec from embeddings e join articles a on a.id = e.item_id
-        where e.item_type = 'article' and e.workspace_id = (select id from ws) and e.model = $1 order by a.id, e.passage`,
-      [embedder.model],
+    const rows = await sql<{ slug: string; vec: Buffer }>(
+      manual.db,
+      `select a.slug, e.vec from embeddings e join articles a on a.id = e.item_id
+        where e.item_type = 'article' and e.workspace_id = ? and e.model = ? order by a.id, e.passage`,
+      [manual.workspaceId, embedder.model],
     );
     const unit = (v: ArrayLike<number>) => {
       const n = Math.hypot(...Array.from(v)) || 1;
@@ -407,7 +402,6 @@ async function passageStudy(databaseUrl: string, questions: Question[], slugs: M
     return table;
   } finally {
     await embedder.close?.();
-    await db.end();
   }
 }
 
@@ -516,22 +510,20 @@ async function main(): Promise<void> {
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: `./eval-results/data-${Date.now()}` }),
   };
   // EVAL_EMBEDDINGS: another embedder to compare (e.g. `glove`), as EMBEDDINGS names it.
-  const service = await spawnService({ ...env, EMBEDDINGS: fullTextOnly ? 'off' : (process.env.EVAL_EMBEDDINGS ?? 'local') });
+  const embeddings = fullTextOnly ? 'off' : (process.env.EVAL_EMBEDDINGS ?? 'local');
+  const service = await spawnService({ ...env, EMBEDDINGS: embeddings });
+  // The model whose vectors the manual's workspace must hold (none when only full text is asked).
+  const model = fullTextOnly ? null : embedderFromEnv({ EMBEDDINGS: embeddings }).model;
+  // On DATABASE_URL the eval also reads the database itself (--reuse, and the studies), through one ORM.
+  const db = process.env.DATABASE_URL ? await openOrm({ clientUrl: process.env.DATABASE_URL }, 2) : null;
   let stopped = false;
   try {
     const reuse = process.argv.includes('--reuse');
-    if (reuse && !process.env.DATABASE_URL) throw new Error('--reuse needs DATABASE_URL (the database a previous run loaded)');
+    if (reuse && !db) throw new Error('--reuse needs DATABASE_URL (the database a previous run loaded)');
     const loadStarted = performance.now();
-    let auth: Record<string, string>;
-    let slugs: Map<string, string>;
-    if (reuse) {
-      ({ auth, slugs } = await reuseManual(service.url, admin, process.env.DATABASE_URL!, files));
-      log('reusing the manual a previous run loaded');
-    } else {
-      auth = await evalKey(service.url, admin);
-      log('loading the manual through the API …');
-      slugs = await loadPages(service.url, auth, pages, (n) => n % 200 === 0 && log(`  ${n}/${pages.length} pages`));
-    }
+    const { auth, slugs } = reuse
+      ? await reuseManual(service.url, admin, db!.em, files, model)
+      : await loadManual(service.url, admin, pages);
     if (!fullTextOnly) await waitForEmbeddings(service.url, auth);
     // The worker embeds while pages load: from the first page sent to the last passage embedded.
     const embedSeconds = Math.round((performance.now() - loadStarted) / 1000);
@@ -543,12 +535,12 @@ async function main(): Promise<void> {
       results[mode] = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
       log(`${mode}: ${JSON.stringify(results[mode].all)}`);
     }
-    const study = fullTextOnly
-      ? null
-      : await fusionStudy(service.url, auth, questions, slugs, anyWordLister(service.url, auth, process.env.DATABASE_URL));
+    // Read directly on DATABASE_URL by the studies below: the manual's workspace, just loaded or reused.
+    const manual = db && !fullTextOnly ? { db: db.em, workspaceId: (await manualWorkspace(db.em, files, model)).workspaceId } : null;
+    const study = fullTextOnly ? null : await fusionStudy(service.url, auth, questions, slugs, anyWordLister(service.url, auth, manual));
     const fusion = study?.rows ?? [];
     if (!fullTextOnly) printTables(questions, results, fusion);
-    const passageTable = !fullTextOnly && process.env.DATABASE_URL ? await passageStudy(process.env.DATABASE_URL, questions, slugs) : null;
+    const passageTable = manual ? await passageStudy(manual, questions, slugs) : null;
     if (!fullTextOnly)
       console.log(
         reuse
@@ -575,6 +567,7 @@ async function main(): Promise<void> {
     log('wrote eval-results/');
   } finally {
     if (!stopped) await service.stop();
+    await db?.close();
   }
 }
 

@@ -2,9 +2,9 @@
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
-/** Whether a code point (of lower-cased text) belongs to a word: a letter or a digit; ASCII without a regular expression. */
+/** Whether a code point of lower-cased text belongs to a word: a letter or a digit; ASCII without a regular expression. */
 function isWordChar(c: number): boolean {
-  if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
   return WORD_CHAR.test(String.fromCodePoint(c));
 }
 

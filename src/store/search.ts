@@ -122,7 +122,7 @@ export async function fullTextHits(
 }
 
 /** The candidates of a bounded ranking: at most this many, or the cap when it is lower (see fullTextHits). */
-export const BOUNDED_CANDIDATES = 300;
+const BOUNDED_CANDIDATES = 300;
 
 /**
  * SQL: the rows of the CTE `hits` numbered in ranking order, the first `:size` with snippets when
