@@ -67,6 +67,8 @@ interface Lease {
   tokens: number;
   /** What the window had left in the database after this process's last grant. */
   remaining: number;
+  /** The size of the last grant (what a refill is measured against). */
+  granted: number;
   /** Requests of this key seen here in this window, since `since`; `lastUse` is the latest. */
   hits: number;
   since: number;
@@ -81,6 +83,8 @@ const LEASE_SHARE = 16;
 const LEASE_MAX = 1000;
 /** Tokens unused this long go back to the window, for other processes. */
 const IDLE_RETURN_MS = 1000;
+/** A busy key asks for its next lease when less than this share of the last one is left. */
+const REFILL_AT = 1 / 4;
 
 /**
  * The grant statement: adds up to `want` ($3) requests to the window starting at $2 and ending at $5 without passing
@@ -98,8 +102,9 @@ const GRANT = (keySql: string, from = '') => `
  * the requests granted to all processes together and never passes the limit. To spare a round
  * trip per request, a process takes a *lease* of several requests at once when the key is busy —
  * at most 1/16 of what the window has left and about one second of the key's traffic in this
- * process — and answers from it locally; near the limit leases shrink to one request, so the limit
- * stays exact. Unused requests go back to the window after a second of idleness (and at shutdown),
+ * process — and answers from it locally, asking for the next lease while a quarter of the current
+ * one is left (so the key's requests do not queue behind that round trip); near the limit leases
+ * shrink to one request, so the limit stays exact. Unused requests go back to the window after a second of idleness (and at shutdown),
  * so a key whose traffic moves to another process loses nothing for long. The counter runs on the
  * given pool, which the caller owns: the ORM's `synchronous_commit=off` pool (a crash may forget
  * the last few counts, harmless here).
@@ -127,6 +132,9 @@ export class PostgresRateLimiter implements RateLimiter {
       if (lease.tokens > 0) {
         lease.tokens--;
         this.used(lease, now);
+        // Asked before the lease runs out, so the key's next requests do not all queue behind the round trip.
+        if (!lease.pending && lease.granted > 1 && lease.tokens < lease.granted * REFILL_AT)
+          void this.grant(key, lease, start, end, now, 0).catch(() => undefined);
         return leased(this.max, true, lease.remaining + lease.tokens, resetSeconds);
       }
       if (lease.pending) {
@@ -134,19 +142,26 @@ export class PostgresRateLimiter implements RateLimiter {
         continue;
       }
       this.used(lease, now);
-      const want = this.leaseSize(lease, now);
-      let granted = 0;
-      lease.pending = this.pool.query<GrantRow>(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
-        granted = Number(rows[0].granted);
-        this.record(key, start, Number(rows[0].count), Math.max(0, granted - 1));
-      });
-      try {
-        await lease.pending;
-      } finally {
-        lease.pending = null;
-      }
+      const granted = await this.grant(key, lease, start, end, now, 1);
       return leased(this.max, granted > 0, lease.remaining + lease.tokens, resetSeconds);
     }
+  }
+
+  /** Asks the database for the key's next lease: `using` of the grant are the caller's own request, the rest become tokens. Returns the grant. */
+  private async grant(key: string, lease: Lease, start: number, end: number, now: number, using: number): Promise<number> {
+    const want = this.leaseSize(lease, now);
+    let granted = 0;
+    lease.pending = this.pool.query<GrantRow>(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
+      granted = Number(rows[0].granted);
+      lease.granted = granted;
+      this.record(key, start, Number(rows[0].count), Math.max(0, granted - using));
+    });
+    try {
+      await lease.pending;
+    } finally {
+      lease.pending = null;
+    }
+    return granted;
   }
 
   /**
@@ -182,7 +197,7 @@ export class PostgresRateLimiter implements RateLimiter {
   private leaseOf(key: string, window: number, now: number): Lease {
     let lease = this.leases.get(key);
     if (!lease || lease.window !== window) {
-      lease = { window, tokens: 0, remaining: this.max, hits: 0, since: now, lastUse: now, pending: null };
+      lease = { window, tokens: 0, granted: 0, remaining: this.max, hits: 0, since: now, lastUse: now, pending: null };
       this.leases.set(key, lease);
     }
     return lease;

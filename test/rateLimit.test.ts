@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PostgresRateLimiter } from '../src/rateLimit.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
@@ -144,6 +147,53 @@ describe.skipIf(!multiProcess)('rate-limit leases (2 processes on PostgreSQL)', 
     expect(ok).toBe(LIMIT);
     expect(await counted()).toBe(LIMIT);
   }, 60_000);
+});
+
+// A busy key's next lease is asked for while a quarter of the current one is left: its requests
+// keep being answered from the lease during that round trip instead of all waiting for it.
+describe.skipIf(!multiProcess)('rate-limit lease refill (PostgreSQL)', () => {
+  it("asks for a busy key's next lease before the current one runs out", async () => {
+    const ROUND_TRIP_MS = 40;
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+    // The real counter, reached through a slow network: every statement takes ROUND_TRIP_MS more.
+    const slow = {
+      query: async (text: string, values: unknown[]) => {
+        await new Promise((r) => setTimeout(r, ROUND_TRIP_MS));
+        return pool.query(text, values);
+      },
+    } as unknown as pg.Pool;
+    const limiter = new PostgresRateLimiter(slow, 1_000_000, 3600);
+    const key = `refill-${randomUUID()}`;
+    const started = performance.now();
+    const waits: { at: number; ms: number }[] = [];
+    try {
+      // 20 clients, each sending its next request 5 ms after the last answer, for 3 s.
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          while (performance.now() - started < 3000) {
+            const at = performance.now();
+            expect((await limiter.hit(key)).allowed).toBe(true);
+            waits.push({ at: at - started, ms: performance.now() - at });
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        }),
+      );
+    } finally {
+      await limiter.close();
+      await pool.end();
+    }
+    // Past the first leases (which grow from one request to about a second of traffic), no request waits for the database.
+    const late = waits.filter((w) => w.at > 1500);
+    const stalled = late.filter((w) => w.ms >= ROUND_TRIP_MS - 5).length;
+    console.log(`rate-limit refill: ${waits.length} requests, ${late.length} after 1.5 s, ${stalled} of them waited for a grant`);
+    expect(late.length).toBeGreaterThan(1000);
+    expect(stalled).toBe(0);
+    // Every request answered was counted in the database (a lease may hold a few more, given back when idle).
+    const [counted] = (
+      await app.server.orm.em.fork().getConnection().execute('select count from rate_limit_counters where key = ?', [key])
+    ).map((r: any) => Number(r.count));
+    expect(counted).toBeGreaterThanOrEqual(waits.length);
+  }, 30_000);
 });
 
 // Old windows are deleted by each process's sweeper. A process configured with a shorter window
