@@ -30,6 +30,7 @@ import { Migration20261129020000_near_keys_pending } from './Migration2026112902
 import { Migration20261130010000_oauth_grant_mfa } from './Migration20261130010000_oauth_grant_mfa.js';
 import { Migration20261130020000_retention_indexes } from './Migration20261130020000_retention_indexes.js';
 import { Migration20261201010000_note_revisions_unlocked } from './Migration20261201010000_note_revisions_unlocked.js';
+import { Migration20261202010000_lz4_write_payloads } from './Migration20261202010000_lz4_write_payloads.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -64,4 +65,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130010000_oauth_grant_mfa', class: Migration20261130010000_oauth_grant_mfa },
   { name: 'Migration20261130020000_retention_indexes', class: Migration20261130020000_retention_indexes },
   { name: 'Migration20261201010000_note_revisions_unlocked', class: Migration20261201010000_note_revisions_unlocked },
+  { name: 'Migration20261202010000_lz4_write_payloads', class: Migration20261202010000_lz4_write_payloads },
 ];
