@@ -17,7 +17,10 @@ export class SimilarNote {
 @Entity({ tableName: 'memory_notes' })
 @Unique({ name: 'memory_notes_workspace_path_unique', properties: ['workspace', 'path'] })
 @Index({ name: 'memory_notes_search_idx', expression: 'create index "memory_notes_search_idx" on "memory_notes" using gin ("search")' })
-@Index({ name: 'memory_notes_links_idx', expression: 'create index "memory_notes_links_idx" on "memory_notes" using gin ("links")' })
+@Index({
+  name: 'memory_notes_links_idx',
+  expression: 'create index "memory_notes_links_idx" on "memory_notes" using gin ("links") where "links" <> \'{}\'',
+})
 export class MemoryNote {
   @Field(() => Int)
   @PrimaryKey({ autoincrement: true })

@@ -285,11 +285,15 @@ export async function listEntries(db: SqlTarget, workspaceId: string, filter: En
   return sql<EntryRow>(db, `select ${ENTRY_COLUMNS} from memory_notes n where ${where} order by n.path limit ?`, params);
 }
 
-/** Index entries of the notes whose links contain `path`, by path (at most 200). */
+/**
+ * Index entries of the notes whose links contain `path`, by path (at most 200). `links <> '{}'`
+ * (implied by the containment) lets the planner use the links index, which holds linking notes only.
+ */
 export async function listBacklinks(db: SqlTarget, workspaceId: string, path: string): Promise<EntryRow[]> {
   return sql<EntryRow>(
     db,
-    `select ${ENTRY_COLUMNS} from memory_notes n where n.workspace_id = ? and n.links @> array[?]::text[] order by n.path limit 200`,
+    `select ${ENTRY_COLUMNS} from memory_notes n
+      where n.workspace_id = ? and n.links <> '{}' and n.links @> array[?]::text[] order by n.path limit 200`,
     [workspaceId, path],
   );
 }

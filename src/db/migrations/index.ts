@@ -31,6 +31,7 @@ import { Migration20261130010000_oauth_grant_mfa } from './Migration202611300100
 import { Migration20261130020000_retention_indexes } from './Migration20261130020000_retention_indexes.js';
 import { Migration20261201010000_note_revisions_unlocked } from './Migration20261201010000_note_revisions_unlocked.js';
 import { Migration20261202010000_lz4_write_payloads } from './Migration20261202010000_lz4_write_payloads.js';
+import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -66,4 +67,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130020000_retention_indexes', class: Migration20261130020000_retention_indexes },
   { name: 'Migration20261201010000_note_revisions_unlocked', class: Migration20261201010000_note_revisions_unlocked },
   { name: 'Migration20261202010000_lz4_write_payloads', class: Migration20261202010000_lz4_write_payloads },
+  { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
 ];
