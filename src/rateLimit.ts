@@ -104,8 +104,9 @@ const GRANT = (keySql: string, from = '') => `
  * at most 1/16 of what the window has left and about one second of the key's traffic in this
  * process — and answers from it locally, asking for the next lease while a quarter of the current
  * one is left (so the key's requests do not queue behind that round trip); near the limit leases
- * shrink to one request, so the limit stays exact. Unused requests go back to the window after a second of idleness (and at shutdown),
- * so a key whose traffic moves to another process loses nothing for long. The counter runs on the
+ * shrink to one request, so the limit stays exact. Unused requests go back to the window after a
+ * second of idleness (and at shutdown), so a key whose traffic moves to another process loses
+ * nothing for long. The counter runs on the
  * given pool, which the caller owns: the ORM's `synchronous_commit=off` pool (a crash may forget
  * the last few counts, harmless here).
  */
@@ -147,7 +148,10 @@ export class PostgresRateLimiter implements RateLimiter {
     }
   }
 
-  /** Asks the database for the key's next lease: `using` of the grant are the caller's own request, the rest become tokens. Returns the grant. */
+  /**
+   * Asks the database for the key's next lease and returns what it granted: `using` of it are the
+   * caller's own request (1, or 0 for a renewal ahead), the rest become the lease's tokens.
+   */
   private async grant(key: string, lease: Lease, start: number, end: number, now: number, using: number): Promise<number> {
     const want = this.leaseSize(lease, now);
     let granted = 0;
