@@ -3,9 +3,11 @@ import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder, embedderFromEnv } from '../src/search/embedder.js';
 import { fullTextCap } from '../src/search/fullTextCap.js';
 import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
+import { boundedStatements } from '../src/store/search.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { startEmbeddingsEndpoint } from './support/embedders.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
+import { ownDatabase, queryOnce } from './support/ownDatabase.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -351,6 +353,59 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
     expect(gql.data.search.ranking).toBe('fulltext_bounded');
     expect(gql.data.search.items.map((h: { title: string }) => h.title)).toEqual(titles);
   });
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    'sends the bounded ranking beside the exact statement when the planner expects the cap to be passed, with the same answers (PostgreSQL)',
+    async () => {
+      // A database of its own, so that its statistics are this workspace's alone.
+      const own = (await ownDatabase('wks_search_early'))!;
+      const solo = await startTestApp({ embeddingWorker: false, databaseUrl: own.url, databaseDirectUrl: own.directUrl });
+      try {
+        const t = await tenant(solo);
+        const write = (title: string, markdown: string) =>
+          solo.api('POST', `${W}/articles`, { key: t.key, body: { title, section: 'docs', markdown } });
+        await solo.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } });
+        // "gale": 14 articles, 4 with it in the title; "harbor": 8, in the body only (1–8 times).
+        for (let i = 0; i < 14; i++)
+          expect((await write(i < 4 ? `Gale report ${i}` : `Weather ${i}`, `${'gale '.repeat(i + 1)}at sea.`)).status).toBe(201);
+        for (let i = 0; i < 8; i++) expect((await write(`Port ${i}`, `The ${'harbor '.repeat(i + 1)}is calm.`)).status).toBe(201);
+        const ask = (q: string, cap: string) =>
+          withCap(cap, () => solo.api('GET', `${W}/search?q=${encodeURIComponent(q)}&limit=20`, { key: t.key }));
+        const answers = async () => ({
+          bounded: await ask('gale -zzz', '10'),
+          exact: await ask('harbor -zzz', '10'),
+          all: await ask('harbor -zzz', '1000000'),
+        });
+        // Before any statistics, the planner expects few matches: the bounded ranking follows the exact statement.
+        const before = { ...boundedStatements };
+        const late = await answers();
+        expect(boundedStatements.sentEarly).toBe(before.sentEarly);
+        expect(boundedStatements.sentAfter).toBe(before.sentAfter + 1);
+
+        await queryOnce(own.directUrl, 'analyze');
+        const after = { ...boundedStatements };
+        const early = await answers();
+        // Now both queries were expected past half the cap: both sent early; one answer used, one not.
+        expect(boundedStatements.sentEarly).toBe(after.sentEarly + 2);
+        expect(boundedStatements.usedEarly).toBe(after.usedEarly + 1);
+        expect(boundedStatements.sentAfter).toBe(after.sentAfter);
+
+        expect(early.bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+        expect(early.bounded.body).toEqual(late.bounded.body);
+        expect(early.bounded.body).toHaveLength(10);
+        expect(early.bounded.body.filter((h: { title: string }) => h.title.startsWith('Gale'))).toHaveLength(4);
+        // At or under the cap the answer is the exact one, however the bounded ranking was sent.
+        expect(early.exact.headers.get('x-search-ranking')).toBe('fulltext');
+        expect(early.exact.body).toEqual(early.all.body);
+        expect(late.exact.body).toEqual(early.all.body);
+        expect(early.exact.body).toHaveLength(8);
+      } finally {
+        await solo.close();
+        await own.drop();
+      }
+    },
+    120_000,
+  );
 
   it('refuses a cap that is not an integer from 10 to 1,000,000, naming the setting', () => {
     for (const bad of ['9', 'many', '2.5', '1000001'])

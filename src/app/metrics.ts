@@ -7,6 +7,7 @@ import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from '../db/replica.js';
 import { knexPool } from '../db/poolWaits.js';
 import { poolStats, poolWaits } from '../db/sql.js';
+import { boundedStatements } from '../store/search.js';
 import { embeddingBacklog, FAN_OUT_COUNTED, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
 import { DomainError } from '../errors.js';
 import { API_PREFIX } from '../../rest/openapi.js';
@@ -82,6 +83,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   poolMetrics(registry, sources.orm);
   replicaMetrics(registry, sources.reads);
+  searchMetrics(registry);
   backlogMetrics(registry, sources.orm);
   new Gauge({
     name: 'wks_websockets',
@@ -146,6 +148,25 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
   poolWaits(em).on((pool, seconds, wasQueued) => {
     waited.observe({ pool }, seconds);
     if (wasQueued) queued.inc({ pool });
+  });
+}
+
+/** Full text's bounded rankings: sent beside the exact statement (its answer used or not), or after it. */
+function searchMetrics(registry: Registry): void {
+  new Counter({
+    name: 'wks_search_bounded_statements_total',
+    help:
+      "Full-text searches' bounded rankings by when they were sent (early: beside the exact statement, because the planner expected " +
+      'the query to match more than half the cap; after: once the exact statement found it over the cap) and whether their answer was used.',
+    labelNames: ['sent', 'answer'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const { sentEarly, usedEarly, sentAfter } = boundedStatements;
+      this.inc({ sent: 'early', answer: 'used' }, usedEarly);
+      this.inc({ sent: 'early', answer: 'unused' }, sentEarly - usedEarly);
+      this.inc({ sent: 'after', answer: 'used' }, sentAfter);
+    },
   });
 }
 

@@ -195,6 +195,14 @@ export function poolWaits(em: SqlTarget): PoolWaits {
   return attachedTo(em).waits;
 }
 
+/**
+ * Whether statements sent at once run at once: on a PostgreSQL server, outside a transaction (the
+ * embedded PGlite serves one statement at a time, and a transaction has one connection).
+ */
+export function runsConcurrently(em: SqlTarget): boolean {
+  return !attachedTo(em).inline && !em.getTransactionContext();
+}
+
 /** The pool behind `sqlRelaxed` (shared with the rate limiter on a PostgreSQL server; ended by the ORM's close). */
 export function relaxedPool(em: SqlTarget): pg.Pool {
   return attachedTo(em).relaxed;

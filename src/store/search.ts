@@ -1,6 +1,6 @@
 /** Search's statements over articles and changelog entries: the full-text ranking, which ranked items a key may see, and the suggestions' reads. */
 import { articleVisible } from '../auth/visibility.js';
-import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { pgArray, runsConcurrently, sql, type SqlTarget } from '../db/sql.js';
 import type { ItemType } from './embeddings.js';
 import { headlineSql } from './headline.js';
 
@@ -76,8 +76,8 @@ export type FullTextRow = HitRow & { bounded: boolean };
  *    BOUNDED_CANDIDATES (or `cap`, if lower) in all; those are ranked by ts_rank. The first three
  *    tiers are each a small GIN index lookup (titles; headings: the expression indexes of the
  *    passages migration) whose rows are checked one by one and cut at the candidate count; the
- *    last is the matches the exact statement read. So the cost no longer grows with the number
- *    of matches (ranking every match of a common word took ~150 ms at 100,000 articles).
+ *    last is read only as far as the first three leave room. So the cost no longer grows with
+ *    the number of matches (ranking every match of a common word took ~150 ms at 100,000 articles).
  *    `npm run eval:search` checks the rule by forcing the cap down to 50. Pages end at the last
  *    candidate.
  *
@@ -87,7 +87,10 @@ export type FullTextRow = HitRow & { bounded: boolean };
  * runs on narrow rows; snippets are made for the page only. The matches are read once, up to
  * `cap` + 1 of them with their rank, so counting and ranking them is one index scan, not two (at
  * 10,000 articles, a word in a thousand of them took 15 ms, 9 of them in the count). The bounded
- * ranking is a second statement, sent only when the first finds more matches than the cap.
+ * ranking is a second statement, needed only when the first finds more matches than the cap; it
+ * is sent beside the first when the planner expects that (see expectedBroad), else after it. At
+ * 100,000 articles, a query past the cap spends ~10 ms in each (planning included), so sending
+ * them together halves its wait.
  */
 export async function fullTextHits(
   db: SqlTarget,
@@ -108,26 +111,47 @@ export async function fullTextHits(
     candidates: Math.min(cap, BOUNDED_CANDIDATES),
     any_q: anyWord(q),
   };
+  const early = expectedBroad(db, q, params).then((broad) => {
+    if (!broad) return null;
+    boundedStatements.sentEarly++;
+    return sql<FullTextRow>(db, BOUNDED_HITS, params);
+  });
+  early.catch(() => undefined); // its error is seen where it is awaited, if it ever is
   const rows = await sql<FullTextRow>(db, EXACT_HITS, params);
   if (!rows[0]?.bounded) return rows;
-  // Over the cap: `rows` are the first matches the scan found (with their rank), the last tier of the bounded ranking's candidates.
-  return sql<FullTextRow>(db, BOUNDED_HITS, {
-    ...params,
-    seen_type: pgArray(rows.map((r) => r.type)),
-    seen_id: pgArray(rows.map((r) => r.item_id)),
-    seen_score: pgArray(rows.map((r) => r.score)),
-    seen_title: pgArray(rows.map((r) => r.title)),
-    seen_slug: pgArray(rows.map((r) => r.slug)),
-  });
+  const sent = await early;
+  if (sent) boundedStatements.usedEarly++;
+  else boundedStatements.sentAfter++;
+  return sent ?? sql<FullTextRow>(db, BOUNDED_HITS, params);
 }
+
+/** The bounded rankings this process sent beside the exact statement (and how many of those it used), and after it (for /metrics). */
+export const boundedStatements = { sentEarly: 0, usedEarly: 0, sentAfter: 0 };
+
+/**
+ * Whether to send the bounded ranking beside the exact statement instead of after it: when the
+ * planner expects the query to match more than half the cap in the workspace (its estimate, from
+ * the statistics of the search column, was within 10 % of the true count on the bench's queries).
+ * The exact statement still decides which answer is given, so the estimate changes only when the
+ * bounded ranking is sent (a wrong guess costs its database time, never the answer). Only where
+ * two statements run at once, and not for a query of one word, which the title shortcut usually
+ * answers. The estimate runs beside the exact statement too, so it adds no wait to any query.
+ */
+async function expectedBroad(db: SqlTarget, q: string, params: { workspace: string; cap: number }): Promise<boolean> {
+  if (!runsConcurrently(db) || !/\S\s+\S/.test(q.trim())) return false;
+  const [plan] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(db, EXPECTED_MATCHES, { q, workspace: params.workspace });
+  return plan['QUERY PLAN'][0].Plan['Plan Rows'] > params.cap / 2;
+}
+
+const EXPECTED_MATCHES = `explain (format json) select 1 from articles a where a.workspace_id = :workspace and a.search @@ ${FULL_TEXT_QUERY}`;
 
 /** The candidates of a bounded ranking: at most this many, or the cap when it is lower (see fullTextHits). */
 const BOUNDED_CANDIDATES = 300;
 
 /**
  * SQL: the rows of the CTE `hits` numbered in ranking order, the first `:size` with snippets when
- * asked, titles and slugs. `sample`: the rows are the exact statement's matches past the cap when
- * they are bounded, which need no snippet (nor the Markdown it is made from).
+ * asked, titles and slugs. `sample`: the rows are the exact statement's, whose one row past the
+ * cap (marked `bounded`) needs no snippet (nor the Markdown it is made from).
  */
 const withSnippets = (hits: string, sample = false) => {
   const joined = sample ? 'case when not h.bounded then h.item_id end' : 'h.item_id';
@@ -144,10 +168,10 @@ const withSnippets = (hits: string, sample = false) => {
 
 /**
  * The first two ways of fullTextHits in one statement (the title shortcut, else every match up to
- * the cap ranked); when the query matches more than the cap, the first `:candidates` matches the
- * scan found instead, with `bounded` true and no snippet. The bounded ranking is a statement of
- * its own (BOUNDED_HITS), sent only then: planning the three ways together cost every query
- * ~3 ms, a third of a typical one at 10,000 articles.
+ * the cap ranked); when the query matches more than the cap, one row marked `bounded` (no
+ * snippet) instead. The bounded ranking is a statement of its own (BOUNDED_HITS), whose answer is
+ * used only then: planning the three ways together cost every query ~3 ms, a third of a typical
+ * one at 10,000 articles.
  */
 const EXACT_HITS = (() => {
   const query = FULL_TEXT_QUERY;
@@ -162,7 +186,7 @@ const EXACT_HITS = (() => {
        (select *, false from matches where (select n from matched) <= :cap order by score desc, title, slug, item_id
          limit :page_and_one offset :offset)
        union all
-       (select *, true from matches where (select n from matched) > :cap limit :candidates))`,
+       (select *, true from matches where (select n from matched) > :cap limit 1))`,
     true,
   );
 })();
@@ -186,20 +210,23 @@ const tierHits = (part: number, where: (table: 'a' | 'c') => string) => `(
 
 /**
  * The third way of fullTextHits: the page of the bounded ranking over the candidates its tiers
- * choose, the last tier being the matches the exact statement found (`:seen_*`).
+ * choose. The last tier (the other matches, in the order the scan finds them) is read only when
+ * the first three leave room, and only as far as they leave it.
  */
 const BOUNDED_HITS = withSnippets(`with tiers as (
          ${tierHits(0, (t) => TITLE_MATCHES(t))}
          union all ${tierHits(1, (t) => TITLE_HAS_ANY(t))}
-         union all ${tierHits(2, (t) => HEADING_HAS_ANY(t))}
-         union all select type, item_id, 3, score, title, slug
-                     from unnest(:seen_type::text[], :seen_id::int[], :seen_score::real[], :seen_title::text[], :seen_slug::text[])
-                          as seen(type, item_id, score, title, slug)),
-     candidates as (
+         union all ${tierHits(2, (t) => HEADING_HAS_ANY(t))}),
+     found as (
        select type, item_id, min(score) as score, min(title) as title, min(slug) as slug from tiers
         group by type, item_id order by min(part), type, item_id limit :candidates),
+     rest as (
+       select m.type, m.item_id, m.score, m.title, m.slug
+         from (${fullTextMatches((t) => `${t}.search @@ ${FULL_TEXT_QUERY}`, { unordered: true })}) m
+        where not exists (select 1 from found f where f.type = m.type and f.item_id = m.item_id)
+        limit greatest(:candidates - (select count(*) from found), 0)),
      hits as (
-       select type, item_id, score, title, slug, true as bounded from candidates
+       select type, item_id, score, title, slug, true as bounded from (select * from found union all select * from rest) candidates
         order by score desc, title, slug, item_id limit :page_and_one offset :offset)`);
 
 /**
