@@ -81,17 +81,25 @@ export const WORDS = REAL_WORDS.slice(0, 30);
  * (so some are among the corpus's most common words and match most articles), alone, in pairs,
  * and a few with websearch operators.
  */
-export const FTS_QUERIES = (() => {
-  const pick = rng(7);
+export const FTS_QUERIES = ftsQueries(7, 30, 24, 2);
+
+/**
+ * Other full-text queries of the same shapes, to warm a service up before its latency is measured
+ * (each kind of statement planned once on its connections) without asking the measured ones.
+ */
+export const FTS_WARM_QUERIES = ftsQueries(8, 6, 6, 1);
+
+function ftsQueries(seed: number, words: number, pairs: number, each: number): string[] {
+  const pick = rng(seed);
   const w = () => REAL_WORDS[Math.floor(pick() * REAL_WORDS.length)];
   return [
-    ...Array.from({ length: 30 }, w),
-    ...Array.from({ length: 24 }, () => `${w()} ${w()}`),
-    ...Array.from({ length: 2 }, () => `"${w()} ${w()}"`),
-    ...Array.from({ length: 2 }, () => `${w()} or ${w()}`),
-    ...Array.from({ length: 2 }, () => `${w()} -${w()}`),
+    ...Array.from({ length: words }, w),
+    ...Array.from({ length: pairs }, () => `${w()} ${w()}`),
+    ...Array.from({ length: each }, () => `"${w()} ${w()}"`),
+    ...Array.from({ length: each }, () => `${w()} or ${w()}`),
+    ...Array.from({ length: each }, () => `${w()} -${w()}`),
   ];
-})();
+}
 
 const VERBS = ['change', 'reset', 'rotate', 'configure', 'delete', 'restore', 'export', 'upgrade', 'debug', 'monitor', 'limit', 'share'];
 const NOUNS = [

@@ -9,6 +9,7 @@ import {
   cycling,
   embeddingIdle,
   FTS_PATHS,
+  FTS_WARM_PATHS,
   mixedWorkload,
   noteCreates,
   noteUpdates,
@@ -264,7 +265,7 @@ export const SCENARIOS: Scenario[] = [
         id: 'fulltext-latency',
         label: (b) => `full text (${b.corpus} articles)`,
         connections: 1,
-        drive: sequential((b) => ({ paths: FTS_PATHS, headers: b.searchAuth, count: 600, ranking: 'fulltext' })),
+        drive: sequential((b) => ({ paths: FTS_PATHS, headers: b.searchAuth, count: 600, ranking: 'fulltext', warmPaths: FTS_WARM_PATHS })),
       },
       {
         id: 'semantic-new-latency',
