@@ -385,9 +385,11 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
         await queryOnce(own.directUrl, 'analyze');
         const after = { ...boundedStatements };
         const early = await answers();
-        // Now both queries were expected past half the cap: both sent early; one answer used, one not.
-        expect(boundedStatements.sentEarly).toBe(after.sentEarly + 2);
+        // Now both queries are expected past half the cap: the one over it had its bounded ranking
+        // sent early and used; the other's was sent too unless its exact answer came first.
         expect(boundedStatements.usedEarly).toBe(after.usedEarly + 1);
+        expect(boundedStatements.sentEarly - after.sentEarly).toBeGreaterThanOrEqual(1);
+        expect(boundedStatements.sentEarly - after.sentEarly).toBeLessThanOrEqual(2);
         expect(boundedStatements.sentAfter).toBe(after.sentAfter);
 
         expect(early.bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');

@@ -111,14 +111,20 @@ export async function fullTextHits(
     candidates: Math.min(cap, BOUNDED_CANDIDATES),
     any_q: anyWord(q),
   };
-  const early = expectedBroad(db, q, params).then((broad) => {
-    if (!broad) return null;
-    boundedStatements.sentEarly++;
-    return sql<FullTextRow>(db, BOUNDED_HITS, params);
-  });
+  // An estimate that fails only means the bounded ranking, if needed, is sent after the exact
+  // statement; one that comes after an exact answer sends nothing.
+  let answered = false;
+  const early = expectedBroad(db, q, params)
+    .catch(() => false)
+    .then((broad) => {
+      if (!broad || answered) return null;
+      boundedStatements.sentEarly++;
+      return sql<FullTextRow>(db, BOUNDED_HITS, params);
+    });
   early.catch(() => undefined); // its error is seen where it is awaited, if it ever is
   const rows = await sql<FullTextRow>(db, EXACT_HITS, params);
-  if (!rows[0]?.bounded) return rows;
+  answered = !rows[0]?.bounded;
+  if (answered) return rows;
   const sent = await early;
   if (sent) boundedStatements.usedEarly++;
   else boundedStatements.sentAfter++;
