@@ -142,7 +142,8 @@ export const boundedStatements = { sentEarly: 0, usedEarly: 0, sentAfter: 0 };
  * bounded ranking is sent (a wrong guess costs its database time, never the answer). Only where
  * two statements run at once; not for a query of one word, which the title shortcut usually
  * answers, nor for a phrase, whose estimate is that of its words anywhere in a document (at
- * 100,000 articles, 6,557 expected for a phrase found in 58). The estimate runs beside the exact statement too, so it adds no wait to any query.
+ * 100,000 articles, 6,557 expected for a phrase found in 58). The estimate runs beside the exact
+ * statement too, so it adds no wait to any query.
  */
 async function expectedBroad(db: SqlTarget, q: string, params: { workspace: string; cap: number }): Promise<boolean> {
   if (!runsConcurrently(db) || !/\S\s+\S/.test(q.trim()) || q.includes('"')) return false;
