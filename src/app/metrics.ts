@@ -157,7 +157,7 @@ function searchMetrics(registry: Registry): void {
     name: 'wks_search_bounded_statements_total',
     help:
       "Full-text searches' bounded rankings by when they were sent (early: beside the exact statement, because the planner expected " +
-      'the query to match more than half the cap; after: once the exact statement found it over the cap) and whether their answer was used.',
+      'the query to match more than nine tenths of the cap; after: once the exact statement found it over the cap) and whether their answer was used.',
     labelNames: ['sent', 'answer'],
     registers: [registry],
     collect() {
