@@ -106,9 +106,8 @@ const GRANT = (keySql: string, from = '') => `
  * one is left (so the key's requests do not queue behind that round trip); near the limit leases
  * shrink to one request, so the limit stays exact. Unused requests go back to the window after a
  * second of idleness (and at shutdown), so a key whose traffic moves to another process loses
- * nothing for long. The counter runs on the
- * given pool, which the caller owns: the ORM's `synchronous_commit=off` pool (a crash may forget
- * the last few counts, harmless here).
+ * nothing for long. The counter runs on the given pool, which the caller owns: the ORM's
+ * `synchronous_commit=off` pool (a crash may forget the last few counts, harmless here).
  */
 export class PostgresRateLimiter implements RateLimiter {
   private readonly leases = new Map<string, Lease>();

@@ -229,15 +229,16 @@ export function readingLike<E extends SqlTarget & object>(em: E, target: SqlTarg
 }
 
 /**
- * Whether a statement only reads (a SELECT, or a WITH of SELECTs, with no row locks and no function
- * that writes or notifies): only those may go to a read-only replica.
+ * Whether a statement only reads (a SELECT, or a WITH of SELECTs, or the plan of one — EXPLAIN with
+ * its options in parentheses — with no row locks and no function that writes or notifies): only
+ * those may go to a read-only replica.
  */
 const readOnly = textCache<boolean>(2000);
 export function onlyReads(text: string): boolean {
   let known = readOnly.get(text);
   if (known !== undefined) return known;
   known =
-    /^\s*(select|with)\b/i.test(text) &&
+    /^\s*(explain\s*\([^)]*\)\s*)?(select|with)\b/i.test(text) &&
     !/\b(insert|update|delete|merge|nextval|setval|pg_notify|set_config|pg_advisory\w*|pg_try_advisory\w*|for\s+share|for\s+no\s+key|for\s+key)\b/i.test(
       text,
     );

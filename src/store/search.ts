@@ -114,7 +114,7 @@ export async function fullTextHits(
   // An estimate that fails only means the bounded ranking, if needed, is sent after the exact
   // statement; one that comes after an exact answer sends nothing.
   let answered = false;
-  const early = expectedBroad(db, q, params)
+  const early = expectedBroad(db, params)
     .catch(() => false)
     .then((broad) => {
       if (!broad || answered) return null;
@@ -138,18 +138,18 @@ export const boundedStatements = { sentEarly: 0, usedEarly: 0, sentAfter: 0 };
  * Whether to send the bounded ranking beside the exact statement instead of after it: when the
  * planner expects the query to match more than EARLY_SHARE of the cap in the workspace (its
  * estimate, from the statistics of the search column, was within 6 % of the true count on the
- * bench's queries at 100,000 articles and 3 % at 10,000).
- * The exact statement still decides which answer is given, so the estimate changes only when the
- * bounded ranking is sent (a wrong guess costs its database time, never the answer). Only where
+ * bench's queries at 100,000 articles and 3 % at 10,000). The exact statement still decides which
+ * answer is given, so the estimate changes only when the bounded ranking is sent (a wrong guess
+ * costs its database time, never the answer). Only where
  * two statements run at once; not for a query of one word, which the title shortcut usually
  * answers, nor for a phrase, whose estimate is that of its words anywhere in a document (at
  * 100,000 articles, 6,557 expected for a phrase found in 58). The estimate runs beside the exact
  * statement too, so it adds no wait to any query.
  */
-async function expectedBroad(db: SqlTarget, q: string, params: { workspace: string; cap: number }): Promise<boolean> {
+async function expectedBroad(db: SqlTarget, { q, workspace, cap }: { q: string; workspace: string; cap: number }): Promise<boolean> {
   if (!runsConcurrently(db) || !/\S\s+\S/.test(q.trim()) || q.includes('"')) return false;
-  const [plan] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(db, EXPECTED_MATCHES, { q, workspace: params.workspace });
-  return plan['QUERY PLAN'][0].Plan['Plan Rows'] > params.cap * EARLY_SHARE;
+  const [plan] = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(db, EXPECTED_MATCHES, { q, workspace });
+  return plan['QUERY PLAN'][0].Plan['Plan Rows'] > cap * EARLY_SHARE;
 }
 
 /**

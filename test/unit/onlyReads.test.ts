@@ -8,6 +8,7 @@ describe('what may go to a read replica (onlyReads)', () => {
     expect(onlyReads('select * from memory_notes where workspace_id = $1 and path = $2')).toBe(true);
     expect(onlyReads('  WITH x as (select 1) select * from x')).toBe(true);
     expect(onlyReads('select updated_at, deleted_at from notes')).toBe(true); // column names that contain verbs
+    expect(onlyReads('explain (format json) select 1 from articles a where a.workspace_id = $1')).toBe(true); // a plan, as full text's estimate asks
   });
 
   it('refuses anything that writes, locks rows, notifies or sets', () => {
@@ -26,6 +27,8 @@ describe('what may go to a read replica (onlyReads)', () => {
       'select pg_try_advisory_xact_lock(1)',
       "select nextval('s')",
       'merge into x using y on true when matched then do nothing',
+      'explain (format json) update x set a = 1',
+      'explain analyze delete from x',
     ])
       expect(onlyReads(text), text).toBe(false);
   });
