@@ -354,6 +354,68 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
     expect(gql.data.search.items.map((h: { title: string }) => h.title)).toEqual(titles);
   });
 
+  it('bounds a one-word query whose title matches alone pass the cap; one whose title matches fill the page under it stays exact', async () => {
+    const t = await tenant(app);
+    // "lark": 12 titles (past a cap of 10) and 3 bodies; "wren": 6 titles (a page of 5 and one more) and 8 bodies, 14 in all.
+    await docs(t, [
+      ...Array.from({ length: 12 }, (_, i): [string, string] => [`Lark ${i}`, `${'lark '.repeat(i % 4)}songs.`]),
+      ...Array.from({ length: 3 }, (_, i): [string, string] => [`Fields ${i}`, 'A lark sings.']),
+      ...Array.from({ length: 6 }, (_, i): [string, string] => [`Wren ${i}`, `${'wren '.repeat(i)}nests.`]),
+      ...Array.from({ length: 8 }, (_, i): [string, string] => [`Garden ${i}`, `${'wren '.repeat(i + 1)}in the hedge.`]),
+    ]);
+    const lark = await withCap('10', () => search(t, 'q=lark&limit=5'));
+    expect(lark.status).toBe(200);
+    expect(lark.headers.get('x-search-ranking')).toBe('fulltext_bounded');
+    expect(lark.body.every((h: { title: string }) => h.title.startsWith('Lark'))).toBe(true);
+    const exact = await withCap('1000000', () => search(t, 'q=wren&limit=5'));
+    const capped = await withCap('10', () => search(t, 'q=wren&limit=5'));
+    expect(capped.headers.get('x-search-ranking')).toBe('fulltext');
+    expect(capped.body).toEqual(exact.body);
+    expect(capped.body.map((h: { title: string }) => h.title)).toEqual(['Wren 5', 'Wren 4', 'Wren 3', 'Wren 2', 'Wren 1']);
+  });
+
+  it('finds exactly the documents a phrase matches, whatever the pairs index narrows', async () => {
+    const t = await tenant(app);
+    await docs(t, [
+      ['Domain events', 'How a domain event is stored.'],
+      ['Events', 'The domain of every event.'],
+      ['Title ends with domain', 'Event sourcing explained.'],
+      ['Hyphens', 'A domain-event bus.'],
+      ['Reversed', 'Event domain, reversed.'],
+      ['Three words', 'Read the domain event log daily.'],
+      ['Repeated', 'domain domain event event'],
+    ]);
+    const truth = async (q: string) =>
+      (
+        await app.server.orm.em
+          .fork()
+          .getConnection()
+          .execute(`select slug from articles where workspace_id = ? and search @@ websearch_to_tsquery('english', ?) order by slug`, [
+            t.workspace.id,
+            q,
+          ])
+      ).map((r) => (r as { slug: string }).slug);
+    const phrases = [
+      '"domain event"',
+      '"domain event log"',
+      '"domain of every event"',
+      '"event domain"',
+      '"domain-event"',
+      '"domain event" -hyphens',
+      '"domain event" or reversed',
+      '-"domain event"',
+      '"domain event" "event log"',
+      'domain event',
+    ];
+    for (const q of phrases) {
+      const res = await search(t, `q=${encodeURIComponent(q)}&limit=50`);
+      expect(res.status, q).toBe(200);
+      expect(res.body.map((h: { slug: string }) => h.slug).sort(), q).toEqual(await truth(q));
+    }
+    // The title's last word and the body's first are adjacent in the search vector, as PostgreSQL's phrase match has them.
+    expect(await truth('"domain event"')).toEqual(['domain-events', 'hyphens', 'repeated', 'three-words', 'title-ends-with-domain']);
+  });
+
   it.skipIf(!process.env.DATABASE_URL)(
     'sends the bounded ranking beside the exact statement when the planner expects the cap to be passed, with the same answers (PostgreSQL)',
     async () => {

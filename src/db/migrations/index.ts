@@ -32,6 +32,7 @@ import { Migration20261130020000_retention_indexes } from './Migration2026113002
 import { Migration20261201010000_note_revisions_unlocked } from './Migration20261201010000_note_revisions_unlocked.js';
 import { Migration20261202010000_lz4_write_payloads } from './Migration20261202010000_lz4_write_payloads.js';
 import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
+import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -68,4 +69,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201010000_note_revisions_unlocked', class: Migration20261201010000_note_revisions_unlocked },
   { name: 'Migration20261202010000_lz4_write_payloads', class: Migration20261202010000_lz4_write_payloads },
   { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
+  { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
 ];
