@@ -155,6 +155,26 @@ export function percentile(sorted: number[], p: number): number {
  * `background` (the load's `during`, started by the runner), requests go on until it is done, and
  * its note is the row's.
  */
+/**
+ * When the paths were asked more than once: the p95 of their first asks and of their repeats, and
+ * with BENCH_SLOWEST=N the N slowest requests (to see what sets the tail).
+ */
+function firstAndRepeated(asks: { path: string; ms: number; first: boolean }[]): string {
+  const firsts = asks.filter((a) => a.first).map((a) => a.ms);
+  const repeats = asks.filter((a) => !a.first).map((a) => a.ms);
+  if (!repeats.length) return '';
+  const slowest = Number(process.env.BENCH_SLOWEST ?? 0);
+  if (slowest > 0)
+    for (const a of [...asks].sort((x, y) => y.ms - x.ms).slice(0, slowest))
+      log(`  ${a.ms.toFixed(1)} ms${a.first ? ' (first ask)' : ''} ${decodeURIComponent(a.path)}`);
+  const p95 = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      0.95,
+    );
+  return ` (first asks p95 ${p95(firsts)} ms, repeated ${p95(repeats)} ms)`;
+}
+
 export async function sequential(
   scenario: string,
   label: string,
@@ -169,6 +189,8 @@ export async function sequential(
   let finished = !background;
   const backgroundNote = background?.done.finally(() => (finished = true));
   const times: number[] = [];
+  // Each path's first ask apart from its repeats (a query's first ask reads pages no earlier one did).
+  const asks: { path: string; ms: number; first: boolean }[] = [];
   let errors = 0;
   let ranked = 0;
   let bounded = 0; // full text ranked over its bounded candidate set (counted as full text)
@@ -179,6 +201,7 @@ export async function sequential(
     const res = await fetch(base + d.paths[i % d.paths.length], { headers: d.headers });
     await res.arrayBuffer();
     times.push(performance.now() - t);
+    asks.push({ path: d.paths[i % d.paths.length], ms: times[times.length - 1], first: i < d.paths.length });
     if (res.status !== 200) errors++;
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const ranking = res.headers.get('x-search-ranking');
@@ -205,7 +228,7 @@ export async function sequential(
     errors,
     note,
   };
-  const latency = `p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms`;
+  const latency = `p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms${firstAndRepeated(asks)}`;
   log(
     `${scenario} / ${label}: sequential ${times.length} requests, ${latency}, errors ${errors}${unexpected(statuses)}` +
       `${note ? `, ${note}` : ''}`,

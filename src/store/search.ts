@@ -261,11 +261,12 @@ const tierHits = (part: number, where: (table: 'a' | 'c') => string) => `(
 /**
  * The third way of fullTextHits: the page of the bounded ranking over the candidates its tiers
  * choose. The last tier (the other matches, in the order the scan finds them) is read only when
- * the first three leave room, and only as far as they leave it.
+ * the first three leave room, and only as far as they leave it. For a query of one word, the
+ * second tier (titles holding any of its words) is the first one again, so it is not read.
  */
 const BOUNDED_HITS = withSnippets(`with tiers as (
          ${tierHits(0, (t) => TITLE_MATCHES(t))}
-         union all ${tierHits(1, (t) => TITLE_HAS_ANY(t))}
+         union all ${tierHits(1, (t) => `numnode(${FULL_TEXT_QUERY}) <> 1 and ${TITLE_HAS_ANY(t)}`)}
          union all ${tierHits(2, (t) => HEADING_HAS_ANY(t))}),
      found as (
        select type, item_id, min(score) as score, min(title) as title, min(slug) as slug from tiers
