@@ -17,6 +17,15 @@ export function freshEm(orm: MikroORM) {
 }
 
 /**
+ * How long the statement pools keep an idle connection: 10 minutes, not node-postgres's 10 s. A
+ * new connection is a new PostgreSQL backend whose caches start empty: at 100,000 articles its
+ * first dozen searches took 30–60 ms each instead of 15–20, and with a 10 s timeout a connection
+ * used only when a search sends its statements side by side was closed and opened again every few
+ * seconds (the bench's full-text p95 paid for it). Idle connections do not keep the process alive.
+ */
+const KEEP_IDLE = { idleTimeoutMillis: 600_000, allowExitOnIdle: true };
+
+/**
  * Opens the ORM on a connection, with a node-postgres pool beside it for single statements (see
  * `sql`): `poolMax` connections for those, half as many for the ORM's transactions. The ORM's
  * `close` ends both. `direct` is where session state may live (LISTEN, session advisory locks,
@@ -28,14 +37,14 @@ export async function openOrm(connection: DbConnection, poolMax = 10, direct: Db
   const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2))));
   // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
-  const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax });
+  const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax, ...KEEP_IDLE });
   // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
   // A transaction pooler carries no per-connection setting: there `sqlRelaxed` sets it per transaction (SET LOCAL).
   const relaxed =
     connection.clientUrl && !pooled
-      ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off' })
+      ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off', ...KEEP_IDLE })
       : connection.clientUrl
-        ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4 })
+        ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, ...KEEP_IDLE })
         : undefined;
   for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
   const directPooled = direct.clientUrl === connection.clientUrl ? pooled : await behindPooler(direct);
