@@ -149,13 +149,6 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * Latency of one request at a time (no queueing behind other requests): `count` requests cycling
- * through `paths` after the warm-up paths and `settle` (background work the warm-up started), exact
- * percentiles; with `ranking`, counts how many answers used it (X-Search-Ranking); with
- * `background` (the load's `during`, started by the runner), requests go on until it is done, and
- * its note is the row's.
- */
-/**
  * When the paths were asked more than once: the p95 of their first asks and of their repeats, and
  * with BENCH_SLOWEST=N the N slowest requests (to see what sets the tail).
  */
@@ -175,6 +168,13 @@ function firstAndRepeated(asks: { path: string; ms: number; first: boolean }[]):
   return ` (first asks p95 ${p95(firsts)} ms, repeated ${p95(repeats)} ms)`;
 }
 
+/**
+ * Latency of one request at a time (no queueing behind other requests): `count` requests cycling
+ * through `paths` after the warm-up paths and `settle` (background work the warm-up started), exact
+ * percentiles; with `ranking`, counts how many answers used it (X-Search-Ranking); with
+ * `background` (the load's `during`, started by the runner), requests go on until it is done, and
+ * its note is the row's.
+ */
 export async function sequential(
   scenario: string,
   label: string,
@@ -188,7 +188,6 @@ export async function sequential(
   await background?.started;
   let finished = !background;
   const backgroundNote = background?.done.finally(() => (finished = true));
-  const times: number[] = [];
   // Each path's first ask apart from its repeats (a query's first ask reads pages no earlier one did).
   const asks: { path: string; ms: number; first: boolean }[] = [];
   let errors = 0;
@@ -198,10 +197,10 @@ export async function sequential(
   const started = performance.now();
   for (let i = 0; i < d.count || !finished; i++) {
     const t = performance.now();
-    const res = await fetch(base + d.paths[i % d.paths.length], { headers: d.headers });
+    const path = d.paths[i % d.paths.length];
+    const res = await fetch(base + path, { headers: d.headers });
     await res.arrayBuffer();
-    times.push(performance.now() - t);
-    asks.push({ path: d.paths[i % d.paths.length], ms: times[times.length - 1], first: i < d.paths.length });
+    asks.push({ path, ms: performance.now() - t, first: i < d.paths.length });
     if (res.status !== 200) errors++;
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const ranking = res.headers.get('x-search-ranking');
@@ -209,7 +208,7 @@ export async function sequential(
     if (ranking === 'fulltext_bounded') bounded++;
   }
   const seconds = (performance.now() - started) / 1000;
-  times.sort((a, b) => a - b);
+  const times = asks.map((a) => a.ms).sort((a, b) => a - b);
   const at = (p: number) => percentile(times, p);
   const note = d.ranking
     ? `${ranked}/${d.count} ranked ${d.ranking}${bounded ? ` (${bounded} bounded)` : ''}`

@@ -11,6 +11,7 @@ import { SCENARIOS } from './scenarios.js';
 import { connectLatency } from './sockets.js';
 import { seedArticles, seedNotes, seedSearchCorpus, waitForEmbeddings } from './seeding.js';
 import { startBaselines, startService, type Baselines } from './servers.js';
+import { queryOnce } from '../../test/support/ownDatabase.js';
 import { Tenant } from './tenant.js';
 import type { Bench, Row, Scenario, Seed, Variant } from './types.js';
 
@@ -176,15 +177,11 @@ async function queryCountsOrNull(databaseUrl: string | undefined): Promise<Recor
  * own memory (the rest is read through the operating system's cache, which a host may take back).
  */
 async function serverMemory(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
   try {
-    await client.connect();
-    const { rows } = await client.query<{ shared_buffers: string }>('show shared_buffers');
-    return `, shared_buffers ${rows[0].shared_buffers}`;
+    const [row] = await queryOnce<{ shared_buffers: string }>(url, 'show shared_buffers');
+    return `, shared_buffers ${row.shared_buffers}`;
   } catch {
     return '';
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }
 
