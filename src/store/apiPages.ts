@@ -6,12 +6,12 @@ import { ENQUEUE_EMBEDDING } from './embeddings.js';
 
 /**
  * Pages are written a few at a time: on the embedded database every statement runs on the main
- * thread, and a statement of 5 pages or ~25 KB of Markdown (each page write also records its
- * revision) stays well under the 50 ms the event loop may stall even on a loaded machine (10 pages
- * and 50 KB reached 53 ms under a full parallel suite on two busy cores; 20 pages 61 ms; 200 pages
- * up to 300 ms before revisions were recorded). More statements cost little: they share one transaction.
+ * thread, and the event loop may stall at most 50 ms even on a loaded machine. Each page write also
+ * records its revision and the page's word pairs (the phrase index), so a statement of 3 pages or
+ * ~15 KB of Markdown takes ~8 ms (5 pages took ~11 ms and reached 50 ms on a loaded CI machine;
+ * 20 pages 61 ms; 200 pages up to 300 ms). More statements cost little: they share one transaction.
  */
-const BATCH = { rows: 5, bytes: 25_000 };
+const BATCH = { rows: 3, bytes: 15_000 };
 
 /** `items` cut into batches of at most BATCH.rows items and about BATCH.bytes of `size`. */
 function batches<T>(items: T[], size: (item: T) => number): T[][] {
