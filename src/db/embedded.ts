@@ -24,6 +24,11 @@ export interface EmbeddedOptions {
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, extensions: { vector } });
+  // PGlite serves every connection from one session, so a session setting holds for all of them.
+  // A new 16 MB WAL segment is not filled with zeros first: the embedded database runs on the event
+  // loop, and zero-filling one stalled the write (a commit) that crossed into it by ~90 ms, once
+  // per 16 MB of WAL. PostgreSQL allows skipping it; the segment's space is then taken as written.
+  await db.exec('set wal_init_zero = off');
   const socketDir = await mkdtemp(join(tmpdir(), 'wks-pg-'));
   const server = new PGLiteSocketServer({
     db,
