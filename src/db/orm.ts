@@ -37,15 +37,13 @@ export async function openOrm(connection: DbConnection, poolMax = 10, direct: Db
   const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2))));
   // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
-  const pool = new pg.Pool({ ...pgClientConfig(connection), types, max: poolMax, ...KEEP_IDLE });
+  const shared = { ...pgClientConfig(connection), types, ...KEEP_IDLE };
+  const pool = new pg.Pool({ ...shared, max: poolMax });
   // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
   // A transaction pooler carries no per-connection setting: there `sqlRelaxed` sets it per transaction (SET LOCAL).
-  const relaxed =
-    connection.clientUrl && !pooled
-      ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, options: '-c synchronous_commit=off', ...KEEP_IDLE })
-      : connection.clientUrl
-        ? new pg.Pool({ ...pgClientConfig(connection), types, max: 4, ...KEEP_IDLE })
-        : undefined;
+  const relaxed = connection.clientUrl
+    ? new pg.Pool({ ...shared, max: 4, ...(pooled ? {} : { options: '-c synchronous_commit=off' }) })
+    : undefined;
   for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
   const directPooled = direct.clientUrl === connection.clientUrl ? pooled : await behindPooler(direct);
   const sessions = directPooled ? null : pgClientConfig(direct);
