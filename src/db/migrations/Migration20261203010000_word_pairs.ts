@@ -17,7 +17,7 @@ import { Migration } from '@mikro-orm/migrations';
  * 512 kB of them are merged at once (a search reads the pending list whole, so it stays small). On
  * the embedded database (WebAssembly: `version()` names emscripten) that merge runs inside a write,
  * on the event loop, which may stall at most 50 ms: there 512 kB took ~20 ms more than a plain
- * write of pages, 2 MB up to 60 ms, 128 kB ~10 ms, so it merges at 128 kB. A server merging at
+ * write of pages, 2 MB up to ~65 ms more, 128 kB ~10 ms, so it merges at 128 kB. A server merging at
  * 128 kB took 6 min 16 s instead of 3 min 32 s to bulk-load the bench's 99,800 articles.
  */
 export class Migration20261203010000_word_pairs extends Migration {
