@@ -56,6 +56,20 @@ if (publicUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) {
   process.exit(2);
 }
 
+let stopping = false;
+/** Stops the service in order (requests in flight answered, then the database) and exits with `code`. */
+function shutdown(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  server.close().then(
+    () => process.exit(code),
+    (error) => {
+      server.logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
 /** Entry point of `npm start`: configuration from the environment (see docs/configuration.md). */
 const server = await startServer({
   logger: createLogger({ level: logLevel as (typeof LOG_LEVELS)[number] }),
@@ -105,20 +119,13 @@ const server = await startServer({
     registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
+  // The embedded database's thread died and cannot be started again: exit non-zero so a supervisor restarts the service.
+  onDatabaseFailure: () => shutdown(1),
 });
 
-let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    server.logger.info({ signal }, 'shutting down');
-    server.close().then(
-      () => process.exit(0),
-      (error) => {
-        server.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    if (!stopping) server.logger.info({ signal }, 'shutting down');
+    shutdown(0);
   });
 }

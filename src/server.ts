@@ -83,6 +83,12 @@ export interface ServerOptions {
   retention?: Partial<Retention>;
   /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
   oauth?: Partial<OAuthSettings>;
+  /**
+   * Called once the embedded database's thread died and cannot be started again (no data directory, or
+   * too many restarts): `npm start` exits non-zero so a supervisor restarts the service. Meanwhile
+   * every request is answered 503.
+   */
+  onDatabaseFailure?: (reason: string) => void;
 }
 
 export interface RunningServer {
@@ -105,6 +111,8 @@ export interface RunningServer {
   reads: ReadRouter | null;
   /** Names of the agent tools served at /mcp (one per route). */
   toolNames: string[];
+  /** The embedded database's thread (null on a PostgreSQL server). */
+  embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
 
@@ -118,8 +126,16 @@ interface Database {
   close(): Promise<void>;
 }
 
-async function openDatabase(options: ServerOptions): Promise<Database> {
+async function openDatabase(options: ServerOptions, logger: Logger): Promise<Database> {
   const embedded = options.databaseUrl ? null : await startEmbedded({ dataDir: options.dataDir, loadDataDir: options.embeddedDump });
+  embedded?.on('down', (reason: string) =>
+    logger.error({ reason }, 'the embedded database thread died; requests get 503 until it is back'),
+  );
+  embedded?.on('up', () => logger.warn({ restarts: embedded.health().restarts }, 'the embedded database thread was started again'));
+  embedded?.on('failed', (reason: string) => {
+    logger.fatal({ reason }, 'the embedded database cannot be started again');
+    options.onDatabaseFailure?.(reason);
+  });
   const connection: DbConnection = embedded ? embedded.connection : { clientUrl: options.databaseUrl };
   const direct: DbConnection = options.databaseDirectUrl && options.databaseUrl ? { clientUrl: options.databaseDirectUrl } : connection;
   const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8, direct);
@@ -138,7 +154,7 @@ async function openDatabase(options: ServerOptions): Promise<Database> {
 /** Boots everything: database, migrations, credentials, the app; resolves once it listens. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
-  const database = await openDatabase(options);
+  const database = await openDatabase(options, logger);
   try {
     const applied = await migrate(database.orm, database.connection, Boolean(options.databaseUrl), database.direct);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
@@ -175,6 +191,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
       sessions: options.sessions,
       oidc: options.oidc,
+      embedded: database.embedded,
     });
     return await listen(app, database, options, logger);
   } catch (error) {
@@ -206,6 +223,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     logger,
     openapi: app.rest.openapi,
     toolNames: app.toolNames,
+    embedded: database.embedded,
     live: app.live,
     socketStats: () => app.subscriptions.stats,
     reads: app.reads,

@@ -416,5 +416,8 @@ describe('the event loop during a 50 MB import', () => {
     // Functional: /healthz kept answering all along (a stalled loop held it for seconds before the import was paced).
     expect(latencies.length).toBeGreaterThan(5);
     expect(Math.max(...latencies)).toBeLessThan(2000);
+    // The database works off this thread (a PostgreSQL server's processes, or the embedded database's thread): the loop's
+    // worst delay was 536–808 ms on the embedded database while it ran there, 66–70 ms on a server.
+    expect(delay.max / 1e6).toBeLessThan(300);
   });
 });

@@ -56,12 +56,14 @@ describe('uploads (20)', () => {
     const digest = (await import('node:crypto')).createHash('sha256').update(genuine).digest('hex');
     const html = Buffer.from('<html><meta http-equiv="refresh" content="0;url=https://evil.test"><form action="https://evil.test"></form>');
     const sql = (text: string, params: unknown[]) => app.server.orm.em.fork().getConnection().execute(text, params);
-    const plant = async (id: string, contentType: string, sha256: string) =>
-      sql(
-        `insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at)
-         values (?, ?, ?, 'png', ?, 1, 1, ?, ?, now())`,
-        [id, own.workspace.id, contentType, html.length, sha256, html],
+    const plant = async (id: string, contentType: string, sha256: string) => {
+      await sql(`insert into upload_parts (workspace_id, upload_id, part, data) values (?, ?, 0, ?)`, [own.workspace.id, id, html]);
+      await sql(
+        `insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, created_at)
+         values (?, ?, ?, 'png', ?, 1, 1, ?, now())`,
+        [id, own.workspace.id, contentType, html.length, sha256],
       );
+    };
     // A row as an unchecked import could leave it: HTML under a .png name, typed text/html, with the genuine file's digest.
     await plant('plantedAAAAAAAAAAAAAAA', 'text/html', digest);
     await plant('plantedBBBBBBBBBBBBBBB', 'image/png\r\nSet-Cookie: a=b', `${digest.slice(0, 10)}\r\nX-Evil: 1`);

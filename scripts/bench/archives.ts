@@ -44,12 +44,17 @@ function inSlices(bytes: Buffer): ReadableStream<Uint8Array> {
   });
 }
 
-/** One import of the archive into a new workspace of the bench's organization, in the background; resolves with what to note. */
-export function importInBackground(kind: ArchiveKind): (b: Bench) => SequentialBackground {
+/**
+ * One import of the archive into a new workspace of the bench's organization, in the background;
+ * resolves with what to note. `before` runs once the archive is built, just before it is sent.
+ */
+export function importInBackground(kind: ArchiveKind, before?: () => Promise<void>): (b: Bench) => SequentialBackground {
   return (b) => {
     const archive = built.get(kind) ?? built.set(kind, build(kind)).get(kind)!;
+    const ready = archive.then(() => before?.());
     const done = (async () => {
       const bytes = await archive;
+      await ready;
       const started = performance.now();
       const res = await fetch(`${b.service}/admin/import?organization=${b.organizationId}`, {
         method: 'POST',
@@ -60,6 +65,6 @@ export function importInBackground(kind: ArchiveKind): (b: Bench) => SequentialB
       await res.arrayBuffer();
       return `import of ${(bytes.length / 1e6).toFixed(1)} MB gzip: ${res.status} in ${((performance.now() - started) / 1000).toFixed(1)} s`;
     })();
-    return { started: archive.then(() => undefined), done };
+    return { started: ready.then(() => undefined), done };
   };
 }

@@ -181,10 +181,12 @@ export async function sequential(
   base: string,
   d: SequentialLoad,
   settle: () => Promise<void>,
-  background?: SequentialBackground,
+  during?: () => SequentialBackground,
 ): Promise<Row> {
   for (const path of d.warmPaths ?? d.paths.slice(0, 20)) await (await fetch(base + path, { headers: d.headers })).arrayBuffer();
   await settle();
+  // Started after the warm-up, so that all of it runs while requests are measured.
+  const background = during?.();
   await background?.started;
   let finished = !background;
   const backgroundNote = background?.done.finally(() => (finished = true));
@@ -201,6 +203,8 @@ export async function sequential(
     const res = await fetch(base + path, { headers: d.headers });
     await res.arrayBuffer();
     asks.push({ path, ms: performance.now() - t, first: i < d.paths.length });
+    const rest = (d.paceMs ?? 0) - (performance.now() - t);
+    if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
     if (res.status !== 200) errors++;
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const ranking = res.headers.get('x-search-ranking');

@@ -57,6 +57,7 @@ async function prepare(url: string, servicePid: number | undefined, scenarios: S
   const needs = new Set<Seed>(scenarios.flatMap((s) => s.needs));
   const pool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 10 }) : null;
   if (needs.has('notes')) await seedNotes(url, main.auth);
+  else if (needs.has('hot-note')) await seedNotes(url, main.auth, [7]);
   // The embedded database has no bulk-SQL search corpus: the search scenario searches these articles there.
   if (needs.has('articles') || (needs.has('search') && !pool)) await seedArticles(url, main.auth);
   if (needs.has('search') && pool) await seedSearchCorpus(url, search.auth, search.id, pool, OPTIONS.searchArticles);
@@ -126,7 +127,8 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
   if (v.drive.kind === 'sequential') {
     const settle = () => s.settle?.(bench) ?? Promise.resolve();
     const load = v.drive.load(bench);
-    return [{ id, ...(await sequential(s.name, label, bench.base, load, settle, load.during?.(bench))) }];
+    const during = load.during && (() => load.during!(bench));
+    return [{ id, ...(await sequential(s.name, label, bench.base, load, settle, during)) }];
   }
   if (v.drive.kind === 'connect') return [{ id, ...(await connectLatency(s.name, label, bench.base, v.drive.load(bench))) }];
   try {

@@ -23,6 +23,7 @@ import {
   spreadGets,
 } from './loads.js';
 import { importInBackground } from './archives.js';
+import { imageImport, threeUploads, twentyPuts } from './stall.js';
 import { hostileSockets } from './sockets.js';
 import { OPTIONS } from './options.js';
 import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
@@ -39,6 +40,18 @@ const HOSTILE = (b: Bench, reconnect: boolean) => () => hostileSockets(b, 500, 5
 const SIMPLE_GET = (b: Bench) => ({ url: `${b.base}/api/v1/workspaces/-/changelog?limit=10`, headers: b.auth });
 
 const HOT_NOTE = 'team/7/note-7';
+
+/** The stall probe: a note GET every 10 ms, while `during` (if any) runs. */
+const STALL_PROBE =
+  (during?: SequentialLoad['during']) =>
+  (b: Bench): SequentialLoad => ({
+    paths: [serviceNote(b, HOT_NOTE).slice(b.base.length)],
+    headers: b.auth,
+    // With other work, only while it runs: every GET measured waited beside it.
+    count: during ? 1 : 300,
+    paceMs: 10,
+    during,
+  });
 const GRAPHQL_NOTE =
   'query($p: String!) { memoryNote(workspace: "-", path: $p) { id workspaceId path kind body links tags createdAt updatedAt accessedAt } }';
 
@@ -404,5 +417,22 @@ export const SCENARIOS: Scenario[] = [
     notes:
       '/healthz answers from the process alone (no database): its latency while an archive is checked and written is the ' +
       "event loop's delay as a client sees it. Each import makes a new workspace; its time is in the note column.",
+  },
+  {
+    id: 'stall',
+    alias: 9,
+    name: '9 GET note every 10 ms while another agent writes',
+    needs: ['hot-note'],
+    variants: [
+      { id: 'idle', label: 'nothing else', connections: 1, drive: sequential(STALL_PROBE()) },
+      { id: 'uploads', label: 'three 10 MiB uploads at once', connections: 1, drive: sequential(STALL_PROBE(threeUploads)) },
+      { id: 'puts', label: 'twenty 16 KB note PUTs', connections: 1, drive: sequential(STALL_PROBE(twentyPuts)) },
+      { id: 'import', label: 'a 50 MB archive import (five 10 MiB PNGs)', connections: 1, drive: sequential(STALL_PROBE(imageImport)) },
+    ],
+    notes:
+      'One agent GETs a memory note every 10 ms (one request at a time; the next starts 10 ms after the previous started, or at ' +
+      'once when it took longer) while a second agent writes, until the writes are done (300 GETs with nothing else). The max ' +
+      "is the longest a GET waited; the note column has the writes' statuses and time, and the service's worst event-loop delay " +
+      'meanwhile (prom-client’s histogram, read from /metrics before and after). Run it on both databases.',
   },
 ];

@@ -29,17 +29,18 @@ export const NOTES = 10_000;
 /** The path of seeded note `i` (taken modulo NOTES). */
 export const notePath = (i: number): string => `team/${(i % NOTES) % 50}/note-${i % NOTES}`;
 
-/** 10,000 memory notes of 1–4 KB, each linking to the next and tagged with a common word. */
-export async function seedNotes(url: string, auth: Record<string, string>): Promise<void> {
-  await batch('memory notes', NOTES, (i) =>
-    call(url, auth, 'PUT', '/memory/note', {
+/** 10,000 memory notes of 1–4 KB (or only those numbered in `only`), each linking to the next and tagged with a common word. */
+export async function seedNotes(url: string, auth: Record<string, string>, only?: number[]): Promise<void> {
+  await batch('memory notes', only?.length ?? NOTES, (n) => {
+    const i = only ? only[n] : n;
+    return call(url, auth, 'PUT', '/memory/note', {
       path: notePath(i),
       body: noteBody(i),
       kind: 'note',
       links: [notePath(i + 1)],
       tags: [WORDS[i % WORDS.length]],
-    }),
-  );
+    });
+  });
 }
 
 /** 20 sections, 2,000 articles (the sidebar tree) and 1,000 published changelog entries. */

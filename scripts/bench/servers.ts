@@ -3,6 +3,7 @@ import pg from 'pg';
 import { spawnService, type ServiceProcess } from '../../test/support/processes.js';
 import { log, OPTIONS } from './options.js';
 import type { Server } from './types.js';
+import { METRICS_TOKEN } from './stall.js';
 
 /** Starts the service as `npm start` would, on DATABASE_URL or a fresh embedded data directory. */
 export async function startService(): Promise<ServiceProcess> {
@@ -25,6 +26,8 @@ function serviceEnv(): Record<string, string> {
     ADMIN_TOKEN: OPTIONS.adminToken,
     RATE_LIMIT_MAX: '100000000',
     EMBEDDINGS: 'local',
+    // The stall scenario reads the service's event-loop delay from /metrics.
+    METRICS_TOKEN,
   };
 }
 

@@ -29,7 +29,8 @@ export interface Row {
 }
 
 /** What a scenario needs seeded before it runs (the runner seeds the union for the scenarios chosen). */
-export type Seed = 'notes' | 'articles' | 'search';
+/** `hot-note`: only the one note the probes read (`notes` includes it). */
+export type Seed = 'notes' | 'hot-note' | 'articles' | 'search';
 
 /**
  * Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and
@@ -94,6 +95,8 @@ export interface SequentialLoad {
   warmPaths?: string[];
   /** Work that runs while the requests are measured (they go on until it is done); what it resolves with goes in the note column. */
   during?: (b: Bench) => SequentialBackground;
+  /** One request starts every `paceMs` (an agent polling), or at once when the previous took longer; default back to back. */
+  paceMs?: number;
 }
 
 /** Background work of a sequential load: `started` once it is under way (its input is ready), `done` with a note. */

@@ -6,6 +6,7 @@ import type { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
 import { IdempotencyStore } from '../services/idempotency.js';
 import { purgeNoteHistory } from '../services/noteHistory.js';
+import { purgeUnfinishedUploads } from '../services/uploads.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
@@ -81,6 +82,7 @@ export function startBackground(options: BackgroundOptions): Background {
   const housekeeping = setInterval(() => {
     idempotency.purge().catch((error) => logger.warn({ err: error }, 'idempotency purge failed'));
     purgeNoteHistory(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'note history purge failed'));
+    purgeUnfinishedUploads(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'unfinished upload purge failed'));
     retentionPass ??= enforceRetention(freshEm(orm), options.retention ?? DEFAULT_RETENTION, RETENTION_BUDGET_MS, () => stopping)
       .catch((error) => logger.warn({ err: error }, 'retention pass failed'))
       .finally(() => (retentionPass = null));

@@ -38,7 +38,8 @@ import { ReadRouter } from '../db/replica.js';
 import { readRouting, recordWriteNow, routeAsRead } from './readRouting.js';
 import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
-import { health } from './health.js';
+import { databaseGate, health } from './health.js';
+import type { EmbeddedDatabase } from '../db/embedded.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
 import { publicUploads } from './uploads.js';
@@ -80,6 +81,8 @@ export interface AppOptions {
   sessions?: SessionSettings;
   /** The deployment's identity provider for people's sign-in, if any. */
   oidc?: OidcSettings;
+  /** The embedded database's thread, whose state /readyz and /metrics report (null on a PostgreSQL server). */
+  embedded?: EmbeddedDatabase | null;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -174,6 +177,7 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
     sockets: () => subscriptions.stats,
     subscriptions: () => domain.live.size,
     routes: ROUTES,
+    embedded: options.embedded ?? null,
   });
 }
 
@@ -296,7 +300,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     metricsEndpoint(metrics, options.metricsToken),
     urlLimit,
     cors(options.corsOrigins),
-    health(options.orm),
+    health(options.orm, options.embedded ?? null),
+    databaseGate(options.embedded ?? null),
     people.sessions,
     ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
     apiReferencePage(),

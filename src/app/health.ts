@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EmbeddedDatabase } from '../db/embedded.js';
 import { freshEm } from '../db/orm.js';
 import { sql } from '../db/sql.js';
 import { DomainError } from '../errors.js';
@@ -9,9 +10,10 @@ const READY_TIMEOUT_MS = 2000;
 /**
  * `/healthz`: the process answers (with its uptime and memory). `/readyz`: the database answers
  * within 2 s and no migration is pending; otherwise a 503 naming which of the two, never the
- * database's own error text (hosts, users).
+ * database's own error text (hosts, users). With the embedded database, a thread that died makes
+ * `/readyz` a 503 at once, saying whether it is being started again.
  */
-export function health(orm: MikroORM): Middleware {
+export function health(orm: MikroORM, embedded: EmbeddedDatabase | null): Middleware {
   return async (ctx, next) => {
     if (ctx.path === '/healthz') {
       const { rss, heapUsed } = process.memoryUsage();
@@ -19,6 +21,8 @@ export function health(orm: MikroORM): Middleware {
       return;
     }
     if (ctx.path !== '/readyz') return next();
+    const down = embedded && embeddedDown(embedded);
+    if (down) throw new DomainError('unavailable', `Not ready: ${down}`);
     if (!(await databaseAnswers(orm))) throw new DomainError('unavailable', 'Not ready: the database did not answer within 2 s.');
     if ((await orm.getMigrator().getPendingMigrations()).length) throw new DomainError('unavailable', 'Not ready: migrations are pending.');
     ctx.body = { status: 'ready', database: 'ok', migrations: 'applied' };
@@ -32,4 +36,24 @@ async function databaseAnswers(orm: MikroORM): Promise<boolean> {
     () => false,
   );
   return Promise.race([probe, timeout]);
+}
+
+/** Why the embedded database cannot serve now, or null while it does. */
+function embeddedDown(embedded: EmbeddedDatabase): string | null {
+  const { state } = embedded.health();
+  if (state === 'restarting') return 'the embedded database stopped and is being started again.';
+  if (state === 'failed' || state === 'closed') return 'the embedded database stopped and cannot be started again.';
+  return null;
+}
+
+/**
+ * While the embedded database's thread is down, every request that may need it is answered 503
+ * at once (with Retry-After), rather than waiting for a connection that cannot come.
+ */
+export function databaseGate(embedded: EmbeddedDatabase | null): Middleware {
+  if (!embedded) return (_ctx, next) => next();
+  return async (_ctx, next) => {
+    if (embeddedDown(embedded)) throw new DomainError('unavailable', 'The database is unavailable; retry shortly.');
+    return next();
+  };
 }

@@ -5,6 +5,7 @@ import { safeEqual } from '../auth/keys.js';
 import type { Middleware } from '../http/middleware.js';
 import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from '../db/replica.js';
+import type { EmbeddedDatabase } from '../db/embedded.js';
 import { knexPool } from '../db/poolWaits.js';
 import { poolStats, poolWaits } from '../db/sql.js';
 import { boundedStatements } from '../store/search.js';
@@ -22,6 +23,8 @@ export interface MetricsSources {
   subscriptions(): number;
   /** The REST route table (labels are its route names). */
   routes: readonly { method: string; path: string; name: string }[];
+  /** The embedded database's thread (null on a PostgreSQL server). */
+  embedded: EmbeddedDatabase | null;
 }
 
 /** Paths outside the route table that are labelled by themselves; anything else unmatched is `other` (the label set stays small). */
@@ -83,6 +86,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   poolMetrics(registry, sources.orm);
   replicaMetrics(registry, sources.reads);
+  embeddedMetrics(registry, sources.embedded);
   searchMetrics(registry);
   backlogMetrics(registry, sources.orm);
   new Gauge({
@@ -170,6 +174,37 @@ function searchMetrics(registry: Registry): void {
   });
 }
 
+/** The embedded database's thread: whether it serves, how often it was started again, how busy it is. */
+function embeddedMetrics(registry: Registry, embedded: EmbeddedDatabase | null): void {
+  if (!embedded) return;
+  new Gauge({
+    name: 'wks_embedded_database_up',
+    help: '1 while the embedded database thread serves; 0 while it is being started again or has been given up.',
+    registers: [registry],
+    collect() {
+      this.set(embedded.health().state === 'up' ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'wks_embedded_database_restarts_total',
+    help: 'Times the embedded database thread died and was started again.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(embedded.health().restarts);
+    },
+  });
+  new Counter({
+    name: 'wks_embedded_database_busy_seconds_total',
+    help: 'Seconds the embedded database thread spent running statements (its event loop busy); its rate is the share of a core it uses.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(embedded.health().busySeconds);
+    },
+  });
+}
+
 function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
   if (!reads) return;
   new Gauge({
@@ -225,15 +260,20 @@ const BACKLOGS: readonly { queue: string; read: (em: ReturnType<typeof freshEm>)
 function backlogMetrics(registry: Registry, orm: MikroORM): void {
   const em = freshEm(orm);
   for (const { queue, read, items, oldest } of BACKLOGS) {
-    let last: Promise<Backlog> | null = null;
-    // One query per scrape for both gauges of a queue.
-    const once = () => (last ??= read(em).finally(() => setTimeout(() => (last = null), 0)));
+    let last: Promise<Backlog | null> | null = null;
+    // One query per scrape for both gauges of a queue; while the database cannot answer they are left out, and the scrape still answers.
+    const once = () =>
+      (last ??= read(em)
+        .catch(() => null)
+        .finally(() => setTimeout(() => (last = null), 0)));
     new Gauge({
       name: `wks_${queue}_backlog_depth`,
       help: `${items} (all processes).`,
       registers: [registry],
       async collect() {
-        this.set((await once()).depth);
+        const backlog = await once();
+        if (backlog) this.set(backlog.depth);
+        else this.reset();
       },
     });
     new Gauge({
@@ -241,7 +281,9 @@ function backlogMetrics(registry: Registry, orm: MikroORM): void {
       help: `Age in seconds of the oldest ${oldest} (0 when none).`,
       registers: [registry],
       async collect() {
-        this.set((await once()).oldestSeconds);
+        const backlog = await once();
+        if (backlog) this.set(backlog.oldestSeconds);
+        else this.reset();
       },
     });
   }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { freshEm } from '../db/orm.js';
 import { NotFoundError } from '../errors.js';
@@ -7,7 +8,7 @@ import type { Middleware } from '../http/middleware.js';
 
 /**
  * `GET /uploads/<id>.<ext>`: public (no key), immutable, served with the image's own type from the
- * database. Every path under `/uploads/` is this handler's: anything but a stored name (`..`,
+ * database, streamed as its parts are read. Every path under `/uploads/` is this handler's: anything but a stored name (`..`,
  * encoded slashes, extra segments) is the same 404 envelope.
  */
 export function publicUploads(orm: MikroORM): Middleware {
@@ -21,6 +22,8 @@ export function publicUploads(orm: MikroORM): Middleware {
     ctx.set('Content-Security-Policy', "default-src 'none'");
     ctx.set('ETag', headerValue(`"${file.sha256}"`));
     ctx.type = file.contentType;
-    ctx.body = file.data;
+    // Sent as its parts are read (a megabyte per statement), never held whole.
+    ctx.body = Readable.from(file.bytes(), { objectMode: false });
+    ctx.length = file.size;
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The write pass of an import: records, already checked whole, inserted in one transaction with
- * new ids, in batches small enough that no statement holds the event loop long (the embedded
- * database runs each statement on this thread). References are translated through the archive's
+ * new ids, in batches small enough that no statement holds the database long (the embedded
+ * database runs one statement at a time, on its own thread). References are translated through the archive's
  * refs; member and key ids survive only when they name one of the importing organization.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,16 +9,15 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { pgArray, sql } from '../db/sql.js';
 import { InvalidRequestError } from '../errors.js';
 import { ENQUEUE_EMBEDDING } from '../search/vectors.js';
+import { insertUpload, insertUploadPart, UPLOAD_PART_BYTES } from '../store/uploads.js';
 import { Pacer } from './bounds.js';
 import type { ArchiveCheck, DerivedUpload } from './contents.js';
 import type { ArchiveRecord } from './format.js';
 import { TYPE_BY_NAME, type RecordType } from './recordTypes.js';
 
-/** Rows and bytes of one insert statement (the embedded database runs each statement on this thread: this much text costs it tens of ms). */
+/** Rows and bytes of one insert statement (this much text costs the embedded database tens of ms, during which it runs nothing else). */
 const BATCH_ROWS = 100;
 const BATCH_BYTES = 64 * 1024;
-/** An upload larger than this is sent in chunks of this size and joined by the database. */
-const UPLOAD_CHUNK = 128 * 1024;
 
 /** Columns that hold a member's or agent key's id, and the table that holds it. */
 const FOREIGN_IDS: Record<string, string> = {
@@ -55,7 +54,6 @@ export class RecordInserter {
   private readonly ids = new Map<string, number[]>();
   private batch: { spec: RecordType; rows: Record<string, unknown>[]; bytes: number } | null = null;
   private readonly pacer = new Pacer();
-  private staging = false;
 
   constructor(
     private readonly tx: EntityManager,
@@ -139,10 +137,7 @@ export class RecordInserter {
     }
   }
 
-  /**
-   * Inserts the uploads with what their bytes said in the check pass, reading the bytes from the
-   * uploads file a chunk at a time; one larger than a chunk is joined by the database.
-   */
+  /** Inserts the uploads with what their bytes said in the check pass, reading the bytes from the uploads file a part at a time. */
   async insertUploads(): Promise<void> {
     await this.flush();
     if (!this.check.uploads.length) return;
@@ -154,38 +149,16 @@ export class RecordInserter {
     }
   }
 
+  /** One upload: its parts (a statement each), then its row; all in the import's transaction. */
   private async insertUpload(upload: DerivedUpload, file: FileHandle): Promise<void> {
-    const values = [
-      upload.id,
-      this.into.workspaceId,
-      upload.contentType,
-      upload.extension,
-      upload.size,
-      upload.width,
-      upload.height,
-      upload.sha256,
-    ];
-    const insert = `insert into uploads (id, workspace_id, content_type, extension, size, width, height, sha256, data, created_at)`;
-    const chunk = async (n: number) => {
-      const length = Math.min(UPLOAD_CHUNK, upload.size - n * UPLOAD_CHUNK);
-      const { buffer } = await file.read(Buffer.alloc(length), 0, length, upload.offset + n * UPLOAD_CHUNK);
-      return buffer;
-    };
-    if (upload.size <= UPLOAD_CHUNK) {
-      await sql(this.tx, `${insert} values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [...values, await chunk(0), upload.createdAt]);
-      return;
+    const { workspaceId } = this.into;
+    for (let n = 0; n * UPLOAD_PART_BYTES < upload.size; n++) {
+      const length = Math.min(UPLOAD_PART_BYTES, upload.size - n * UPLOAD_PART_BYTES);
+      const { buffer } = await file.read(Buffer.alloc(length), 0, length, upload.offset + n * UPLOAD_PART_BYTES);
+      await insertUploadPart(this.tx, workspaceId, upload.id, n, buffer);
     }
-    if (!this.staging)
-      await sql(this.tx, 'create temporary table wks_archive_chunks (n int primary key, chunk bytea not null) on commit drop');
-    this.staging = true;
-    for (let n = 0; n * UPLOAD_CHUNK < upload.size; n++) {
-      await sql(this.tx, 'insert into wks_archive_chunks (n, chunk) values (?, ?)', [n, await chunk(n)]);
-    }
-    await sql(this.tx, `${insert} select ?, ?, ?, ?, ?, ?, ?, ?, string_agg(chunk, ''::bytea order by n), ? from wks_archive_chunks`, [
-      ...values,
-      upload.createdAt,
-    ]);
-    await sql(this.tx, 'delete from wks_archive_chunks');
+    const { id, contentType, extension, size, width, height, sha256, createdAt } = upload;
+    await insertUpload(this.tx, { id, workspaceId, contentType, extension, size, width, height, sha256, createdAt });
   }
 }
 

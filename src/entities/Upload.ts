@@ -1,7 +1,7 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
 import { Workspace } from './Workspace.js';
 
-/** An uploaded image; its bytes live in the database so every process can serve them. */
+/** An uploaded image; its bytes live in the database (upload_parts) so every process can serve them. */
 @Entity({ tableName: 'uploads' })
 @Index({ name: 'uploads_workspace_sha_idx', properties: ['workspace', 'sha256'] })
 export class Upload {
@@ -29,9 +29,6 @@ export class Upload {
 
   @Property({ type: 'text' })
   sha256!: string;
-
-  @Property({ type: 'blob', lazy: true })
-  data!: Buffer;
 
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();

@@ -6,7 +6,18 @@ import { imageSize } from 'image-size';
 import type { Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { invalidField } from '../errors.js';
-import { findUploadByDigest, findUploadBytes, insertUpload, type UploadRow } from '../store/uploads.js';
+import {
+  beginUploadDraft,
+  discardUploadDraft,
+  findUpload,
+  insertUpload,
+  insertUploadPart,
+  staleUploadDrafts,
+  UPLOAD_PART_BYTES,
+  uploadBytes,
+  uploadsByDigest,
+  type UploadRow,
+} from '../store/uploads.js';
 import { recordAudit } from './audit.js';
 import { UPLOAD_LIMITS } from '../contract/rules.js';
 
@@ -73,35 +84,87 @@ export async function inspectImage(data: Buffer, field = 'file'): Promise<Inspec
 /**
  * Stores an image: PNG, JPEG, WebP or GIF by its bytes; at most 10 MiB (read with a cap, never
  * buffered past it); at most 16,384 px a side and 50 megapixels (decompression bombs). The same
- * bytes uploaded twice to a workspace return the same URL.
+ * bytes uploaded twice to a workspace return the same URL. The bytes are written a part at a time,
+ * each part a statement of its own, and the upload's row (with its audit event) in one transaction
+ * once every part is in: a request that fails halfway leaves no upload, and its parts are removed
+ * (by the request, or by housekeeping when its process was killed).
  */
 export async function uploadImage(ctx: RequestContext, scope: Scope, file: IncomingFile): Promise<UploadResult> {
   const data = await readCapped(file.createReadStream(), UPLOAD_LIMITS.maxBytes);
   const { contentType, extension, width, height } = await inspectImage(data);
   const sha256 = createHash('sha256').update(data).digest('hex');
-  return ctx.em.transactional(async (em) => {
-    const existing = await findUploadByDigest(em, scope.workspaceId, sha256);
-    if (existing) return toResult(existing, sha256);
-    const id = randomBytes(16).toString('base64url');
-    const row = await insertUpload(em, { id, workspaceId: scope.workspaceId, contentType, extension, width, height, sha256, data });
-    recordAudit(em, ctx, { action: 'upload.created', targetType: 'upload', targetId: id, workspaceId: scope.workspaceId });
-    return toResult(row, sha256);
-  });
+  const existing = await sameBytes(ctx.em, scope.workspaceId, sha256);
+  if (existing) return toResult(existing);
+  const id = randomBytes(16).toString('base64url');
+  const { workspaceId } = scope;
+  await beginUploadDraft(ctx.em, workspaceId, id);
+  try {
+    for (let part = 0; part * UPLOAD_PART_BYTES < data.length; part++) {
+      await insertUploadPart(ctx.em, workspaceId, id, part, data.subarray(part * UPLOAD_PART_BYTES, (part + 1) * UPLOAD_PART_BYTES));
+    }
+    return await ctx.em.transactional(async (em) => {
+      const row = await insertUpload(em, {
+        id,
+        workspaceId,
+        contentType,
+        extension,
+        width,
+        height,
+        sha256,
+        size: data.length,
+        createdAt: new Date(),
+      });
+      recordAudit(em, ctx, { action: 'upload.created', targetType: 'upload', targetId: id, workspaceId });
+      return toResult(row);
+    });
+  } catch (error) {
+    await discardUploadDraft(ctx.em, workspaceId, id).catch(() => undefined); // else housekeeping removes it
+    throw error;
+  }
 }
 
-/** The bytes and type behind a public upload URL (`<id>.<ext>`), or null. */
+/**
+ * The workspace's upload of these bytes, if it has one. A row's digest is checked against its stored
+ * bytes: a row whose digest lies (an unchecked import, a hand-made row) is never handed out.
+ */
+async function sameBytes(em: EntityManager, workspaceId: string, sha256: string): Promise<UploadRow | undefined> {
+  for (const row of await uploadsByDigest(em, workspaceId, sha256)) {
+    const hash = createHash('sha256');
+    for await (const part of uploadBytes(em, workspaceId, row.id)) hash.update(part);
+    if (hash.digest('hex') === sha256) return row;
+  }
+  return undefined;
+}
+
+/** An upload's parts are written within seconds: a draft this old belongs to a request that failed or a process that was killed. */
+const UNFINISHED_AFTER_MINUTES = 60;
+
+/** Removes the parts of uploads left unfinished (a killed process) an hour ago or more, 100 per call; how many. */
+export async function purgeUnfinishedUploads(em: EntityManager): Promise<number> {
+  const drafts = await staleUploadDrafts(em, UNFINISHED_AFTER_MINUTES, 100);
+  for (const draft of drafts) await discardUploadDraft(em, draft.workspace_id, draft.upload_id);
+  return drafts.length;
+}
+
+/** What the public URL `<id>.<ext>` serves: the type, size and digest of the upload, and its bytes (read as they are sent), or null. */
 export async function findPublicUpload(
   em: EntityManager,
   name: string,
-): Promise<{ contentType: string; data: Buffer; sha256: string } | null> {
+): Promise<{ contentType: string; size: number; sha256: string; bytes(): AsyncGenerator<Buffer> } | null> {
   const match = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp|gif)$/.exec(name);
   if (!match) return null;
-  const row = await findUploadBytes(em, match[1], match[2]);
+  const row = await findUpload(em, match[1], match[2]);
+  if (!row) return null;
   // The type follows from the name's extension, which only an accepted image has: stored text never names it.
-  return row ? { contentType: CONTENT_TYPES[match[2]], data: row.data, sha256: row.sha256 } : null;
+  return {
+    contentType: CONTENT_TYPES[match[2]],
+    size: row.size,
+    sha256: row.sha256,
+    bytes: () => uploadBytes(em, row.workspace_id, row.id),
+  };
 }
 
-function toResult(row: UploadRow, sha256: string): UploadResult {
+function toResult(row: UploadRow): UploadResult {
   return {
     url: `/uploads/${row.id}.${row.extension}`,
     id: row.id,
@@ -109,7 +172,7 @@ function toResult(row: UploadRow, sha256: string): UploadResult {
     size: row.size,
     width: row.width,
     height: row.height,
-    sha256,
+    sha256: row.sha256,
   };
 }
 

@@ -2,8 +2,17 @@
 import { sql, type SqlTarget } from '../db/sql.js';
 import { ACCESSED_AT } from './memoryNotes.js';
 
-/** Columns exported from an expression over row `t` instead of as stored: a note's access time lives partly in memory_note_access. */
-const EXPRESSIONS: Record<string, Record<string, string>> = { memory_notes: { accessed_at: `${ACCESSED_AT('t')} as accessed_at` } };
+/**
+ * Columns exported from an expression over row `t` instead of as stored: a note's access time lives
+ * partly in memory_note_access, an upload's bytes in upload_parts.
+ */
+const EXPRESSIONS: Record<string, Record<string, string>> = {
+  memory_notes: { accessed_at: `${ACCESSED_AT('t')} as accessed_at` },
+  uploads: {
+    data: `(select encode(string_agg(p.data, ''::bytea order by p.part), 'base64') from upload_parts p
+              where p.workspace_id = t.workspace_id and p.upload_id = t.id) as data`,
+  },
+};
 
 /** What the statements need of a record type (see src/archive/recordTypes.ts). */
 export interface ArchivedTable {

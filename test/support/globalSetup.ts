@@ -33,7 +33,7 @@ export default async function setup(project: TestProject) {
   const orm = await openOrm(embedded.connection, 2);
   await migrate(orm, embedded.connection, false);
   await orm.close();
-  const dump = await embedded.db.dumpDataDir('none');
+  const dump = await embedded.dump();
   await embedded.close();
   const file = join(dir, 'migrated.tar');
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
