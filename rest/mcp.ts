@@ -1,115 +1,56 @@
-import { uploadValue } from './uploadValue.js';
-import { Readable } from 'node:stream';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { Upload } from 'graphql-upload-minimal';
+/**
+ * `POST /mcp`: a stateless Model Context Protocol server (Streamable HTTP) whose tools are the REST
+ * endpoints, answering both protocol revisions on one endpoint: 2025-11-25 clients (the
+ * `initialize` handshake, as before) and 2026-07-28 clients (`server/discover`, no handshake, the
+ * protocol version and capabilities in each request's `_meta`, the `Mcp-Method`/`Mcp-Name` headers,
+ * cache hints on list results). A call runs the endpoint's route through the same runRoute on
+ * either revision — same validation, permission checks, audit trail and webhooks.
+ */
+import { createMcpHandler, isLegacyRequest, Server, type AuthInfo, type McpRequestContext } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toWebRequest } from '@modelcontextprotocol/node';
 import type { Context } from 'koa';
 import type { CompiledRoute } from './compile.js';
 import { BODY_LIMITS } from '../src/contract/rules.js';
 import { DomainError, InvalidRequestError, UnauthorizedError } from '../src/errors.js';
 import type { GraphQLBackend } from './handler.js';
 import { readText } from '../src/http/body.js';
-import type { JsonSchema } from './jsonSchema.js';
-import { errorOutput, runRoute, type RouteInput, type RouteOutput } from './run.js';
+import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
+import { errorOutput, runRoute } from './run.js';
 import type { Middleware } from '../src/http/middleware.js';
 
-/** One agent tool: the MCP view of one route-table row. */
-export interface ToolDef {
-  tool: Tool;
-  compiled: CompiledRoute;
-  /** Where each argument goes. */
-  args: Record<string, { in: 'path' | 'query' | 'header' | 'body' | 'upload' | 'idempotency'; name: string }>;
-}
+export type { ToolDef } from './mcpTools.js';
 
-const MCP_INSTRUCTIONS = [
-  'This server is a documentation workspace: articles in sidebar sections, a changelog, API-reference pages ' +
-    'generated from an OpenAPI spec, and shared memory notes.',
+/**
+ * What an agent reads first: one paragraph of at most 512 characters (some hosts read no further),
+ * then the details, then the workspace's own guidance (see McpOptions.guidanceOf).
+ */
+export const MCP_FIRST_PARAGRAPH =
+  'A documentation workspace: articles in sidebar sections, a changelog, API-reference pages and shared memory notes. ' +
+  'Search before answering from the docs; report questions the docs cannot answer with content_gaps_report. Keep ' +
+  'memory notes small, linked, and update an existing path rather than writing a near-duplicate. Edits go through ' +
+  'proposals_create unless you may edit directly. "workspace" defaults to "-", your key\'s workspace.';
+
+const MCP_DETAILS = [
   'Memory notes (memory_* tools) are Markdown notes addressed by file-like paths (e.g. "runbooks/deploy") that ' +
-    'agents share across runs: read the index first, keep notes small and linked, and update an existing path ' +
-    'rather than creating near-duplicates.',
+    'agents share across runs: read the index first.',
   'Use search (full text, or semantic=true) before answering from the docs. When the docs cannot answer a ' +
     'question, call content_gaps_report with the question as asked (no names, e-mail addresses or secrets) and the ' +
     'slug of the closest article.',
-  'Changes to articles go through proposals_create for editor review unless you are allowed to edit directly. The "workspace" argument defaults to ' +
-    '"-" (your key\'s workspace); org-wide keys must pass a workspace id.',
+  'Org-wide keys must pass a workspace id as "workspace".',
 ].join('\n');
 
-/** Builds one tool per route: its input schema comes from the row's own parameter and body schemas. */
-function buildTools(routes: CompiledRoute[]): ToolDef[] {
-  return routes.map((compiled) => {
-    const { route } = compiled;
-    const properties: Record<string, JsonSchema> = {};
-    const required: string[] = [];
-    const args: ToolDef['args'] = {};
-    const add = (name: string, schema: JsonSchema, where: ToolDef['args'][string], isRequired: boolean) => {
-      if (properties[name]) throw new Error(`tool ${route.name}: argument "${name}" is defined twice`);
-      properties[name] = schema;
-      args[name] = where;
-      if (isRequired) required.push(name);
-    };
-    for (const [name, def] of Object.entries(compiled.pathParams)) {
-      const schema =
-        name === 'workspace'
-          ? {
-              ...def.schema,
-              default: '-',
-              description: 'Workspace id; defaults to "-", the workspace your key is bound to (org-wide keys must pass an id).',
-            }
-          : { ...def.schema, description: def.description };
-      add(name, schema, { in: 'path', name }, name !== 'workspace');
-    }
-    for (const [name, def] of Object.entries(route.query ?? {}))
-      add(name, { ...def.schema, description: def.description }, { in: 'query', name }, Boolean(def.required));
-    for (const [name, def] of Object.entries(route.headers ?? {}))
-      add(def.variable ?? name, { ...def.schema, description: def.description }, { in: 'header', name }, Boolean(def.required));
-    if (route.body) {
-      const bodyRequired = new Set((route.body.schema.required as string[] | undefined) ?? []);
-      for (const [name, schema] of Object.entries(route.body.schema.properties))
-        add(name, schema, { in: 'body', name }, bodyRequired.has(name));
-    }
-    if (route.upload) {
-      add(
-        route.upload.field,
-        {
-          type: 'string',
-          contentEncoding: 'base64',
-          description: 'The image bytes, base64-encoded (PNG, JPEG, WebP or GIF; at most 10 MiB).',
-        },
-        { in: 'upload', name: route.upload.field },
-        true,
-      );
-      add(
-        'filename',
-        { type: 'string', maxLength: 255, description: 'Original file name (informational).' },
-        { in: 'upload', name: 'filename' },
-        false,
-      );
-    }
-    if (route.method !== 'GET')
-      add(
-        'idempotencyKey',
-        { type: 'string', minLength: 1, maxLength: 255, description: 'Makes a retried call run at most once (24 h).' },
-        { in: 'idempotency', name: 'idempotency-key' },
-        false,
-      );
-    const readOnly = route.method === 'GET';
-    const tool: Tool = {
-      name: route.name,
-      title: route.summary,
-      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${compiled.permissions.join(', ')}.)`,
-      inputSchema: { type: 'object', properties, required, additionalProperties: false },
-      annotations: {
-        title: route.summary,
-        readOnlyHint: readOnly,
-        destructiveHint: route.method === 'DELETE' || route.method === 'PUT' || route.method === 'PATCH',
-        idempotentHint: readOnly || route.method === 'PUT' || route.method === 'DELETE',
-        openWorldHint: false,
-      },
-    };
-    return { tool, compiled, args };
-  });
+/** The server's instructions: the fixed first paragraph, the details, and the workspace's guidance if it has any. */
+export function mcpInstructions(guidance: string | null): string {
+  const parts = [MCP_FIRST_PARAGRAPH, MCP_DETAILS];
+  if (guidance) parts.push(`Guidance from this workspace's administrators:\n${guidance}`);
+  return parts.join('\n\n');
 }
+
+/** 2026-07-28 cache hints: the tool list depends on the caller's permissions (private); guidance may change (a minute). */
+const CACHE_HINTS = {
+  'tools/list': { ttlMs: 300_000, cacheScope: 'private' as const },
+  'server/discover': { ttlMs: 60_000, cacheScope: 'private' as const },
+};
 
 export interface McpOptions {
   version: string;
@@ -121,16 +62,20 @@ export interface McpOptions {
   routeRead?(ctx: Context): Promise<unknown>;
   /** A tool that may write has run: called before its answer is sent (the transport sends it itself, before the request unwinds). */
   recordWrite?(ctx: Context): Promise<void>;
+  /** The guidance of the caller's workspace for agents (null: none, or an org-wide key), read for the instructions. */
+  guidanceOf?(ctx: Context, contextValue: unknown): Promise<string | null>;
 }
 
 /** MCP methods that only read (besides notifications, which nothing answers). */
-const READ_METHODS = new Set(['initialize', 'ping', 'tools/list']);
+const READ_METHODS = new Set(['initialize', 'server/discover', 'ping', 'tools/list']);
+/** Methods whose result carries the instructions. */
+const INSTRUCTED = new Set(['initialize', 'server/discover']);
 
 /**
- * Whether a JSON-RPC message to this server only reads: `initialize`, `ping`, `tools/list`, a
- * notification, or a `tools/call` of a tool whose route row is a GET (`methodOf`: a tool's row
- * method, undefined for no such tool). Anything else may write. A request carries one message
- * (batches are refused).
+ * Whether a JSON-RPC message to this server only reads: `initialize`, `server/discover`, `ping`,
+ * `tools/list`, a notification, or a `tools/call` of a tool whose route row is a GET (`methodOf`:
+ * a tool's row method, undefined for no such tool). Anything else may write. A request carries one
+ * message (batches are refused).
  */
 export function mcpMessageReads(message: unknown, methodOf: (tool: string) => string | undefined): boolean {
   const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } | null };
@@ -139,10 +84,19 @@ export function mcpMessageReads(message: unknown, methodOf: (tool: string) => st
   return method === 'tools/call' && typeof params?.name === 'string' && methodOf(params.name) === 'GET';
 }
 
+/** One request's caller, handed to the per-request server (through the SDK's pass-through AuthInfo on 2026-07-28). */
+interface McpCall {
+  ctx: Context;
+  permissions: ReadonlySet<string>;
+  contextValue: Awaited<ReturnType<GraphQLBackend['createContext']>>;
+  agentKeyId: string;
+  instructions: string;
+}
+
 /**
- * `POST /mcp`: a stateless Model Context Protocol server (Streamable HTTP) whose tools are the REST
- * endpoints. A call runs the endpoint's route through the same runRoute — same validation,
- * permission checks, audit trail and webhooks. `tools/list` shows the tools the key may use.
+ * The MCP middleware: authenticates (the caller was authenticated by the key or token middleware
+ * before), reads one JSON-RPC message within BODY_LIMITS.mcp, and serves it on the revision it
+ * speaks, with a server made for this caller (its tools, its workspace's guidance).
  */
 export function createMcpMiddleware(
   routes: CompiledRoute[],
@@ -151,6 +105,11 @@ export function createMcpMiddleware(
 ): { middleware: Middleware; tools: ToolDef[] } {
   const tools = buildTools(routes);
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
+  const serverFor = (call: McpCall) => mcpServer(call, tools, byName, backend, options);
+  const modern = createMcpHandler(({ authInfo }: McpRequestContext) => serverFor((authInfo?.extra as { call: McpCall }).call), {
+    legacy: 'reject',
+    onerror: () => undefined, // a refused request is answered to its client; nothing to log
+  });
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== '/mcp') return next();
     const permissions = options.permissionsOf(ctx);
@@ -166,33 +125,58 @@ export function createMcpMiddleware(
     if (called) options.refuseCall?.(ctx, called.compiled.permissions);
     if (mcpMessageReads(body, (name) => byName.get(name)?.compiled.route.method)) await options.routeRead?.(ctx);
     const contextValue = await backend.createContext(ctx, true);
-    const agentKeyId = backend.agentKeyId(ctx)!;
-    const server = new Server(
-      { name: 'workspace-knowledge-service', version: options.version },
-      { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS },
-    );
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.filter((t) => t.compiled.permissions.every((p) => permissions.has(p))).map((t) => t.tool),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const def = byName.get(request.params.name);
-      if (!def) return toolError(errorOutput(new DomainError('not_found', `No tool named "${request.params.name}".`), ignore));
-      const input = toRouteInput(def, request.params.arguments ?? {});
-      if ('error' in input) return toolError(errorOutput(new InvalidRequestError(input.error, input.issues), ignore));
-      const out = await runRoute(def.compiled, backend, contextValue, agentKeyId, input);
-      if (def.compiled.route.method !== 'GET') await options.recordWrite?.(ctx);
-      return toToolResult(def, out);
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    ctx.respond = false;
-    ctx.res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(ctx.req, ctx.res, body);
+    const method = (body as { method?: unknown }).method;
+    const guidance = INSTRUCTED.has(method as string) ? await options.guidanceOf?.(ctx, contextValue) : null;
+    const call: McpCall = {
+      ctx,
+      permissions,
+      contextValue,
+      agentKeyId: backend.agentKeyId(ctx)!,
+      instructions: mcpInstructions(guidance ?? null),
+    };
+    const request = await toWebRequest(ctx.req, body);
+    if (await isLegacyRequest(request, body)) return serveLegacy(ctx, serverFor(call), body);
+    const authInfo: AuthInfo = { token: '', clientId: call.agentKeyId, scopes: [...permissions], extra: { call } };
+    const answer = await modern.fetch(request, { authInfo, parsedBody: body });
+    ctx.status = answer.status;
+    answer.headers.forEach((value, name) => ctx.set(name, value));
+    ctx.body = answer.body ? Buffer.from(await answer.arrayBuffer()) : '';
   };
   return { middleware, tools };
+}
+
+/** A 2025-11-25 request: the stateless Streamable HTTP transport answering one JSON response, as the v1 SDK did. */
+async function serveLegacy(ctx: Context, server: Server, body: unknown): Promise<void> {
+  const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  ctx.respond = false;
+  ctx.res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(ctx.req, ctx.res, body);
+}
+
+/** A server for one caller: the tools its permissions allow, in the route table's order, and the instructions. */
+function mcpServer(call: McpCall, tools: ToolDef[], byName: Map<string, ToolDef>, backend: GraphQLBackend, options: McpOptions): Server {
+  // The low-level server: arguments are checked by each route's own schemas (400 envelopes naming the field), not the SDK's.
+  const server = new Server(
+    { name: 'workspace-knowledge-service', version: options.version },
+    { capabilities: { tools: { listChanged: false } }, instructions: call.instructions, cacheHints: CACHE_HINTS },
+  );
+  server.setRequestHandler('tools/list', () => ({
+    tools: tools.filter((t) => t.compiled.permissions.every((p) => call.permissions.has(p))).map((t) => t.tool),
+  }));
+  server.setRequestHandler('tools/call', async (request) => {
+    const def = byName.get(request.params.name);
+    if (!def) return toolError(errorOutput(new DomainError('not_found', `No tool named "${request.params.name}".`), ignore));
+    const input = toRouteInput(def, request.params.arguments ?? {});
+    if ('error' in input) return toolError(errorOutput(new InvalidRequestError(input.error, input.issues), ignore));
+    const out = await runRoute(def.compiled, backend, call.contextValue, call.agentKeyId, input);
+    if (def.compiled.route.method !== 'GET') await options.recordWrite?.(call.ctx);
+    return toToolResult(def, out);
+  });
+  return server;
 }
 
 /** Domain errors are expected: nothing to log. */
@@ -238,76 +222,4 @@ async function readMessage(ctx: Context): Promise<unknown> {
 function calledTool(message: unknown, byName: Map<string, ToolDef>): ToolDef | undefined {
   const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
   return method === 'tools/call' && typeof params?.name === 'string' ? byName.get(params.name) : undefined;
-}
-
-function toRouteInput(
-  def: ToolDef,
-  args: Record<string, unknown>,
-): RouteInput | { error: string; issues: { field: string; message: string }[] } {
-  const unknown = Object.keys(args).filter((k) => !def.args[k]);
-  if (unknown.length)
-    return {
-      error: `Unknown argument(s): ${unknown.join(', ')}.`,
-      issues: unknown.map((field) => ({ field, message: 'is not a known argument' })),
-    };
-  // Path and header arguments travel as text on the other doors; anything but a string (or a number
-  // for a numeric path id) is refused here rather than stringified into "[object Object]".
-  const notText = Object.entries(args).filter(([name, value]) => {
-    const where = def.args[name].in;
-    if (where !== 'path' && where !== 'header' && where !== 'idempotency') return false;
-    return !(typeof value === 'string' || (where === 'path' && typeof value === 'number' && Number.isFinite(value)));
-  });
-  if (notText.length)
-    return {
-      error: `Invalid argument(s): ${notText.map(([name]) => name).join(', ')}.`,
-      issues: notText.map(([field]) => ({ field, message: 'must be a string' })),
-    };
-  const input: RouteInput = { params: { workspace: '-' }, query: {}, headers: {} };
-  const json: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(args)) {
-    const where = def.args[name];
-    if (where.in === 'path') input.params[where.name] = String(value);
-    else if (where.in === 'query') input.query[where.name] = value;
-    else if (where.in === 'header' || where.in === 'idempotency') input.headers[where.name] = String(value);
-    else if (where.in === 'body') json[where.name] = value;
-  }
-  const { body, upload: uploadDef } = def.compiled.route;
-  const file = uploadDef ? args[uploadDef.field] : undefined;
-  const filename = typeof args.filename === 'string' ? args.filename : 'upload';
-  if (body) input.body = () => Promise.resolve({ json });
-  else if (uploadDef) input.body = () => Promise.resolve({ upload: typeof file === 'string' ? toUpload(file, filename) : undefined });
-  return input;
-}
-
-function toToolResult(def: ToolDef, out: RouteOutput): CallToolResult {
-  if (out.status >= 400) return toolError(out);
-  if (out.status === 304) {
-    // Not an error: what the agent holds is current.
-    const notModified = { notModified: true, etag: out.headers.ETag ?? null };
-    return { content: [{ type: 'text', text: JSON.stringify(notModified) }], structuredContent: notModified };
-  }
-  const structured = def.compiled.route.list
-    ? { items: out.body, nextCursor: out.nextCursor }
-    : Array.isArray(out.body)
-      ? { items: out.body }
-      : (out.body as Record<string, unknown>);
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
-}
-
-function toolError(out: RouteOutput): CallToolResult {
-  const error = (out.body as { error: { code: string; message: string } }).error;
-  return {
-    isError: true,
-    content: [
-      { type: 'text', text: `${error.code}: ${error.message}` },
-      { type: 'text', text: JSON.stringify(out.body) },
-    ],
-    structuredContent: out.body as Record<string, unknown>,
-  };
-}
-
-/** A base64 tool argument as the `Upload` a multipart request would give (decoded only once the caller is authorized). */
-function toUpload(base64: string, filename: string): Upload {
-  const bytes = Buffer.from(base64, 'base64');
-  return uploadValue({ bytes, filename, fieldName: 'file', open: () => Readable.from([bytes]) });
 }

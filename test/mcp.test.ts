@@ -1,5 +1,3 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../rest/routes/index.js';
@@ -7,6 +5,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, tenant } from './support/factories.js';
 import { png } from './support/images.js';
 import { startReceiver } from './support/receiver.js';
+import { MCP_CLIENTS, type McpClientKind } from './support/mcpClients.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -20,13 +19,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-async function connect(key: string) {
-  const client = new Client({ name: 'test-agent', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
-  );
-  return client;
-}
+let kind: McpClientKind;
+const connect = (key: string) => kind.connect(app.url, key);
 
 // The agent-facing endpoints written out (name, method, path): a row dropped from the route table
 // disappears from the tools, the document and the router at once, so only a list kept apart notices.
@@ -72,7 +66,12 @@ const ENDPOINTS: [string, string, string][] = [
 
 const text = (result: any) => JSON.parse(result.content[result.isError ? 1 : 0].text);
 
-describe('MCP server (POST /mcp)', () => {
+// Every acceptance test runs with each client: the v1 SDK (most hosts today) and the v2 SDK on each revision.
+describe.each(MCP_CLIENTS)('MCP server (POST /mcp), $name', (client) => {
+  beforeAll(() => {
+    kind = client;
+  });
+
   it('has one tool per REST endpoint of the written-out contract, each served by REST and documented', async () => {
     const expected = ENDPOINTS.map(([name]) => name).sort();
     expect(ROUTES.map((r) => [r.name, r.method, r.path])).toEqual(ENDPOINTS);

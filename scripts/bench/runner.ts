@@ -94,10 +94,12 @@ function blocks(variants: Variant[]): Variant[][] {
 /** The bench context aimed at a variant's server, and the variant's printed label. */
 function bind(v: Variant, ctx: Context, baselines: Baselines | null): { bench: Bench; label: string } {
   const server = v.server ?? 'service';
+  const own = baselines?.auth.get(server);
   const bench = {
     ...ctx,
     base: server === 'service' ? ctx.service : baselines!.urls.get(server)!,
     pid: server === 'service' ? ctx.servicePid : baselines?.pids.get(server),
+    ...(own ? { auth: own, searchAuth: own } : {}),
   };
   return { bench, label: typeof v.label === 'string' ? v.label : v.label(bench) };
 }

@@ -435,4 +435,58 @@ export const SCENARIOS: Scenario[] = [
       "is the longest a GET waited; the note column has the writes' statuses and time, and the service's worst event-loop delay " +
       'meanwhile (prom-client’s histogram, read from /metrics before and after). Run it on both databases.',
   },
+  {
+    id: 'embedded',
+    alias: 10,
+    name: '10 notes: the embedded database beside PostgreSQL',
+    needs: ['notes'],
+    variants: [
+      {
+        id: 'get-postgres',
+        label: 'GET, on PostgreSQL',
+        connections: 10,
+        drive: autocannon((b) => spreadGets(b, SERVICE_NOTE_ROUTE, b.auth)),
+      },
+      {
+        id: 'get-embedded',
+        label: 'GET, on the embedded database',
+        connections: 10,
+        server: 'service-embedded',
+        drive: autocannon((b) => spreadGets(b, SERVICE_NOTE_ROUTE, b.auth)),
+      },
+      {
+        id: 'put-postgres',
+        label: 'PUT (update), on PostgreSQL',
+        connections: 10,
+        drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)),
+      },
+      {
+        id: 'put-embedded',
+        label: 'PUT (update), on the embedded database',
+        connections: 10,
+        server: 'service-embedded',
+        drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)),
+      },
+    ],
+    ratios: [
+      {
+        key: 'getNoteEmbeddedOverPostgres',
+        label: 'GET note, embedded database',
+        of: { variant: 'get-embedded', name: 'embedded' },
+        over: { variant: 'get-postgres', name: 'PostgreSQL' },
+        target: { min: 0.6 },
+      },
+      {
+        key: 'putNoteEmbeddedOverPostgres',
+        label: 'PUT note, embedded database',
+        of: { variant: 'put-embedded', name: 'embedded' },
+        over: { variant: 'put-postgres', name: 'PostgreSQL' },
+        target: { min: 0.6 },
+      },
+    ],
+    notes:
+      'PostgreSQL only (DATABASE_URL): a second service on a fresh embedded database (its own DATA_DIR, seeded with the same ' +
+      "10,000 notes through its API) beside the bench's service on PostgreSQL, each measured alone in turn in every round: " +
+      'note GETs spread over the seeded notes and note updates of 1–4 KB, at 10 connections.',
+  },
 ];

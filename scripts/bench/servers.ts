@@ -2,6 +2,8 @@
 import pg from 'pg';
 import { spawnService, type ServiceProcess } from '../../test/support/processes.js';
 import { log, OPTIONS } from './options.js';
+import { seedNotes } from './seeding.js';
+import { Tenant } from './tenant.js';
 import type { Server } from './types.js';
 import { METRICS_TOKEN } from './stall.js';
 
@@ -84,7 +86,28 @@ async function fillPlainTable(databaseUrl: string, workspaceId: string): Promise
 export interface Baselines {
   urls: Map<Server, string>;
   pids: Map<Server, number>;
+  /** The bearer header of a server that has a tenant of its own (the embedded service). */
+  auth: Map<Server, Record<string, string>>;
   stop(): Promise<void>;
+}
+
+/**
+ * A second service on a fresh embedded database in a directory of its own, with a tenant and the
+ * bench's 10,000 notes seeded through its API like the first's: the embedded default measured
+ * side by side with the service on PostgreSQL.
+ */
+async function startEmbeddedService(): Promise<{ child: ServiceProcess; auth: Record<string, string> }> {
+  const child = await spawnService({ ...serviceEnv(), DATABASE_URL: '', DATA_DIR: `./bench-results/data-${Date.now()}` });
+  try {
+    const tenant = await Tenant.create(child.url, OPTIONS.adminToken, 'Bench embedded', 'enterprise');
+    const { auth } = await tenant.workspace('Bench');
+    log(`embedded service at ${child.url}: seeding its notes`);
+    await seedNotes(child.url, auth);
+    return { child, auth };
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
 }
 
 /** Starts the plain baselines among `servers` on `databaseUrl`, serving the notes of `workspaceId`. */
@@ -92,9 +115,18 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
   const started: ServiceProcess[] = [];
   const urls = new Map<Server, string>([['database', databaseUrl]]);
   const pids = new Map<Server, number>();
+  const auth = new Map<Server, Record<string, string>>();
   const stop = async () => void (await Promise.all(started.map((p) => p.stop())));
   try {
     for (const server of servers) {
+      if (server === 'service-embedded') {
+        const embedded = await startEmbeddedService();
+        started.push(embedded.child);
+        urls.set(server, embedded.child.url);
+        auth.set(server, embedded.auth);
+        if (embedded.child.child.pid) pids.set(server, embedded.child.child.pid);
+        continue;
+      }
       if (server !== 'plain-http' && server !== 'plain-koa' && server !== 'plain-koa-indexed' && server !== 'service-lean') continue;
       if (server === 'plain-koa-indexed') await fillPlainTable(databaseUrl, workspaceId);
       const child =
@@ -114,5 +146,5 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
     await stop();
     throw error;
   }
-  return { urls, pids, stop };
+  return { urls, pids, auth, stop };
 }

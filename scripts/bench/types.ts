@@ -35,9 +35,10 @@ export type Seed = 'notes' | 'hot-note' | 'articles' | 'search';
 /**
  * Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and
  * near-duplicate check; `plain-koa-indexed`: the plain Koa server on a table of its own with only the note search's
- * index); every one but the service runs on PostgreSQL only.
+ * index; `service-embedded`: a second service on a fresh embedded database, seeded like the first, beside the one on
+ * PostgreSQL); every one but the service runs only when the bench runs on PostgreSQL.
  */
-export type Server = 'service' | 'service-lean' | 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'database';
+export type Server = 'service' | 'service-lean' | 'service-embedded' | 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'database';
 
 /** Everything a variant needs to build its requests, known once the service runs and the data is seeded. */
 export interface Bench {
