@@ -22,7 +22,7 @@ const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelc
 
 /** One raw 2026-07-28 request: the headers a conforming client sends, overridable. */
 async function modern(method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, key = t.key) {
-  const name = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
+  const name: Record<string, string> = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
     headers: {
