@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Next } from 'koa';
+import type { Context, Next } from 'koa';
 import { DomainError } from '../src/errors.js';
 import { compileRoutes, type CompiledRoute } from './compile.js';
 import { routeHandler, type GraphQLBackend } from './handler.js';
@@ -14,13 +14,29 @@ export interface RestApi {
   routes: CompiledRoute[];
 }
 
+/** What the facade asks of the service besides running routes. */
+export interface RestOptions {
+  /**
+   * The guidance of the workspace of the caller /llms.txt was asked by (a key sent with it), shown
+   * at its end; null for an anonymous caller, an org-wide key, or a workspace without guidance.
+   * Throws the 401 for a key that is not valid.
+   */
+  guidanceOf?(ctx: Context): Promise<string | null>;
+}
+
 /**
  * The Koa facade: every row of the route table mounted under /api/v1 on the one generic handler,
  * and the OpenAPI document generated from the same rows. An unknown path is a 404, a known path
  * with another method a 405 with `Allow` (the router's own answer); both are thrown, so the error
  * middleware renders them like every other error.
  */
-export function createRestApi(backend: GraphQLBackend, table: Route[], version: string, about: Omit<LlmsAbout, 'version'> = {}): RestApi {
+export function createRestApi(
+  backend: GraphQLBackend,
+  table: Route[],
+  version: string,
+  about: Omit<LlmsAbout, 'version'> = {},
+  options: RestOptions = {},
+): RestApi {
   const routes = compileRoutes(backend.schema, table);
   const openapi = buildOpenApi(routes, { version });
   const openapiJson = JSON.stringify(openapi);
@@ -39,7 +55,8 @@ export function createRestApi(backend: GraphQLBackend, table: Route[], version: 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path === '/llms.txt' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.type = 'text/markdown; charset=utf-8';
-      ctx.body = llmsTxt;
+      const guidance = await options.guidanceOf?.(ctx);
+      ctx.body = guidance ? `${llmsTxt}\n## Guidance for your workspace\n\n${guidance}\n` : llmsTxt;
       return;
     }
     if (ctx.path !== API_PREFIX && !ctx.path.startsWith(`${API_PREFIX}/`)) return next();

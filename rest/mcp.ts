@@ -63,7 +63,7 @@ export interface McpOptions {
   /** A tool that may write has run: called before its answer is sent (the transport sends it itself, before the request unwinds). */
   recordWrite?(ctx: Context): Promise<void>;
   /** The guidance of the caller's workspace for agents (null: none, or an org-wide key), read for the instructions. */
-  guidanceOf?(ctx: Context, contextValue: unknown): Promise<string | null>;
+  guidanceOf?(ctx: Context): Promise<string | null>;
 }
 
 /** MCP methods that only read (besides notifications, which nothing answers). */
@@ -126,7 +126,7 @@ export function createMcpMiddleware(
     if (mcpMessageReads(body, (name) => byName.get(name)?.compiled.route.method)) await options.routeRead?.(ctx);
     const contextValue = await backend.createContext(ctx, true);
     const method = (body as { method?: unknown }).method;
-    const guidance = INSTRUCTED.has(method as string) ? await options.guidanceOf?.(ctx, contextValue) : null;
+    const guidance = INSTRUCTED.has(method as string) ? await options.guidanceOf?.(ctx) : null;
     const call: McpCall = {
       ctx,
       permissions,

@@ -66,6 +66,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Proposals: 'Edits and new drafts agents propose; editors approve or reject them.',
   Uploads: 'Images for articles, served from a public, unguessable URL.',
   'API reference': 'An OpenAPI spec attached to the workspace, and the reference pages generated and kept in sync from it.',
+  Workspace: "The workspace's guidance for agents: how its administrators ask agents to use it (also in MCP's instructions and /llms.txt).",
 };
 
 const DESCRIPTION =

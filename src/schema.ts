@@ -7,6 +7,7 @@ import { AdminResolver, AgentKeyFieldsResolver, MemberFieldsResolver, WorkspaceF
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
+import { GuidanceResolver } from './resolvers/GuidanceResolver.js';
 import { LiveResolver } from './resolvers/LiveResolver.js';
 import { MemoryResolver } from './resolvers/MemoryResolver.js';
 import { OAuthGrantResolver } from './resolvers/OAuthGrantResolver.js';
@@ -24,6 +25,7 @@ const RESOLVERS = [
   MemberFieldsResolver,
   WorkspaceFieldsResolver,
   ChangelogResolver,
+  GuidanceResolver,
   MemoryResolver,
   OAuthGrantResolver,
   ArticleResolver,

@@ -62,6 +62,8 @@ const ENDPOINTS: [string, string, string][] = [
   ['openapi_place_page', 'POST', '/workspaces/{workspace}/openapi/pages/{slug}/placement'],
   ['openapi_create_section', 'POST', '/workspaces/{workspace}/openapi/sections'],
   ['openapi_sync', 'POST', '/workspaces/{workspace}/openapi/sync'],
+  ['guidance_get', 'GET', '/workspaces/{workspace}/guidance'],
+  ['guidance_set', 'PUT', '/workspaces/{workspace}/guidance'],
 ];
 
 const text = (result: any) => JSON.parse(result.content[result.isError ? 1 : 0].text);
@@ -106,8 +108,9 @@ describe.each(MCP_CLIENTS)('MCP server (POST /mcp), $name', (client) => {
     const t = await tenant(app, { role: 'viewer', permissions: ['memory.read', 'memory.write', 'search.read'] });
     const client = await connect(t.key);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    // memory.write is above the viewer ceiling
+    // memory.write is above the viewer ceiling; the workspace's guidance needs no permission
     expect(names).toEqual([
+      'guidance_get',
       'memory_get_note',
       'memory_list_notes',
       'memory_note_history',

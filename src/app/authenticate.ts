@@ -31,8 +31,13 @@ async function personOf(ctx: Parameters<Middleware>[0]): Promise<Principal> {
   return memberPrincipal(signedIn);
 }
 
-/** Paths a key is looked up for: the API, GraphQL and MCP (not the public documents or uploads). */
-function needsPrincipal(path: string): boolean {
+/**
+ * Paths a key is looked up for: the API, GraphQL and MCP (not the public documents or uploads), and
+ * /llms.txt when it is asked with a key (it then shows the guidance of the key's workspace).
+ */
+function needsPrincipal(ctx: Parameters<Middleware>[0]): boolean {
+  const { path } = ctx;
+  if (path === '/llms.txt') return Boolean(ctx.get('authorization'));
   return path === '/graphql' || path === '/mcp' || (path.startsWith('/api/') && path !== '/api/v1/openapi.json');
 }
 
@@ -62,7 +67,7 @@ function oauthPrincipal(ctx: Parameters<Middleware>[0], options: AuthenticateOpt
 export function authenticate(options: AuthenticateOptions): Middleware {
   const { db, credentials, keyCache, limiter } = options;
   return async (ctx, next) => {
-    if (!needsPrincipal(ctx.path)) return next();
+    if (!needsPrincipal(ctx)) return next();
     let counted: RateLimitResult | undefined;
     const viaOAuth = oauthPrincipal(ctx, options);
     const lookup: KeyLookup | undefined =

@@ -39,6 +39,9 @@ import { readRouting, recordWriteNow, routeAsRead } from './readRouting.js';
 import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { databaseGate, health } from './health.js';
+import { guidanceText } from '../services/guidance.js';
+import type { SqlTarget } from '../db/sql.js';
+import { UnauthorizedError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
@@ -169,6 +172,17 @@ function routeBackend(
   };
 }
 
+/**
+ * The guidance of the workspace the caller's key (or OAuth grant) is bound to, for MCP's
+ * instructions and /llms.txt: null without one (anonymous, an org-wide key, no guidance); a 401
+ * for a credential that is not valid.
+ */
+async function callerGuidance(state: { principal?: Principal }, db: SqlTarget): Promise<string | null> {
+  const principal = state.principal;
+  if (principal?.kind === 'invalid') throw new UnauthorizedError();
+  return principal?.kind === 'agent' && principal.boundWorkspaceId ? guidanceText(db, principal.boundWorkspaceId) : null;
+}
+
 /** This process's metrics (served at /metrics with METRICS_TOKEN). */
 function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>, subscriptions: SubscriptionServer) {
   return createMetrics({
@@ -271,7 +285,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   const makeContext = requestContextMaker(contextDeps);
   const subscriptions = socketDoor(options, domain, makeContext, contextDeps.sessions);
   const backend = routeBackend(domain, options, createContext);
-  const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit });
+  const guidanceDb = freshEm(options.orm);
+  const rest = createRestApi(
+    backend,
+    ROUTES,
+    VERSION,
+    { rateLimit: options.rateLimit },
+    { guidanceOf: (ctx) => callerGuidance(ctx.state, guidanceDb) },
+  );
   const mcp = createMcpMiddleware(rest.routes, backend, {
     version: VERSION,
     permissionsOf,
@@ -279,6 +300,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     routeRead: routeAsRead,
     // The tool's write has committed: failing to record its position must not turn its answer into an error (the caller might retry it).
     recordWrite: (ctx) => recordWriteNow(ctx).catch((err) => options.logger.warn({ err }, "could not record the caller's write position")),
+    guidanceOf: (ctx) => callerGuidance(ctx.state, guidanceDb),
   });
   const graphql = await createGraphQL({
     schema: domain.schema,

@@ -17,6 +17,7 @@ export const PERMISSIONS = [
   'content_gap.report',
   'openapi.read',
   'openapi.manage',
+  'guidance.update',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -63,6 +64,7 @@ export const ROLE_TABLE: Readonly<Record<Permission | PersonAction, readonly Rol
   'content_gap.report': V,
   'openapi.read': V,
   'openapi.manage': A,
+  'guidance.update': A,
   'organization.read': V,
   'agent_keys.manage': A,
   'audit.read': A,

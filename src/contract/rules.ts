@@ -76,6 +76,8 @@ export const BODY_LIMITS = {
 };
 export const NOTE_PATH_BYTES = 512;
 export const NOTE_BODY_BYTES = 16 * 1024;
+/** A workspace's guidance for agents: 4 KiB of UTF-8 Markdown, handed to every agent in MCP's instructions. */
+export const GUIDANCE_BYTES = 4 * 1024;
 
 /** Every named rule; the numbers in this table are the only place the limits live. */
 export const RULES = {
@@ -97,6 +99,7 @@ export const RULES = {
   version: int(1, 2_147_483_647),
   title: str(200, { minLength: 1 }),
   markdown: str(200_000),
+  guidance: str(GUIDANCE_BYTES, { maxBytes: GUIDANCE_BYTES }),
   summary: str(500, { minLength: 1 }),
   label: str(200, { minLength: 1 }),
   name: str(200, { minLength: 1 }),

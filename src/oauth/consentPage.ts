@@ -21,6 +21,7 @@ const MEANING: Record<Permission, string> = {
   'content_gap.report': 'Report unanswered questions',
   'openapi.read': 'Read the API reference',
   'openapi.manage': 'Attach specs and manage API-reference pages',
+  'guidance.update': "Rewrite the workspace's guidance for agents",
 };
 
 const escape = (value: string) =>

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'workspace.created',
   'workspace.exported',
   'workspace.imported',
+  'workspace.guidance_updated',
   'member.created',
   'member.updated',
   'member.signed_in',

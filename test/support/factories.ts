@@ -20,6 +20,7 @@ export interface Ws {
 export interface MemberRow {
   id: string;
   role: string;
+  email: string;
 }
 
 export function createOrg(app: ServiceClient, input: { plan?: string; requireTwoFactor?: boolean } = {}): Promise<Org> {
@@ -39,7 +40,7 @@ export function createMember(
   organizationId: string,
   input: { role?: string; twoFactorEnabled?: boolean } = {},
 ): Promise<MemberRow> {
-  return admin(app, 'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role } }', {
+  return admin(app, 'mutation($input: CreateMemberInput!) { createMember(input: $input) { id role email } }', {
     input: {
       organizationId,
       email: `m-${uniq()}@example.com`,

@@ -34,6 +34,7 @@ import { Migration20261202010000_lz4_write_payloads } from './Migration202612020
 import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
 import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
 import { Migration20261204010000_upload_parts } from './Migration20261204010000_upload_parts.js';
+import { Migration20261205010000_workspace_guidance } from './Migration20261205010000_workspace_guidance.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -72,4 +73,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
   { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
   { name: 'Migration20261204010000_upload_parts', class: Migration20261204010000_upload_parts },
+  { name: 'Migration20261205010000_workspace_guidance', class: Migration20261205010000_workspace_guidance },
 ];
