@@ -265,6 +265,23 @@ function socketDoor(
   });
 }
 
+/** The doors of agents: REST and MCP, both generated from the route table and run on the same backend. */
+function agentDoors(options: AppOptions, backend: ReturnType<typeof routeBackend>) {
+  const guidanceDb = freshEm(options.orm);
+  const guidanceOf = (ctx: { state: { principal?: Principal } }) => callerGuidance(ctx.state, guidanceDb);
+  const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit }, { guidanceOf });
+  const mcp = createMcpMiddleware(rest.routes, backend, {
+    version: VERSION,
+    permissionsOf,
+    refuseCall: scopeCheck(options.oauth),
+    routeRead: routeAsRead,
+    // The tool's write has committed: failing to record its position must not turn its answer into an error (the caller might retry it).
+    recordWrite: (ctx) => recordWriteNow(ctx).catch((err) => options.logger.warn({ err }, "could not record the caller's write position")),
+    guidanceOf,
+  });
+  return { rest, mcp };
+}
+
 /**
  * Builds the service: the domain, then its three doors (REST, MCP, GraphQL), composed on one Koa
  * app behind the shared middleware: request id, security headers, the one error renderer, URL cap,
@@ -285,23 +302,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const makeContext = requestContextMaker(contextDeps);
   const subscriptions = socketDoor(options, domain, makeContext, contextDeps.sessions);
   const backend = routeBackend(domain, options, createContext);
-  const guidanceDb = freshEm(options.orm);
-  const rest = createRestApi(
-    backend,
-    ROUTES,
-    VERSION,
-    { rateLimit: options.rateLimit },
-    { guidanceOf: (ctx) => callerGuidance(ctx.state, guidanceDb) },
-  );
-  const mcp = createMcpMiddleware(rest.routes, backend, {
-    version: VERSION,
-    permissionsOf,
-    refuseCall: scopeCheck(options.oauth),
-    routeRead: routeAsRead,
-    // The tool's write has committed: failing to record its position must not turn its answer into an error (the caller might retry it).
-    recordWrite: (ctx) => recordWriteNow(ctx).catch((err) => options.logger.warn({ err }, "could not record the caller's write position")),
-    guidanceOf: (ctx) => callerGuidance(ctx.state, guidanceDb),
-  });
+  const { rest, mcp } = agentDoors(options, backend);
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,
