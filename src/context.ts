@@ -54,6 +54,26 @@ export interface MemberPrincipal {
 /** Who is calling: nobody, a bad credential, the admin token, an agent key, or a signed-in member. */
 export type Principal = { kind: 'anonymous' } | { kind: 'invalid' } | { kind: 'admin' } | AgentPrincipal | MemberPrincipal;
 
+/** The doors a request comes through, as analytics split them: REST, MCP, GraphQL (dashboards, explorers), the review console. */
+export const DOORS = ['rest', 'mcp', 'graphql', 'console'] as const;
+export type Door = (typeof DOORS)[number];
+
+/** The kinds of caller analytics split by: agents (a key, or an app with an OAuth grant), people (members), the admin token. */
+export const CALLER_KINDS = ['agent_key', 'oauth_grant', 'member', 'admin_token'] as const;
+export type CallerKind = (typeof CALLER_KINDS)[number];
+
+/** The kind of an authenticated caller (null for nobody or a bad credential). */
+export function callerKind(p: Principal): CallerKind | null {
+  if (p.kind === 'agent') return p.oauth ? 'oauth_grant' : 'agent_key';
+  if (p.kind === 'member') return 'member';
+  return p.kind === 'admin' ? 'admin_token' : null;
+}
+
+/** Counts a workspace's operations by door and caller (see services/activity.ts). */
+export interface ActivityCounter {
+  count(workspaceId: string, door: Door, caller: CallerKind, kind: 'read' | 'write'): void;
+}
+
 /** Per-request state shared by every resolver and service; one forked EntityManager per request. */
 export interface RequestContext {
   /** The request's own EntityManager (forked on first use): entities, transactions. */
@@ -81,6 +101,10 @@ export interface RequestContext {
   responseHeaders: Record<string, string>;
   /** The door the request came through: GraphQL (HTTP or WebSocket) or REST/MCP (which run GraphQL in process). */
   door: 'graphql' | 'rest';
+  /** The door as analytics split it (REST and MCP apart, the console apart from other GraphQL clients). */
+  via: Door;
+  /** Where the request's workspace operations are counted (reads and writes by door and caller). */
+  activity: ActivityCounter;
   /** Live updates: this process's subscribers of committed events (GraphQL subscriptions). */
   live: LiveHub;
   /**

@@ -6,6 +6,7 @@ import { applyInputContract } from './contract/graphql.js';
 import { AdminResolver, AgentKeyFieldsResolver, MemberFieldsResolver, WorkspaceFieldsResolver } from './resolvers/AdminResolver.js';
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
+import { ActivityResolver } from './resolvers/ActivityResolver.js';
 import { ChangelogResolver } from './resolvers/ChangelogResolver.js';
 import { GuidanceResolver } from './resolvers/GuidanceResolver.js';
 import { LiveResolver } from './resolvers/LiveResolver.js';
@@ -26,6 +27,7 @@ const RESOLVERS = [
   WorkspaceFieldsResolver,
   ChangelogResolver,
   GuidanceResolver,
+  ActivityResolver,
   MemoryResolver,
   OAuthGrantResolver,
   ArticleResolver,

@@ -72,6 +72,7 @@ describe('retention of the event table and the search log (housekeeping)', () =>
     expect(await enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 }, 0)).toEqual({
       events: 0,
       searches: RETENTION_BATCH,
+      activity: 0,
       busy: false,
     });
     expect((await enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 })).searches).toBe(RETENTION_BATCH + 500);
@@ -134,11 +135,24 @@ describe('retention of the event table and the search log (housekeeping)', () =>
       [t.workspace.id],
     );
     await insertEvents(5, '400 days');
+    // Counts of who used the workspace are kept as long as the search log: one day past it goes, one within it stays.
+    await sql(
+      db(),
+      `insert into workspace_activity (workspace_id, day, door, caller, reads, writes)
+       values (?, current_date - 91, 'mcp', 'agent_key', 5, 1), (?, current_date - 89, 'console', 'member', 2, 0)`,
+      [t.workspace.id, t.workspace.id],
+    );
     const started = performance.now();
     // A budget a loaded test machine cannot run out of (the default is 5 s): every batch is done in this one pass.
     const pass = await enforceRetention(db(), { eventsDays: 365, searchLogDays: 90 }, 120_000);
     console.log(`retention pass: ${pass.events} events and ${pass.searches} searches in ${Math.round(performance.now() - started)} ms`);
-    expect(pass).toEqual({ events: old, searches: old, busy: false });
+    expect(pass).toEqual({ events: old, searches: old, activity: 1, busy: false });
+    const activityKept = await sql<{ day: string }>(
+      db(),
+      `select to_char(day, 'YYYY-MM-DD') as day from workspace_activity where workspace_id = ? and day < current_date - 80`,
+      [t.workspace.id],
+    );
+    expect(activityKept).toHaveLength(1);
     const kept = await sql<{ n: number }>(
       db(),
       `select count(*)::int as n from events where workspace_id = ? and action = 'retention.test'`,
@@ -146,7 +160,12 @@ describe('retention of the event table and the search log (housekeeping)', () =>
     );
     expect(kept[0].n).toBe(3 + 5 + 1);
     expect(await count('search_log', t)).toBe(4);
-    expect(await enforceRetention(db(), { eventsDays: 365, searchLogDays: 90 })).toEqual({ events: 0, searches: 0, busy: false });
+    expect(await enforceRetention(db(), { eventsDays: 365, searchLogDays: 90 })).toEqual({
+      events: 0,
+      searches: 0,
+      activity: 0,
+      busy: false,
+    });
     await sql(db(), `delete from webhook_deliveries where event_id = 'msg_retention_test'`);
   }, 180_000);
 
@@ -159,9 +178,14 @@ describe('retention of the event table and the search log (housekeeping)', () =>
       await sql(trx, 'select pg_advisory_xact_lock(?)', [RETENTION_LOCK]);
       return enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 });
     });
-    expect(pass).toEqual({ events: 0, searches: 0, busy: true });
+    expect(pass).toEqual({ events: 0, searches: 0, activity: 0, busy: true });
     expect(await count('search_log', t)).toBe(10);
-    expect(await enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 })).toEqual({ events: 0, searches: 10, busy: false });
+    expect(await enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 })).toEqual({
+      events: 0,
+      searches: 10,
+      activity: 0,
+      busy: false,
+    });
   });
 });
 

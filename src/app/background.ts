@@ -11,6 +11,7 @@ import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
+import { deleteOldActivity } from '../store/activity.js';
 import { deleteOldCallerWrites } from '../store/readRouting.js';
 import { tryTransactionLock } from '../store/events.js';
 
@@ -125,6 +126,8 @@ export const RETENTION_LOCK = 0x5753_4b33_0001;
 export interface RetentionPass {
   events: number;
   searches: number;
+  /** Rows of workspace_activity (kept as long as the search log). */
+  activity: number;
   busy: boolean;
 }
 
@@ -144,12 +147,13 @@ export async function enforceRetention(
   budgetMs = RETENTION_BUDGET_MS,
   stopped: () => boolean = () => false,
 ): Promise<RetentionPass> {
-  const done: RetentionPass = { events: 0, searches: 0, busy: false };
+  const done: RetentionPass = { events: 0, searches: 0, activity: 0, busy: false };
   const deadline = performance.now() + budgetMs;
   let left = (
     [
       ['events', retention.eventsDays, deleteOldEvents],
       ['searches', retention.searchLogDays, deleteOldSearches],
+      ['activity', retention.searchLogDays, deleteOldActivity],
     ] as const
   ).filter(([, days]) => days > 0);
   while (left.length) {

@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Context } from 'koa';
 import { effectivePermissions } from '../auth/permissions.js';
-import type { Principal, RequestContext } from '../context.js';
+import type { Door, Principal, RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
 import { readingLike, type SqlTarget } from '../db/sql.js';
 import { UnauthorizedError } from '../errors.js';
@@ -15,6 +15,17 @@ export interface ContextDeps {
   memory: RequestContext['memory'];
   live: RequestContext['live'];
   sessions: RequestContext['sessions'];
+  activity: RequestContext['activity'];
+}
+
+/** The console's GraphQL requests name it (Apollo's client-awareness header), so analytics tell it from other GraphQL clients. */
+export const CONSOLE_CLIENT = 'wks-console';
+
+/** The door of an HTTP request as analytics split them. */
+function viaOf(ctx: Context, requireCredential: boolean): Door {
+  if (ctx.path === '/mcp') return 'mcp';
+  if (requireCredential) return 'rest';
+  return ctx.get('apollographql-client-name') === CONSOLE_CLIENT ? 'console' : 'graphql';
 }
 
 /** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
@@ -31,8 +42,12 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
     const principal = principalOf(ctx) ?? { kind: 'anonymous' };
     if (requireCredential && (principal.kind === 'anonymous' || principal.kind === 'invalid'))
       return Promise.reject(new UnauthorizedError());
-    const context = make(principal, ctx.state.requestId as string, requireCredential ? 'rest' : 'graphql', () =>
-      Promise.resolve(principal),
+    const context = make(
+      principal,
+      ctx.state.requestId as string,
+      requireCredential ? 'rest' : 'graphql',
+      () => Promise.resolve(principal),
+      viaOf(ctx, requireCredential),
     );
     // A read the replica may serve (see readRouting): its plain reads go there.
     if (ctx.state.readTarget) context.db = ctx.state.readTarget as SqlTarget;
@@ -41,13 +56,14 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
 }
 
 /** Builds a request context for a principal: an HTTP request's (contextFactory), or a WebSocket operation's. */
-export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live, sessions }: ContextDeps) {
+export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live, sessions, activity }: ContextDeps) {
   const statementEm = freshEm(orm);
   return (
     principal: Principal,
     requestId: string,
     door: RequestContext['door'],
     currentPrincipal: RequestContext['currentPrincipal'],
+    via: Door = door,
   ): RequestContext => {
     let em: EntityManager | undefined;
     const context: RequestContext = {
@@ -64,6 +80,8 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
       memory,
       responseHeaders: {},
       door,
+      via,
+      activity,
       live,
       currentPrincipal,
       adminActing: new Map(),

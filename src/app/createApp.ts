@@ -40,6 +40,7 @@ import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';
 import { databaseGate, health } from './health.js';
 import { guidanceText } from '../services/guidance.js';
+import { ActivityTally } from '../services/activity.js';
 import type { SqlTarget } from '../db/sql.js';
 import { UnauthorizedError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
@@ -139,7 +140,9 @@ async function createDomain(options: AppOptions) {
     : null;
   await reads?.start();
   const socketLeases = new SocketLeases(options.orm, options.logger);
+  const activity = new ActivityTally(freshEm(options.orm), options.logger);
   const stop = async () => {
+    await activity.stop();
     await live.close();
     await socketLeases.close();
     await background.stop();
@@ -150,7 +153,7 @@ async function createDomain(options: AppOptions) {
     await reads?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, activity, stop };
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
@@ -192,6 +195,7 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
     subscriptions: () => domain.live.size,
     routes: ROUTES,
     embedded: options.embedded ?? null,
+    activity: domain.activity,
   });
 }
 
@@ -297,6 +301,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     memory: options.memory,
     live: domain.live,
     sessions: options.sessions ?? DEFAULT_SESSION_SETTINGS,
+    activity: domain.activity,
   };
   const createContext = contextFactory(contextDeps);
   const makeContext = requestContextMaker(contextDeps);

@@ -25,6 +25,8 @@ export interface MetricsSources {
   routes: readonly { method: string; path: string; name: string }[];
   /** The embedded database's thread (null on a PostgreSQL server). */
   embedded: EmbeddedDatabase | null;
+  /** This process's workspace operations by door, caller and kind (`door|caller|kind` → count). */
+  activity: { totals: ReadonlyMap<string, number> };
 }
 
 /** Paths outside the route table that are labelled by themselves; anything else unmatched is `other` (the label set stays small). */
@@ -87,6 +89,21 @@ export function createMetrics(sources: MetricsSources) {
   poolMetrics(registry, sources.orm);
   replicaMetrics(registry, sources.reads);
   embeddedMetrics(registry, sources.embedded);
+  new Counter({
+    name: 'wks_workspace_operations_total',
+    help:
+      'Workspace operations this process authorized, by door (rest, mcp, graphql, console), kind of caller ' +
+      '(agent_key, oauth_grant, member, admin_token) and kind (read, write).',
+    labelNames: ['door', 'caller', 'kind'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, n] of sources.activity.totals) {
+        const [door, caller, kind] = key.split('|');
+        this.inc({ door, caller, kind }, n);
+      }
+    },
+  });
   searchMetrics(registry);
   backlogMetrics(registry, sources.orm);
   new Gauge({

@@ -4,9 +4,9 @@
  * schema (field extensions), where REST's route table, MCP and the OpenAPI document read it
  * (accessOf), and `@Caller()` authorizes by it before the resolver runs, handing the service its Scope.
  */
-import type { GraphQLFieldConfig, GraphQLField, GraphQLResolveInfo } from 'graphql';
+import { OperationTypeNode, type GraphQLFieldConfig, type GraphQLField, type GraphQLResolveInfo } from 'graphql';
 import { createParameterDecorator, Extensions, type ResolverData } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import { callerKind, type RequestContext } from '../context.js';
 import { authorize, type Scope } from './authorize.js';
 import type { Permission } from './permissions.js';
 
@@ -50,10 +50,17 @@ export function CallerOf(workspaceOf: string | ((data: ResolverData<RequestConte
   );
 }
 
-function scopeIn(data: ResolverData<RequestContext>, workspace: string): Promise<Scope> {
+async function scopeIn(data: ResolverData<RequestContext>, workspace: string): Promise<Scope> {
   const access = declaredAccess(data.info);
   const permissions = access.plus ? [...access.permissions, ...access.plus(data.args)] : access.permissions;
-  return authorize(data.context, workspace, permissions, { adminMayAct: access.adminMayAct });
+  const scope = await authorize(data.context, workspace, permissions, { adminMayAct: access.adminMayAct });
+  // Every authorized workspace operation is counted by door and caller (who uses the workspace: agents or people).
+  const { context } = data;
+  const caller = callerKind(context.principal);
+  const operation = data.info.operation.operation;
+  if (caller && operation !== OperationTypeNode.SUBSCRIPTION)
+    context.activity.count(scope.workspaceId, context.via, caller, operation === OperationTypeNode.QUERY ? 'read' : 'write');
+  return scope;
 }
 
 function declaredAccess(info: GraphQLResolveInfo): Access {

@@ -1,4 +1,5 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { CallerCount } from '../types/activity.js';
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'A question the docs did not answer, as reported by an agent (scrubbed).' })
@@ -89,4 +90,8 @@ export class ContentGapGroup {
   /** Filled in by the listing service (not a column). */
   @Field(() => Int, { nullable: true, description: 'The latest proposal made from the group (see proposals).' })
   proposalId: number | null = null;
+
+  /** Filled in by the listing service (not a column). */
+  @Field(() => [CallerCount], { description: 'Its questions by door and kind of caller, most first: who asks, agents or people.' })
+  askedBy: CallerCount[] = [];
 }

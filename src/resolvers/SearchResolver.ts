@@ -11,6 +11,7 @@ import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
 import * as analytics from '../services/searchAnalytics.js';
+import { Audience } from '../types/activity.js';
 import { SearchDay } from '../types/searchAnalytics.js';
 import * as searchService from '../services/search.js';
 
@@ -119,11 +120,13 @@ export class SearchResolver {
     @Ctx() ctx: RequestContext,
     @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @Arg('includeResolved', { defaultValue: false }) includeResolved: boolean,
+    @Arg('askedBy', () => Audience, { nullable: true, description: 'Only groups these callers asked, most asked by them first.' })
+    askedBy?: Audience | null,
   ) {
     // A person drafting answers (article.create) sees their organization's workspaces' groups.
     await adminOrPersonIn(ctx, workspaceId, 'article.create');
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
-    return gaps.listGroups(ctx.em, workspaceId, includeResolved);
+    return gaps.listGroups(ctx.em, workspaceId, includeResolved, null, askedBy ?? null);
   }
 
   @Mutation(() => ContentGapGroup, { description: 'Marks a content-gap group resolved (admin token).' })

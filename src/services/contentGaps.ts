@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Scope } from '../auth/authorize.js';
 import { seesRestricted } from '../auth/visibility.js';
-import type { RequestContext } from '../context.js';
+import { callerKind, type RequestContext } from '../context.js';
+import { AUDIENCE_CALLERS, type Audience } from '../types/activity.js';
 import { cosine } from '../search/embedder.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -61,6 +62,8 @@ export async function reportContentGap(
       slugKnown: known,
       redacted: cleaned.redacted.length > 0,
       agentKeyId: scope.agent.keyId,
+      door: ctx.via,
+      caller: callerKind(ctx.principal),
       createdAt: new Date(),
     });
     if (question) await enqueueEmbedding(em, scope.workspaceId, 'gap', id);
@@ -98,12 +101,20 @@ export async function listGroups(
   workspaceId: string,
   includeResolved: boolean,
   onlyId: number | null = null,
+  askedBy: Audience | null = null,
 ): Promise<ContentGapGroup[]> {
-  const rows = await groupRows(em, workspaceId, includeResolved || onlyId !== null, onlyId);
+  const rows = await groupRows(em, {
+    workspaceId,
+    withResolved: includeResolved || onlyId !== null,
+    onlyId,
+    callers: askedBy ? AUDIENCE_CALLERS[askedBy] : null,
+  });
   return rows.map((r) => {
-    const group = em.map(ContentGapGroup, r);
+    const { asked_by: askedByRows, ...columns } = r;
+    const group = em.map(ContentGapGroup, columns);
     group.proposalId = r.proposal_id;
     group.state = group.resolvedAt ? 'resolved' : r.proposal_status === 'open' ? 'proposed' : 'open';
+    group.askedBy = askedByRows;
     return group;
   });
 }
@@ -179,6 +190,7 @@ function toGap(r: GapRow): ContentGap {
     nearestArticle: r.nearest,
     state: r.proposal_id === null ? 'open' : 'proposed',
     proposalId: r.proposal_id,
+    askedBy: r.asked_by,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Scope } from '../auth/authorize.js';
 import { seesRestricted } from '../auth/visibility.js';
-import type { RequestContext } from '../context.js';
+import { callerKind, type RequestContext } from '../context.js';
 import { invalidField } from '../errors.js';
 import { RULES } from '../contract/rules.js';
 import { pageSize } from '../pagination.js';
@@ -232,6 +232,8 @@ async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: S
       resultCount: result.items.length,
       ranking: result.ranking,
       durationMs,
+      door: ctx.via,
+      caller: callerKind(ctx.principal),
     },
     gap,
   );

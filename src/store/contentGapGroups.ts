@@ -15,18 +15,44 @@ export async function resolveGroup(db: SqlTarget, workspaceId: string, groupId: 
   return rows.length > 0;
 }
 
-/** A group's row (`g.*`) with its latest proposal's id and status. */
-export type GroupListRow = Row & { proposal_id: number | null; proposal_status: string | null };
+/** The questions of group `g` (its reports and zero-result searches) by door and caller, most first, as a jsonb array. */
+const ASKED_BY = `(select coalesce(jsonb_agg(jsonb_build_object('door', c.door, 'caller', c.caller, 'questions', c.n)
+                     order by c.n desc, c.door, c.caller), '[]'::jsonb)
+     from (select coalesce(q.door, 'unknown') as door, coalesce(q.caller, 'unknown') as caller, count(*)::int as n
+             from (select r.door, r.caller from content_gap_reports r where r.group_id = g.id
+                   union all select l.door, l.caller from search_log l where l.group_id = g.id) q
+            group by 1, 2) c)`;
 
-/** Up to 500 groups of a workspace, most frequent first: unresolved ones unless `withResolved`, only `onlyId` when given. */
-export async function groupRows(db: SqlTarget, workspaceId: string, withResolved: boolean, onlyId: number | null): Promise<GroupListRow[]> {
+/** A question's door and caller in a group's `asked_by`. */
+export interface AskedByRow {
+  door: string;
+  caller: string;
+  questions: number;
+}
+
+/** A group's row (`g.*`) with its latest proposal's id and status, and its questions by door and caller. */
+export type GroupListRow = Row & { proposal_id: number | null; proposal_status: string | null; asked_by: AskedByRow[] };
+
+/**
+ * Up to 500 groups of a workspace, most frequent first: unresolved ones unless `withResolved`,
+ * only `onlyId` when given; with `callers`, only groups those kinds of caller asked, most asked by
+ * them first.
+ */
+export async function groupRows(
+  db: SqlTarget,
+  q: { workspaceId: string; withResolved: boolean; onlyId: number | null; callers: readonly string[] | null },
+): Promise<GroupListRow[]> {
   return sql<GroupListRow>(
     db,
-    `select g.*, p.id as proposal_id, p.status as proposal_status from content_gap_groups g
-       left join lateral (select id, status from proposals where gap_group_id = g.id order by id desc limit 1) p on true
-      where g.workspace_id = ? and (?::boolean or g.resolved_at is null) and (?::int is null or g.id = ?::int)
-      order by (g.report_count + g.search_count) desc, g.last_seen desc limit 500`,
-    [workspaceId, withResolved, onlyId, onlyId],
+    `select * from (
+       select g.*, p.id as proposal_id, p.status as proposal_status, ${ASKED_BY} as asked_by from content_gap_groups g
+         left join lateral (select id, status from proposals where gap_group_id = g.id order by id desc limit 1) p on true
+        where g.workspace_id = :workspace and (:with_resolved::boolean or g.resolved_at is null) and (:only::int is null or g.id = :only::int)) x
+      where :callers::text[] is null or exists (select 1 from jsonb_array_elements(x.asked_by) e where e->>'caller' = any(:callers::text[]))
+      order by (select coalesce(sum((e->>'questions')::int), 0) from jsonb_array_elements(x.asked_by) e
+                 where :callers::text[] is null or e->>'caller' = any(:callers::text[])) desc,
+               x.last_seen desc limit 500`,
+    { workspace: q.workspaceId, with_resolved: q.withResolved, only: q.onlyId, callers: q.callers ? pgArray(q.callers) : null },
   );
 }
 
@@ -52,6 +78,7 @@ export interface GapRow {
   nearest: string | null;
   proposal_id: number | null;
   samples: string[];
+  asked_by: AskedByRow[];
 }
 
 /** Up to `limit` unresolved groups of a workspace, most asked first, after the cursor (asked, id) when given. */
@@ -69,7 +96,8 @@ export async function openGapRows(
                     select r.question, r.created_at, r.id from content_gap_reports r where r.group_id = g.id and r.question is not null
                     union all
                     select l.query, l.created_at, l.id from search_log l where l.group_id = g.id) q
-                  order by q.created_at desc, q.id desc limit ${SAMPLES}) as samples
+                  order by q.created_at desc, q.id desc limit ${SAMPLES}) as samples,
+            ${ASKED_BY} as asked_by
        from content_gap_groups g
       where g.workspace_id = :workspace and g.resolved_at is null
         and (:after_asked::int is null or (g.report_count + g.search_count, g.id) < (:after_asked::int, :after_id::int))

@@ -11,13 +11,17 @@ export async function insertReport(
     slugKnown: boolean;
     redacted: boolean;
     agentKeyId: string | null;
+    /** The door it came through and the kind of caller (see src/context.ts). */
+    door: string;
+    caller: string | null;
     createdAt: Date;
   },
 ): Promise<number> {
   const [inserted] = await sql<{ id: number }>(
     db,
-    'insert into content_gap_reports (workspace_id, question, slug, slug_known, redacted, agent_key_id, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id',
-    [row.workspaceId, row.question, row.slug, row.slugKnown, row.redacted, row.agentKeyId, row.createdAt],
+    `insert into content_gap_reports (workspace_id, question, slug, slug_known, redacted, agent_key_id, door, caller, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
+    [row.workspaceId, row.question, row.slug, row.slugKnown, row.redacted, row.agentKeyId, row.door, row.caller, row.createdAt],
   );
   return inserted.id;
 }

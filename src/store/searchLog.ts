@@ -10,6 +10,9 @@ export interface LoggedSearch {
   resultCount: number;
   ranking: string;
   durationMs: number;
+  /** The door it came through and the kind of caller (see src/context.ts). */
+  door: string;
+  caller: string | null;
 }
 
 /**
@@ -20,7 +23,8 @@ export async function logSearch(db: SqlTarget, search: LoggedSearch, gap: boolea
   await sqlRelaxed(
     db,
     `with logged as (
-       insert into search_log (workspace_id, agent_key_id, query, result_count, ranking, duration_ms, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id)
+       insert into search_log (workspace_id, agent_key_id, query, result_count, ranking, duration_ms, door, caller, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning id)
      ${ENQUEUE_EMBEDDING('search', 'select id, ?::uuid from logged where ?::boolean')}`,
     [
       search.workspaceId,
@@ -29,6 +33,8 @@ export async function logSearch(db: SqlTarget, search: LoggedSearch, gap: boolea
       search.resultCount,
       search.ranking,
       search.durationMs,
+      search.door,
+      search.caller,
       new Date(),
       search.workspaceId,
       gap,

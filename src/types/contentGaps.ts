@@ -1,5 +1,6 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
+import { CallerCount } from './activity.js';
 
 @ObjectType({ description: 'An open group of similar unanswered questions (content-gap reports and zero-result searches).' })
 export class ContentGap {
@@ -18,6 +19,8 @@ export class ContentGap {
   nearestArticle!: string | null;
   @Field({ description: 'open, or proposed when a proposal made from the group waits for review' }) state!: string;
   @Field(() => Int, { nullable: true, description: 'That proposal.' }) proposalId!: number | null;
+  @Field(() => [CallerCount], { description: 'Its questions by door and kind of caller, most first: who asks, agents or people.' })
+  askedBy!: CallerCount[];
 }
 
 @ObjectType()

@@ -1,6 +1,6 @@
 // The review console: the signed-in person (their session; signing in happens on /console/sign-in),
 // the choice of workspace in their organization, and the screens of one workspace (proposals,
-// content gaps, agent keys, audit trail, sessions), each shown as the person's role allows. Routes live in the URL's fragment
+// content gaps, agent keys, audit trail, agents and people, guidance, sessions), each shown as the person's role allows. Routes live in the URL's fragment
 // (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the screen.
 /* global document, window, setTimeout, clearTimeout */
 import { announce, fill, h, message } from './dom.js';
@@ -17,6 +17,8 @@ import { keysScreen } from './keys.js';
 import { auditScreen } from './audit.js';
 import { sessionsScreen } from './sessions.js';
 import { connectedAppsScreen } from './connectedApps.js';
+import { guidanceScreen } from './guidance.js';
+import { dashboardScreen } from './dashboard.js';
 
 const main = document.getElementById('main');
 
@@ -26,6 +28,8 @@ const SCREENS = [
   { route: 'gaps', label: 'Content gaps', render: gapsScreen },
   { route: 'keys', label: 'Agent keys', render: keysScreen, needs: 'agent_keys.manage' },
   { route: 'audit', label: 'Audit trail', render: auditScreen, needs: 'audit.read' },
+  { route: 'activity', label: 'Agents and people', render: dashboardScreen, needs: 'audit.read' },
+  { route: 'guidance', label: 'Guidance', render: guidanceScreen },
   { route: 'sessions', label: 'Sessions', render: sessionsScreen },
   { route: 'apps', label: 'Connected apps', render: connectedAppsScreen },
 ];

@@ -35,6 +35,7 @@ import { Migration20261202020000_links_index_partial } from './Migration20261202
 import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
 import { Migration20261204010000_upload_parts } from './Migration20261204010000_upload_parts.js';
 import { Migration20261205010000_workspace_guidance } from './Migration20261205010000_workspace_guidance.js';
+import { Migration20261205020000_doors_and_callers } from './Migration20261205020000_doors_and_callers.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -74,4 +75,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
   { name: 'Migration20261204010000_upload_parts', class: Migration20261204010000_upload_parts },
   { name: 'Migration20261205010000_workspace_guidance', class: Migration20261205010000_workspace_guidance },
+  { name: 'Migration20261205020000_doors_and_callers', class: Migration20261205020000_doors_and_callers },
 ];
