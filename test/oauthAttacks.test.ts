@@ -1,0 +1,78 @@
+// The OAuth doors as an attacker tries them: the outbound fetch of a Client ID Metadata Document
+// used as a network probe, open redirects through the authorization endpoint, anonymous requests
+// that make the service fetch and store, and metadata whose issuer comes from the Host header.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/app.js';
+import { createOrg, createWorkspace } from './support/factories.js';
+import { signIn, type SignedInPerson } from './support/signIn.js';
+
+let app: TestApp;
+/** A signed-in editor (the consent step's person). */
+let person: SignedInPerson;
+beforeAll(async () => {
+  app = await startTestApp({ outboundAllowLoopback: true, oauth: { registrationsPerHour: 100_000 } });
+  const org = await createOrg(app);
+  await createWorkspace(app, org.id);
+  const email = `attacks-${randomBytes(4).toString('hex')}@example.com`;
+  const created = await app.gql('mutation($input: CreateMemberInput!) { createMember(input: $input) { id } }', {
+    input: { organizationId: org.id, email, role: 'editor' },
+  });
+  expect(created.errors).toBeUndefined();
+  person = await signIn(app.url, app.adminToken, email);
+});
+afterAll(async () => app?.close());
+
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+/** An authorization request's URL for `clientId`, with every other parameter valid unless overridden. */
+function authorizeUrl(clientId: string, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:9/cb',
+    code_challenge: CHALLENGE,
+    code_challenge_method: 'S256',
+    state: 'st-1',
+    ...extra,
+  });
+  return `${app.url}/oauth/authorize?${params}`;
+}
+
+/** GETs the authorization endpoint as the signed-in person's browser (or anonymously), not following redirects. */
+function authorize(url: string, browser: SignedInPerson | null = person): Promise<Response> {
+  return fetch(url, { redirect: 'manual', headers: browser ? { cookie: browser.cookie } : {} });
+}
+
+/** A loopback port nothing listens on (a server is opened there and closed again). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('the outbound fetch of a metadata document is no network probe', () => {
+  it('refuses IPv4-compatible IPv6 addresses (::7f00:1 is 127.0.0.1) like every other internal address', async () => {
+    for (const clientId of ['https://[::7f00:1]:9/client.json', 'https://[::a00:1]/client.json', 'https://[::]/client.json']) {
+      const res = await authorize(authorizeUrl(clientId));
+      expect(res.status, clientId).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.text(), clientId).toContain('the address is not allowed');
+    }
+  });
+
+  it('a name that does not resolve, or an address that refuses: one fixed sentence, never the socket error or the address', async () => {
+    const port = await closedPort();
+    for (const clientId of [`https://127.0.0.1:${port}/client.json`, `https://wks-${randomBytes(4).toString('hex')}.invalid/client.json`]) {
+      const res = await authorize(authorizeUrl(clientId));
+      expect(res.status, clientId).toBe(400);
+      const html = await res.text();
+      expect(html, clientId).toContain('could not be fetched: the connection failed');
+      expect(html, clientId).not.toMatch(/E[A-Z]{4,}|getaddrinfo|127\.0\.0\.1|\.invalid|connect /);
+    }
+  });
+});
