@@ -110,6 +110,28 @@ describe('HTTP limits and headers', () => {
     expect(all).not.toContain(t.key.slice(8, 30));
     expect(all).not.toContain(app.adminToken);
   });
+
+  it("never logs a client's state, a code or a token, even nested (percent-encoded, once or twice) in return_to or in the Referer", async () => {
+    const secret = (name: string) => `${name}-${Math.random().toString(36).slice(2)}`;
+    const [state, code, token, deeper, referred] = ['state', 'code', 'token', 'deeper', 'referred'].map(secret);
+    const authorize = `/oauth/authorize?client_id=wks_client_x&state=${state}&code=${code}&redirect_uri=https%3A%2F%2Fa.example%2Fcb`;
+    const twice = encodeURIComponent(`/oauth/authorize?access_token=${token}&state=${deeper}`);
+    const res = await fetch(
+      `${app.url}/console/sign-in?return_to=${encodeURIComponent(authorize)}&next=${encodeURIComponent(`/x?r=${twice}`)}`,
+      {
+        headers: { referer: `${app.url}/oauth/authorize?client_id=wks_client_x&state=${referred}` },
+      },
+    );
+    expect(res.status).toBe(200);
+    const entry = lines
+      .map((line) => JSON.parse(line) as Record<string, any>)
+      .find((e) => e.msg === 'request' && e.req.url.startsWith('/console/sign-in?return_to='));
+    // The line still says where the request went and to which client; only the secrets are gone.
+    expect(decodeURIComponent(entry!.req.url)).toContain('client_id=wks_client_x&state=[Redacted]&code=[Redacted]');
+    expect(entry!.req.headers.referer).toBe(`${app.url}/oauth/authorize?client_id=wks_client_x&state=[Redacted]`);
+    const all = lines.join('');
+    for (const value of [state, code, token, deeper, referred]) expect(all).not.toContain(value);
+  });
 });
 
 describe('GraphQL limits', () => {
