@@ -110,6 +110,20 @@ describe('sign-in links', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('the sign-in page shows only the fixed sentence of a known notice code, never text from its URL', async () => {
+    const page = (query: string) => fetch(`${app.url}/console/sign-in?${query}`).then((res) => res.text());
+    const phishing = 'Your account is locked: call +1 555 0100 and read out your sign-in link';
+    const shown = await page(`notice=${encodeURIComponent(phishing)}`);
+    expect(shown).not.toContain('account is locked');
+    expect(shown).toContain('<div id="notice" role="status"></div>');
+    for (const code of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      expect(await page(`notice=${code}`), code).toContain('<div id="notice" role="status"></div>');
+    expect(await page('notice=session_ended')).toContain(
+      '<div class="message message-error">The session ended (signed out elsewhere, ended by an owner, or expired). Sign in again.</div>',
+    );
+    expect(await page('notice=signed_out')).toContain('>Signed out.</div>');
+  });
+
   it('are refused from another origin and without JSON (login CSRF)', async () => {
     const p = await person('viewer');
     const { token } = await mintSignInLink(app.url, app.adminToken, p.email);

@@ -25,6 +25,7 @@ import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import { beginSession, signInWithLink, signOut, type SignInGrant } from '../services/people.js';
 import { pageHead, sameOriginCsp, sendPage } from './pageAssets.js';
+import { noticeText } from './signInNotices.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';
 
@@ -151,10 +152,9 @@ async function signOutHere(ctx: Context): Promise<void> {
   ctx.status = 204;
 }
 
-/** The console's sentence for the sign-in page (why it was sent there): plain text, shown escaped. */
+/** Why the browser was sent to the sign-in page: the fixed sentence of a known `?notice=` code, nothing else. */
 function noticeOf(ctx: Context): string | null {
-  const notice = ctx.query.notice;
-  return typeof notice === 'string' && notice ? notice.slice(0, 300) : null;
+  return noticeText(ctx.query.notice);
 }
 
 /** The sign-in and sign-out routes (mounted after sessionSupport). `oidc` serves the identity provider's two routes, if configured. */
