@@ -2,6 +2,7 @@ import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
 import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
+import { parseTrustProxy, type TrustProxy } from './http/clientAddress.js';
 import { startServer } from './server.js';
 import { DEFAULT_RETENTION } from './app/background.js';
 
@@ -50,6 +51,16 @@ function oidcEnv() {
   };
 }
 
+/** TRUST_PROXY: off, a hop count, or the proxies' addresses; anything else stops the start. */
+function trustProxyEnv(): TrustProxy {
+  try {
+    return parseTrustProxy(process.env.TRUST_PROXY);
+  } catch (error) {
+    console.error(`TRUST_PROXY ${(error as Error).message}`);
+    process.exit(2);
+  }
+}
+
 const publicUrl = process.env.PUBLIC_URL || undefined;
 if (publicUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) {
   console.error(`PUBLIC_URL must be an origin such as https://docs.example.com, got "${publicUrl}"`);
@@ -90,6 +101,7 @@ const server = await startServer({
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
   oidc: oidcEnv(),
+  trustProxy: trustProxyEnv(),
   sockets: {
     maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),
     perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),

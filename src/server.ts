@@ -21,6 +21,7 @@ import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
+import type { TrustProxy } from './http/clientAddress.js';
 
 export { VERSION } from './app/createApp.js';
 
@@ -83,6 +84,8 @@ export interface ServerOptions {
   retention?: Partial<Retention>;
   /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
   oauth?: Partial<OAuthSettings>;
+  /** TRUST_PROXY: which proxy may name the client's address (default none: every per-address limit reads the peer's). */
+  trustProxy?: TrustProxy;
 }
 
 export interface RunningServer {
@@ -175,6 +178,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
       sessions: options.sessions,
       oidc: options.oidc,
+      trustProxy: options.trustProxy,
     });
     return await listen(app, database, options, logger);
   } catch (error) {

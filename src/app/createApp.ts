@@ -41,6 +41,7 @@ import { SocketLeases } from '../live/socketLeases.js';
 import { health } from './health.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
+import { clientAddress, requestAddress, TRUST_NO_PROXY, type TrustProxy } from '../http/clientAddress.js';
 import { publicUploads } from './uploads.js';
 import { insufficientScope, missingScopes, oauthChallenges } from '../oauth/bearer.js';
 import { resourcesFor } from '../oauth/resources.js';
@@ -80,6 +81,8 @@ export interface AppOptions {
   sessions?: SessionSettings;
   /** The deployment's identity provider for people's sign-in, if any. */
   oidc?: OidcSettings;
+  /** TRUST_PROXY: which proxy may name the client's address in X-Forwarded-For (default none: the peer's address). */
+  trustProxy?: TrustProxy;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -244,6 +247,7 @@ function socketDoor(
     logger: options.logger,
     makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
     sessions: { db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings: sessions },
+    addressOf: (request) => requestAddress(request, options.trustProxy ?? TRUST_NO_PROXY),
   });
 }
 
@@ -286,8 +290,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metrics = appMetrics(options, domain, subscriptions);
   const people = peopleDoors(options, contextDeps.sessions);
   const koa = new Koa();
+  // Koa's own proxy handling stays off: the client's address comes from clientAddress (TRUST_PROXY), and
+  // the protocol and host of a request are never taken from a header (PUBLIC_URL names the public address).
   koa.proxy = false;
   for (const middleware of [
+    clientAddress(options.trustProxy ?? TRUST_NO_PROXY),
     requestMetrics(metrics),
     requestId,
     requestLog(options.logger),

@@ -200,15 +200,16 @@ export function loopbackAddress(): string {
   return `127.${byte()}.${byte()}.${byte()}`;
 }
 
-/** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from). */
+/** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from), with extra `headers` if any. */
 export function postJsonFrom(
   url: string,
   body: string,
   localAddress: string,
   contentType = 'application/json',
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': contentType } }, (res) => {
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': contentType, ...headers } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null }));
