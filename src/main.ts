@@ -2,6 +2,7 @@ import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
 import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
+import { publicUrlWarning } from './oauth/resources.js';
 import { parseTrustProxy, type TrustProxy } from './http/clientAddress.js';
 import { startServer } from './server.js';
 import { DEFAULT_RETENTION } from './app/background.js';
@@ -118,6 +119,10 @@ const server = await startServer({
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
 });
+
+// npm start listens on every interface (the server's default host), where anyone can send any Host header.
+const unsetPublicUrl = publicUrlWarning(publicUrl, '0.0.0.0');
+if (unsetPublicUrl) server.logger.warn(unsetPublicUrl);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -5,8 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publicUrlWarning } from '../src/oauth/resources.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createOrg, createWorkspace } from './support/factories.js';
+import { rawRequest } from './support/raw.js';
 import { signIn, type SignedInPerson } from './support/signIn.js';
 
 let app: TestApp;
@@ -74,5 +76,34 @@ describe('the outbound fetch of a metadata document is no network probe', () => 
       expect(html, clientId).toContain('could not be fetched: the connection failed');
       expect(html, clientId).not.toMatch(/E[A-Z]{4,}|getaddrinfo|127\.0\.0\.1|\.invalid|connect /);
     }
+  });
+});
+
+describe('metadata whose issuer comes from the Host header', () => {
+  it('without PUBLIC_URL the documents follow the Host header, so no shared cache may keep them (no-store, Vary: Host)', async () => {
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp']) {
+      const res = await rawRequest(app.url, 'GET', path, { headers: { host: 'evil.example' } });
+      expect(res.status).toBe(200);
+      expect(JSON.stringify(res.body)).toContain('http://evil.example');
+      expect(res.headers['cache-control'], path).toBe('no-store');
+      expect(String(res.headers.vary), path).toMatch(/\bHost\b/i);
+    }
+  });
+
+  it('with PUBLIC_URL they name it whatever the Host, and may be cached publicly', async () => {
+    const named = await startTestApp({ oauth: { publicUrl: 'https://docs.example.com' } });
+    try {
+      const res = await rawRequest(named.url, 'GET', '/.well-known/oauth-authorization-server', { headers: { host: 'evil.example' } });
+      expect(res.body.issuer).toBe('https://docs.example.com');
+      expect(res.headers['cache-control']).toBe('public, max-age=300');
+    } finally {
+      await named.close();
+    }
+  });
+
+  it('the start warns when PUBLIC_URL is unset and the service listens beyond loopback', () => {
+    expect(publicUrlWarning(undefined, '0.0.0.0')).toMatch(/^PUBLIC_URL is not set/);
+    expect(publicUrlWarning(undefined, '127.0.0.1')).toBeNull();
+    expect(publicUrlWarning('https://docs.example.com', '0.0.0.0')).toBeNull();
   });
 });

@@ -280,6 +280,12 @@ describe('mcp-remote', () => {
   }, 90_000);
 });
 
+describe('the start', () => {
+  it('warns that PUBLIC_URL is unset while the service listens on every interface (the issuer follows the Host header)', () => {
+    expect(log).toMatch(/"level":40,[^\n]*"msg":"PUBLIC_URL is not set: the OAuth issuer/);
+  });
+});
+
 describe('secrets stay out of logs and URLs', () => {
   it('no code, token or cookie appears in any log line of the service (request lines at debug level included)', () => {
     expect(log).toContain('"msg":"request"'); // debug request lines were written

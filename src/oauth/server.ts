@@ -89,7 +89,12 @@ export function oauthServer(options: OAuthServerOptions): Middleware {
     if (isWellKnown) {
       const document = ctx.method === 'GET' || ctx.method === 'HEAD' ? wellKnownDocument(ctx.path, resources) : undefined;
       if (!document) return next();
-      ctx.set('Cache-Control', 'public, max-age=300');
+      // Without PUBLIC_URL the issuer comes from the request's Host: a shared cache must not keep one client's answer for another.
+      if (options.settings.publicUrl) ctx.set('Cache-Control', 'public, max-age=300');
+      else {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.vary('Host');
+      }
       ctx.body = document;
       return;
     }
