@@ -5,9 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshEm } from '../src/db/orm.js';
+import { sql } from '../src/db/sql.js';
 import { publicUrlWarning } from '../src/oauth/resources.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createOrg, createWorkspace } from './support/factories.js';
+import { backLink } from './support/oauthClient.js';
 import { rawRequest } from './support/raw.js';
 import { signIn, type SignedInPerson } from './support/signIn.js';
 
@@ -105,5 +108,88 @@ describe('metadata whose issuer comes from the Host header', () => {
     expect(publicUrlWarning(undefined, '0.0.0.0')).toMatch(/^PUBLIC_URL is not set/);
     expect(publicUrlWarning(undefined, '127.0.0.1')).toBeNull();
     expect(publicUrlWarning('https://docs.example.com', '0.0.0.0')).toBeNull();
+  });
+});
+
+/** Registers a client (DCR) and answers the response: 201 with its client_id, or the refusal. */
+async function register(redirectUris: string[], name = 'Attacker app') {
+  const res = await fetch(`${app.url}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: redirectUris }),
+  });
+  return { status: res.status, body: (await res.json()) as { client_id?: string; error?: string; error_description?: string } };
+}
+
+describe('no open redirect through the authorization endpoint', () => {
+  const ATTACKER = 'https://attacker.example/landing';
+  /** Every way a request can be wrong once its client and redirect URI are established. */
+  const BAD: Record<string, string>[] = [
+    { response_type: 'x' },
+    { response_type: 'token' },
+    { code_challenge_method: 'plain' },
+    { code_challenge: 'short' },
+    { scope: 'memory.read admin' },
+    { resource: 'https://evil.example/mcp' },
+  ];
+
+  it("an anonymous request with the attacker's own client and a bad parameter is refused on the service's page, never sent to the client", async () => {
+    const { body } = await register([ATTACKER]);
+    for (const bad of BAD) {
+      const res = await authorize(authorizeUrl(body.client_id!, { redirect_uri: ATTACKER, ...bad }), null);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      const html = await res.text();
+      expect(html).toContain('This request cannot be authorized');
+      // Nor a link there: a person who has not signed in has not seen who the client is.
+      expect(backLink(html), JSON.stringify(bad)).toBeNull();
+      expect(html).not.toContain('attacker.example');
+    }
+  });
+
+  it('a signed-in person sees the refusal on a page that names the client and where its link leads; only their click goes there', async () => {
+    const { body } = await register([ATTACKER], 'Totally Legit');
+    for (const bad of BAD) {
+      const res = await authorize(authorizeUrl(body.client_id!, { redirect_uri: ATTACKER, ...bad }));
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      const html = await res.text();
+      expect(html).toContain('<b>Totally Legit</b> <span class="warn">(registered itself; this name is not verified)</span>');
+      expect(html).toContain('<code>attacker.example</code>');
+      const back = backLink(html)!;
+      expect(back.origin + back.pathname).toBe(ATTACKER);
+      expect(back.searchParams.get('state')).toBe('st-1');
+      expect(back.searchParams.get('iss')).toBe(app.url);
+      expect(back.searchParams.get('error')).toMatch(/^(unsupported_response_type|invalid_request|invalid_scope|invalid_target)$/);
+    }
+  });
+
+  it('refuses redirect URIs of one-word schemes that open anything on the device (RFC 8252 §7.1: reverse-domain only)', async () => {
+    for (const uri of [
+      'ms-msdt:/id PCWDiagnostic /skip force',
+      'search-ms:query=x',
+      'chrome://settings',
+      'view-source:https://a.example/',
+      'myapp://cb',
+    ]) {
+      const res = await register([uri]);
+      expect(res.status, uri).toBe(400);
+      expect(res.body.error).toBe('invalid_redirect_uri');
+      expect(res.body.error_description).toContain('reverse-domain private scheme');
+    }
+    for (const uri of ['com.example.app:/oauth/callback', 'cursor://anysphere.cursor-mcp/oauth/callback'])
+      expect((await register([uri])).status, uri).toBe(201);
+  });
+
+  it('a client stored before the rule with such a redirect URI is refused on a page, not followed', async () => {
+    const { body } = await register(['com.example.app:/cb']);
+    // A registration made under the old rules (when ms-msdt: was accepted).
+    await sql(freshEm(app.server.orm), `update oauth_clients set redirect_uris = array['ms-msdt:/id x'] where id = ?`, [body.client_id]);
+    const res = await authorize(authorizeUrl(body.client_id!, { redirect_uri: 'ms-msdt:/id x', response_type: 'x' }));
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    const html = await res.text();
+    expect(html).toContain('the ms-msdt: scheme is not allowed');
+    expect(backLink(html)).toBeNull();
   });
 });

@@ -28,12 +28,20 @@ const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
 
-/** Schemes a redirect may never use (a native app's private scheme is fine, these are not). */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+/**
+ * A native app's private scheme (RFC 8252 §7.1): a domain name its maker controls, reversed
+ * (`com.example.app:`). A one-word scheme names no one and may open anything the system handles
+ * (`ms-msdt:`, `search-ms:`, `chrome:`, `view-source:`, `javascript:`, `file:` …).
+ */
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+:$/;
+
+/** One-word schemes of editors whose MCP clients register them (Cursor's `cursor://anysphere.cursor-mcp/oauth/callback`). */
+const EDITOR_SCHEMES = new Set(['cursor:', 'vscode:', 'vscode-insiders:']);
 
 /**
- * Whether a redirect URI may be registered: absolute, no fragment, https, or http on a loopback
- * host (a native or command-line client's local callback), or a native app's private scheme.
+ * Whether a redirect URI may be registered: absolute, no fragment, no credentials, and https, http
+ * on a loopback host (a native or command-line client's local callback), a native app's
+ * reverse-domain private scheme, or one of the few editors' own schemes.
  */
 export function redirectUriProblem(raw: unknown): string | null {
   if (typeof raw !== 'string' || !raw || raw.length > MAX_URI_LENGTH) return `must be a URL of at most ${MAX_URI_LENGTH} characters`;
@@ -45,10 +53,13 @@ export function redirectUriProblem(raw: unknown): string | null {
   }
   if (url.hash || raw.includes('#')) return 'must not have a fragment';
   if (url.username || url.password) return 'must not carry credentials';
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `the ${url.protocol} scheme is not allowed`;
-  if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))
-    return 'http is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
-  return null;
+  if (url.protocol === 'https:') return url.hostname ? null : 'must name a host';
+  if (url.protocol === 'http:')
+    return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+      ? null
+      : 'http is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
+  if (REVERSE_DOMAIN_SCHEME.test(url.protocol) || EDITOR_SCHEMES.has(url.protocol)) return null;
+  return `the ${url.protocol} scheme is not allowed: use https, http on loopback, or a reverse-domain private scheme (com.example.app:)`;
 }
 
 function checkedName(value: unknown, fallback: string): string {

@@ -64,6 +64,12 @@ export function consentFields(html: string): Record<string, string> {
   return fields;
 }
 
+/** The way back to the client a refusal page offers a signed-in person (its link), or null when it offers none. */
+export function backLink(html: string): URL | null {
+  const href = /<a class="back" href="([^"]+)">/.exec(html)?.[1];
+  return href ? new URL(unescape(href)) : null;
+}
+
 /** GETs the authorization URL as the signed-in person's browser: the consent page (or a redirect). */
 export async function openAuthorization(url: string | URL, browser: Browser | null): Promise<Response> {
   return fetch(url, { redirect: 'manual', headers: browser ? { cookie: browser.cookie } : {} });
