@@ -116,6 +116,11 @@ const server = await startServer({
     accessTokenTtlS: intEnv('OAUTH_ACCESS_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.accessTokenTtlS),
     refreshTokenTtlS: intEnv('OAUTH_REFRESH_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS),
     registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
+    metadataFetches: {
+      perAddress: intEnv('OAUTH_METADATA_FETCHES_PER_ADDRESS', DEFAULT_OAUTH_SETTINGS.metadataFetches.perAddress),
+      perService: intEnv('OAUTH_METADATA_FETCHES_PER_MINUTE', DEFAULT_OAUTH_SETTINGS.metadataFetches.perService),
+      windowSeconds: DEFAULT_OAUTH_SETTINGS.metadataFetches.windowSeconds,
+    },
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
 });

@@ -1,16 +1,17 @@
 // The OAuth doors as an attacker tries them: the outbound fetch of a Client ID Metadata Document
 // used as a network probe, open redirects through the authorization endpoint, anonymous requests
 // that make the service fetch and store, and metadata whose issuer comes from the Host header.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import { publicUrlWarning } from '../src/oauth/resources.js';
+import { DEFAULT_OAUTH_SETTINGS } from '../src/oauth/settings.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { createOrg, createWorkspace } from './support/factories.js';
-import { backLink } from './support/oauthClient.js';
+import { backLink, getFrom, loopbackAddress } from './support/oauthClient.js';
 import { rawRequest } from './support/raw.js';
 import { signIn, type SignedInPerson } from './support/signIn.js';
 
@@ -18,7 +19,9 @@ let app: TestApp;
 /** A signed-in editor (the consent step's person). */
 let person: SignedInPerson;
 beforeAll(async () => {
-  app = await startTestApp({ outboundAllowLoopback: true, oauth: { registrationsPerHour: 100_000 } });
+  // Budgets out of the way here (they are counted per address across the processes of a shared database); one test sets its own.
+  const metadataFetches = { perAddress: 100_000, perService: 100_000, windowSeconds: 60 };
+  app = await startTestApp({ outboundAllowLoopback: true, oauth: { registrationsPerHour: 100_000, metadataFetches } });
   const org = await createOrg(app);
   await createWorkspace(app, org.id);
   const email = `attacks-${randomBytes(4).toString('hex')}@example.com`;
@@ -191,5 +194,125 @@ describe('no open redirect through the authorization endpoint', () => {
     const html = await res.text();
     expect(html).toContain('the ms-msdt: scheme is not allowed');
     expect(backLink(html)).toBeNull();
+  });
+});
+
+/** A TLS-less listener on loopback that counts connections (each outbound fetch of a document opens one, then fails). */
+async function countingListener(): Promise<{ origin: string; connections(): number; close(): void }> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { origin: `https://127.0.0.1:${port}`, connections: () => count, close: () => server.close() };
+}
+
+describe('no anonymous amplification: what a metadata-document client_id may make the service fetch and store', () => {
+  it('an anonymous authorization request fetches nothing (each new URL goes to sign in), nor does the token endpoint for a code it never issued', async () => {
+    const listener = await countingListener();
+    try {
+      for (let i = 0; i < 25; i++) {
+        const res = await authorize(authorizeUrl(`${listener.origin}/client-${i}.json?n=${i}`), null);
+        expect(res.status).toBe(302);
+        expect(new URL(res.headers.get('location')!, app.url).pathname).toBe('/console/sign-in');
+      }
+      const token = await fetch(`${app.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: `${listener.origin}/token.json`,
+          code: 'wks_ac_never-issued',
+          code_verifier: 'x'.repeat(43),
+          redirect_uri: 'http://127.0.0.1:9/cb',
+        }),
+      });
+      expect(token.status).toBe(400);
+      expect(((await token.json()) as { error: string }).error).toBe('invalid_grant');
+      expect(listener.connections()).toBe(0);
+      const [{ n }] = await sql<{ n: number }>(freshEm(app.server.orm), 'select count(*)::int as n from oauth_clients where id like ?', [
+        `${listener.origin}/%`,
+      ]);
+      expect(n).toBe(0);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('a failed fetch is remembered: the same document asked for again is refused without a fetch', async () => {
+    const listener = await countingListener();
+    try {
+      const url = authorizeUrl(`${listener.origin}/failing.json`);
+      const first = await authorize(url);
+      expect(first.status).toBe(400);
+      expect(await first.text()).toContain('could not be fetched: the connection failed');
+      for (let i = 0; i < 3; i++) {
+        const again = await authorize(url);
+        expect(again.status).toBe(400);
+        expect(await again.text()).toMatch(/the connection failed .*\(this answer is kept; the document is fetched again in \d+ s\)/);
+      }
+      expect(listener.connections()).toBe(1);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('fetches are bounded per client address and for the whole service (429 with Retry-After past either)', async () => {
+    // A window of its own length (about an hour): its counters start at zero, and no window ends during the test.
+    const metadataFetches = { perAddress: 3, perService: 5, windowSeconds: 3000 + randomInt(0, 1000) };
+    const budgeted = await startTestApp({ outboundAllowLoopback: true, oauth: { ...DEFAULT_OAUTH_SETTINGS, metadataFetches } });
+    const listener = await countingListener();
+    try {
+      const org = await createOrg(budgeted);
+      await createWorkspace(budgeted, org.id);
+      const email = `budget-${randomBytes(4).toString('hex')}@example.com`;
+      await budgeted.gql('mutation($input: CreateMemberInput!) { createMember(input: $input) { id } }', {
+        input: { organizationId: org.id, email, role: 'editor' },
+      });
+      const { cookie } = await signIn(budgeted.url, budgeted.adminToken, email);
+      let n = 0;
+      const attempt = (from: string) => {
+        const url = `${budgeted.url}/oauth/authorize?${new URLSearchParams({ client_id: `${listener.origin}/doc-${n++}.json` })}`;
+        return getFrom(url, from, { cookie });
+      };
+      const first = loopbackAddress();
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(await attempt(first));
+      expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 429, 429]);
+      expect(listener.connections()).toBe(3);
+      expect(answers[3].text).toContain('Too many client metadata documents fetched from this address');
+      expect(Number(answers[3].headers['retry-after'])).toBeGreaterThan(0);
+      // Another address has its own budget, until the service's is spent (5 in all).
+      const second = loopbackAddress();
+      const more = [await attempt(second), await attempt(second), await attempt(second)];
+      expect(more.map((a) => a.status)).toEqual([400, 400, 429]);
+      expect(more[2].text).toContain('Too many client metadata documents fetched by this service');
+      expect(listener.connections()).toBe(5);
+    } finally {
+      listener.close();
+      await budgeted.close();
+    }
+  });
+
+  it('fetched documents that no grant used are deleted once they expire, like unused registrations', async () => {
+    const db = freshEm(app.server.orm);
+    const id = (name: string) => `https://clients.example/${name}-${randomBytes(4).toString('hex')}.json`;
+    const [stale, used, fresh] = [id('stale'), id('used'), id('fresh')];
+    const insert = (clientId: string, expires: string, lastUsed: string | null) =>
+      sql(
+        db,
+        `insert into oauth_clients (id, kind, name, redirect_uris, metadata, refresh_after, expires_at, last_used_at)
+         values (?, 'metadata', 'x', array['https://a.example/cb'], '{}'::jsonb, now(), now() + ?::interval, now() + ?::interval)`,
+        [clientId, expires, lastUsed],
+      );
+    await insert(stale, '-1 minute', null);
+    await insert(used, '-1 minute', '-2 minutes');
+    await insert(fresh, '1 hour', null);
+    // Each registration (and each fetch) deletes the clients past their expiry on the way.
+    expect((await register(['https://a.example/cb'], 'Trigger')).status).toBe(201);
+    const left = await sql<{ id: string }>(db, 'select id from oauth_clients where id in (?, ?, ?) order by id', [stale, used, fresh]);
+    expect(left.map((r) => r.id).sort()).toEqual([used, fresh].sort());
   });
 });

@@ -46,6 +46,9 @@ beforeAll(async () => {
     LOG_LEVEL: 'debug',
     OAUTH_ACCESS_TOKEN_TTL_S: '5',
     OAUTH_REGISTRATIONS_PER_HOUR: '100000',
+    // Fetch budgets are counted per address across processes on a shared database: this file's must not meet other files'.
+    OAUTH_METADATA_FETCHES_PER_ADDRESS: '100000',
+    OAUTH_METADATA_FETCHES_PER_MINUTE: '100000',
     // The service trusts the test's self-signed certificate, as it would a public one.
     NODE_EXTRA_CA_CERTS: tls.certFile,
     ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }),

@@ -185,14 +185,20 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
  * revocation), the OAuth challenges of MCP and REST, then the authentication of keys and tokens.
  */
 function authentication(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>) {
+  const shared = Boolean(options.databaseUrl);
   const registrations = { max: options.oauth.registrationsPerHour, windowSeconds: 3600 };
+  const fetches = options.oauth.metadataFetches;
   return [
     oauthServer({
       orm: options.orm,
       serverSecret: options.credentials.serverSecret,
       settings: options.oauth,
       outbound: { allowLoopback: options.outboundAllowLoopback },
-      registrations: createRateLimiter(options.orm, Boolean(options.databaseUrl), registrations),
+      registrations: createRateLimiter(options.orm, shared, registrations),
+      metadataFetches: {
+        perAddress: createRateLimiter(options.orm, shared, { max: fetches.perAddress, windowSeconds: fetches.windowSeconds }),
+        perService: createRateLimiter(options.orm, shared, { max: fetches.perService, windowSeconds: fetches.windowSeconds }),
+      },
       sessions: oauthSessions(),
     }),
     oauthChallenges(options.oauth),

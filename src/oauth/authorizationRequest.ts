@@ -1,6 +1,6 @@
 import { isPermission, PERMISSIONS } from '../auth/permissions.js';
 import type { SqlTarget } from '../db/sql.js';
-import { OAuthError, redirectUriProblem, resolveClient, type OAuthClient } from './clients.js';
+import { ClientNotFetched, OAuthError, redirectUriProblem, resolveClient, type MetadataFetcher, type OAuthClient } from './clients.js';
 import { ourResource, type Resources } from './resources.js';
 import { CHALLENGE } from './secrets.js';
 
@@ -51,12 +51,13 @@ const MAX_PARAM = 2000;
  * hold, a refusal is an error page (UnsafeRedirectError); after, it is a redirect to the client
  * with `error`, `state` and `iss` (RedirectedError). PKCE with S256 only, a resource of this
  * service (default `/mcp`), scopes among the permissions (default all, capped later by the role).
+ * Without a fetcher (nobody signed in) a metadata document is not fetched: ClientNotFetched unless cached.
  */
 export async function checkAuthorizationRequest(
   db: SqlTarget,
   params: URLSearchParams,
   resources: Resources,
-  outbound: { allowLoopback: boolean },
+  fetcher: MetadataFetcher | null,
 ): Promise<AuthorizationRequest> {
   for (const name of REQUEST_PARAMS) {
     if (params.getAll(name).length > 1) throw new UnsafeRedirectError('invalid_request', `${name} is sent more than once`);
@@ -66,9 +67,12 @@ export async function checkAuthorizationRequest(
   if (!clientId) throw new UnsafeRedirectError('invalid_request', 'client_id is required');
   let client: OAuthClient;
   try {
-    client = await resolveClient(db, clientId, outbound);
+    client = await resolveClient(db, clientId, fetcher);
   } catch (error) {
-    if (error instanceof OAuthError) throw new UnsafeRedirectError(error.error, error.description);
+    if (error instanceof ClientNotFetched) throw error;
+    // Past the fetch budget: a 429 with its Retry-After, still on a page.
+    if (error instanceof OAuthError)
+      throw new UnsafeRedirectError(error.error, error.description, error.status === 429 ? 429 : 400, error.retryAfterSeconds);
     throw error;
   }
   const redirectUri = params.get('redirect_uri');

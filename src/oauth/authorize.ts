@@ -12,7 +12,7 @@ import {
   UnsafeRedirectError,
   type AuthorizationRequest,
 } from './authorizationRequest.js';
-import { OAuthError } from './clients.js';
+import { ClientNotFetched, OAuthError, type MetadataFetcher } from './clients.js';
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
 import { CODE_PREFIX } from './secrets.js';
@@ -38,7 +38,8 @@ export interface Sessions<S extends SignedInMember = SignedInMember> {
 export interface AuthorizeDeps {
   em: EntityManager;
   serverSecret: string;
-  outbound: { allowLoopback: boolean };
+  /** How a signed-in person's request may fetch a client's metadata document (its budget is the caller's address's). */
+  fetcher: MetadataFetcher;
   resources: Resources;
   sessions: Sessions;
 }
@@ -79,7 +80,10 @@ function refusePage(ctx: Context, error: unknown, resources: Resources, signedIn
     const back = signedIn ? { client: error.to.client, href: refusalLocation(error, resources) } : undefined;
     return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description, back));
   }
-  if (error instanceof OAuthError) return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description));
+  if (error instanceof OAuthError) {
+    if (error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
+    return sendPage(ctx, error.status === 429 ? 429 : 400, errorPage('This request cannot be authorized', error.description));
+  }
   throw error;
 }
 
@@ -121,7 +125,8 @@ export async function showConsent(ctx: Context, deps: AuthorizeDeps): Promise<vo
   const params = new URLSearchParams(ctx.querystring);
   const signedIn = await deps.sessions.sessionOf(ctx);
   try {
-    const request = await checkAuthorizationRequest(deps.em, params, deps.resources, deps.outbound);
+    // Nothing is fetched for an anonymous request: whoever sends one costs the service no outbound request.
+    const request = await checkAuthorizationRequest(deps.em, params, deps.resources, signedIn ? deps.fetcher : null);
     if (!signedIn) return redirectTo(ctx, 302, deps.sessions.signInUrl(ctx.url));
     const member = await memberOf(deps, signedIn, request);
     const workspaces = await organizationWorkspaces(deps.em, member.organization_id);
@@ -143,6 +148,7 @@ export async function showConsent(ctx: Context, deps: AuthorizeDeps): Promise<vo
     };
     sendPage(ctx, 200, consentPage(view), request.redirectUri);
   } catch (error) {
+    if (error instanceof ClientNotFetched) return redirectTo(ctx, 302, deps.sessions.signInUrl(ctx.url));
     refusePage(ctx, error, deps.resources, Boolean(signedIn));
   }
 }
@@ -164,7 +170,7 @@ export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URL
       errorPage('Request refused', 'The form is missing its CSRF token or it is wrong; start over from the application.'),
     );
   try {
-    const request = await checkAuthorizationRequest(deps.em, form, deps.resources, deps.outbound);
+    const request = await checkAuthorizationRequest(deps.em, form, deps.resources, deps.fetcher);
     const member = await memberOf(deps, signedIn, request);
     const to = { client: request.client, redirectUri: request.redirectUri, state: request.state };
     const refuseWith = (description: string) => new RedirectedError('access_denied', description, to);

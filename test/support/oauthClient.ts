@@ -206,6 +206,23 @@ export function loopbackAddress(): string {
   return `127.${byte()}.${byte()}.${byte()}`;
 }
 
+/** GETs `url` from `localAddress` (fetch cannot choose the address it connects from), not following redirects. */
+export function getFrom(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from), with extra `headers` if any. */
 export function postJsonFrom(
   url: string,

@@ -33,6 +33,7 @@ import { Migration20261201010000_note_revisions_unlocked } from './Migration2026
 import { Migration20261202010000_lz4_write_payloads } from './Migration20261202010000_lz4_write_payloads.js';
 import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
 import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
+import { Migration20261204010000_oauth_metadata_bounds } from './Migration20261204010000_oauth_metadata_bounds.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -70,4 +71,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202010000_lz4_write_payloads', class: Migration20261202010000_lz4_write_payloads },
   { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
   { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
+  { name: 'Migration20261204010000_oauth_metadata_bounds', class: Migration20261204010000_oauth_metadata_bounds },
 ];
