@@ -164,6 +164,47 @@ describe('sign-in links', () => {
   });
 });
 
+describe('a sign-in link opened in a browser already signed in (login swap)', () => {
+  const redeem = (token: string, cookie: string | null, extra: Record<string, unknown> = {}) =>
+    fetch(`${app.url}/console/sign-in/link`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: app.url, ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify({ token, returnTo: '/console', ...extra }),
+    });
+  const whoIs = async (cookie: string) =>
+    ((await (await fetch(`${app.url}/console/session`, { headers: { cookie } })).json()) as any).member?.email ?? null;
+
+  it("someone else's link does not replace the session unless the person confirms the switch; the link stays unused until then", async () => {
+    const victim = await person('owner');
+    const attacker = await person('editor');
+    const signedIn = await signIn(app.url, app.adminToken, victim.email);
+    const { token } = await mintSignInLink(app.url, app.adminToken, attacker.email);
+    // What an attacker's page achieves by sending the signed-in person to /console/sign-in#link=<its own token>.
+    const asked = await redeem(token, signedIn.cookie);
+    expect(asked.status).toBe(409);
+    expect(asked.headers.getSetCookie()).toEqual([]);
+    const body = (await asked.json()) as any;
+    expect(body.error).toMatchObject({ code: 'conflict', details: { signedInAs: victim.email, linkFor: attacker.email } });
+    expect(await whoIs(signedIn.cookie)).toBe(victim.email);
+    expect((await redeem(token, signedIn.cookie, { switch: 'yes' })).status).toBe(400);
+    // The person chose to switch: signed in as the link's member, and the session they left is ended.
+    const switched = await redeem(token, signedIn.cookie, { switch: true });
+    expect(switched.status).toBe(200);
+    const cookie = switched.headers.getSetCookie()[0].split(';')[0];
+    expect(await whoIs(cookie)).toBe(attacker.email);
+    expect(await whoIs(signedIn.cookie)).toBeNull();
+  });
+
+  it("the person's own link, or any link in a browser without a session, signs in without a question", async () => {
+    const p = await person('editor');
+    const signedIn = await signIn(app.url, app.adminToken, p.email);
+    const own = await redeem((await mintSignInLink(app.url, app.adminToken, p.email)).token, signedIn.cookie);
+    expect(own.status).toBe(200);
+    const fresh = await redeem((await mintSignInLink(app.url, app.adminToken, p.email)).token, null);
+    expect(fresh.status).toBe(200);
+  });
+});
+
 describe('sessions', () => {
   it('need the CSRF token on every state-changing request', async () => {
     const p = await person('editor');

@@ -113,12 +113,20 @@ export async function startSession(ctx: Context, grant: SignInGrant): Promise<st
   return csrf;
 }
 
+/**
+ * POST /console/sign-in/link: `{token, returnTo, switch?}`. A browser signed in as someone else gets
+ * 409 (who is signed in, whom the link is for) unless `switch: true` says the person chose to switch;
+ * the session they leave is then ended.
+ */
 async function redeemLink(ctx: Context): Promise<void> {
   requireOwnPage(ctx);
   const body = await readJson(ctx);
   if (typeof body.token !== 'string' || !body.token) throw invalidField('token', 'is required');
+  if (body.switch !== undefined && typeof body.switch !== 'boolean') throw invalidField('switch', 'must be a boolean');
   const { db, serverSecret } = sessionDepsOf(ctx);
-  const grant = await signInWithLink(db, serverSecret, body.token);
+  const current = await sessionOf(ctx);
+  const grant = await signInWithLink(db, serverSecret, body.token, current, body.switch === true);
+  if (current && current.memberId !== grant.member.id) await signOut(db, memberPrincipal(current), ctx.state.requestId as string);
   const csrf = await startSession(ctx, grant);
   ctx.body = {
     returnTo: safeReturnTo(body.returnTo),
