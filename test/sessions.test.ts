@@ -313,6 +313,58 @@ describe('roles and the audit trail', () => {
   });
 });
 
+describe('who mints agent keys', () => {
+  const CREATE = `mutation($input: CreateAgentKeyInput!) { createAgentKey(input: $input) { key agentKey { id memberId createdByMemberId } } }`;
+  const keyFor = (memberId: string) => ({ input: { memberId, name: `key-${memberId.slice(0, 6)}`, permissions: ['memory.read'] } });
+
+  it("records who minted a key (in the key and its audit event); an admin may not mint or change an owner's key, an owner may mint anyone's", async () => {
+    const owner = await person('owner');
+    const admin = await createMember(app, owner.org.id, { role: 'admin' });
+    const editor = await createMember(app, owner.org.id, { role: 'editor' });
+    const asAdmin = await signIn(app.url, app.adminToken, await emailOf(admin.id));
+    const asOwner = await signIn(app.url, app.adminToken, owner.email);
+
+    const forEditor = await personGql(app.url, asAdmin, CREATE, keyFor(editor.id));
+    expect(forEditor.data.createAgentKey.agentKey).toMatchObject({ memberId: editor.id, createdByMemberId: admin.id });
+    const forOwner = await personGql(app.url, asAdmin, CREATE, keyFor(owner.member.id));
+    expect(forOwner.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: [], memberRole: 'owner' } });
+    expect(forOwner.errors?.[0].message).toContain('ranked above');
+    const byOwner = await personGql(app.url, asOwner, CREATE, keyFor(admin.id));
+    expect(byOwner.data.createAgentKey.agentKey).toMatchObject({ memberId: admin.id, createdByMemberId: owner.member.id });
+    const byToken = await app.gql(CREATE, keyFor(owner.member.id));
+    expect(byToken.data.createAgentKey.agentKey).toMatchObject({ memberId: owner.member.id, createdByMemberId: null });
+
+    // The owner's key is out of the admin's hands to change, not to revoke (a revocation only takes power away).
+    const ownersKey = byToken.data.createAgentKey.agentKey.id;
+    const renamed = await personGql(
+      app.url,
+      asAdmin,
+      'mutation($id: ID!) { updateAgentKey(id: $id, input: { name: "mine now" }) { id } }',
+      {
+        id: ownersKey,
+      },
+    );
+    expect(renamed.errors?.[0].extensions.code).toBe('permission_denied');
+    const revoked = await personGql(app.url, asAdmin, 'mutation($id: ID!) { revokeAgentKey(id: $id) { revokedAt } }', { id: ownersKey });
+    expect(revoked.data.revokeAgentKey.revokedAt).toBeTruthy();
+
+    // The audit trail says who minted each key for whom.
+    const TRAIL =
+      'query($k: String) { auditTrail(action: "agent_key.created", targetId: $k) { edges { node { actor memberId object } } } }';
+    const mintedBy = async (keyId: string) => {
+      const [edge] = (await app.gql(TRAIL, { k: keyId })).data.auditTrail.edges;
+      return [edge.node.actor, edge.node.memberId, edge.node.object.memberId, edge.node.object.createdByMemberId];
+    };
+    expect(await mintedBy(forEditor.data.createAgentKey.agentKey.id)).toEqual(['member', admin.id, editor.id, admin.id]);
+    expect(await mintedBy(byOwner.data.createAgentKey.agentKey.id)).toEqual(['member', owner.member.id, admin.id, owner.member.id]);
+    expect(await mintedBy(ownersKey)).toEqual(['admin', null, owner.member.id, null]);
+    const listed = await app.gql('query($o: ID!) { agentKeys(organizationId: $o) { edges { node { memberId createdByMemberId } } } }', {
+      o: owner.org.id,
+    });
+    expect(listed.data.agentKeys.edges).toHaveLength(3);
+  });
+});
+
 describe('two-factor for people', () => {
   it('refuses a sign-in link to an admin or owner of an organization that requires two-factor, and a session once it is required', async () => {
     const p = await person('owner', { requireTwoFactor: true });

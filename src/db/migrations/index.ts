@@ -34,6 +34,7 @@ import { Migration20261202010000_lz4_write_payloads } from './Migration202612020
 import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
 import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
 import { Migration20261204010000_oauth_metadata_bounds } from './Migration20261204010000_oauth_metadata_bounds.js';
+import { Migration20261204020000_agent_key_minted_by } from './Migration20261204020000_agent_key_minted_by.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -72,4 +73,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
   { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
   { name: 'Migration20261204010000_oauth_metadata_bounds', class: Migration20261204010000_oauth_metadata_bounds },
+  { name: 'Migration20261204020000_agent_key_minted_by', class: Migration20261204020000_agent_key_minted_by },
 ];
