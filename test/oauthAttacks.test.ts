@@ -159,6 +159,7 @@ describe('no open redirect through the authorization endpoint', () => {
       const html = await res.text();
       expect(html).toContain('<b>Totally Legit</b> <span class="warn">(registered itself; this name is not verified)</span>');
       expect(html).toContain('<code>attacker.example</code>');
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'"); // its link cannot be clickjacked
       const back = backLink(html)!;
       expect(back.origin + back.pathname).toBe(ATTACKER);
       expect(back.searchParams.get('state')).toBe('st-1');

@@ -186,6 +186,8 @@ describe('a sign-in link opened in a browser already signed in (login swap)', ()
     const body = (await asked.json()) as any;
     expect(body.error).toMatchObject({ code: 'conflict', details: { signedInAs: victim.email, linkFor: attacker.email } });
     expect(await whoIs(signedIn.cookie)).toBe(victim.email);
+    // The page that asks cannot be framed (no clickjacking of its "Sign in as …" button).
+    expect((await fetch(`${app.url}/console/sign-in`)).headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect((await redeem(token, signedIn.cookie, { switch: 'yes' })).status).toBe(400);
     // The person chose to switch: signed in as the link's member, and the session they left is ended.
     const switched = await redeem(token, signedIn.cookie, { switch: true });

@@ -80,17 +80,20 @@ function refusePage(ctx: Context, error: unknown, resources: Resources, signedIn
     const back = signedIn ? { client: error.to.client, href: refusalLocation(error, resources) } : undefined;
     return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description, back));
   }
-  if (error instanceof OAuthError) {
-    if (error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
-    return sendPage(ctx, error.status === 429 ? 429 : 400, errorPage('This request cannot be authorized', error.description));
-  }
+  if (error instanceof OAuthError) return unsafeRefusalPage(ctx, error);
   throw error;
+}
+
+/** A refusal with no client to go back to (or past the fetch budget: 429 with Retry-After), on a page. */
+function unsafeRefusalPage(ctx: Context, error: OAuthError): void {
+  if (error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  sendPage(ctx, error.status === 429 ? 429 : 400, errorPage('This request cannot be authorized', error.description));
 }
 
 /** A refusal of the consent form: the person saw who the client is and acted, so the answer goes back to it (a 303). */
 function refuseDecision(ctx: Context, error: unknown, resources: Resources): void {
   if (error instanceof RedirectedError) return redirectTo(ctx, 303, refusalLocation(error, resources));
-  if (error instanceof OAuthError) return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description));
+  if (error instanceof OAuthError) return unsafeRefusalPage(ctx, error);
   throw error;
 }
 
