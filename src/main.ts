@@ -2,6 +2,8 @@ import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
 import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
+import { publicUrlWarning } from './oauth/resources.js';
+import { parseTrustProxy, type TrustProxy } from './http/clientAddress.js';
 import { startServer } from './server.js';
 import { DEFAULT_RETENTION } from './app/background.js';
 
@@ -48,6 +50,16 @@ function oidcEnv() {
     clientSecret: process.env.OIDC_CLIENT_SECRET || undefined,
     name: process.env.OIDC_NAME || 'your identity provider',
   };
+}
+
+/** TRUST_PROXY: off, a hop count, or the proxies' addresses; anything else stops the start. */
+function trustProxyEnv(): TrustProxy {
+  try {
+    return parseTrustProxy(process.env.TRUST_PROXY);
+  } catch (error) {
+    console.error(`TRUST_PROXY ${(error as Error).message}`);
+    process.exit(2);
+  }
 }
 
 const publicUrl = process.env.PUBLIC_URL || undefined;
@@ -104,6 +116,7 @@ const server = await startServer({
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
   oidc: oidcEnv(),
+  trustProxy: trustProxyEnv(),
   sockets: {
     maxConnections: intEnv('WS_MAX_CONNECTIONS', DEFAULT_SOCKET_LIMITS.maxConnections),
     perKey: intEnv('WS_SOCKETS_PER_KEY', DEFAULT_SOCKET_LIMITS.perKey),
@@ -117,12 +130,20 @@ const server = await startServer({
     accessTokenTtlS: intEnv('OAUTH_ACCESS_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.accessTokenTtlS),
     refreshTokenTtlS: intEnv('OAUTH_REFRESH_TOKEN_TTL_S', DEFAULT_OAUTH_SETTINGS.refreshTokenTtlS),
     registrationsPerHour: intEnv('OAUTH_REGISTRATIONS_PER_HOUR', DEFAULT_OAUTH_SETTINGS.registrationsPerHour),
+    metadataFetches: {
+      perAddress: intEnv('OAUTH_METADATA_FETCHES_PER_ADDRESS', DEFAULT_OAUTH_SETTINGS.metadataFetches.perAddress),
+      perService: intEnv('OAUTH_METADATA_FETCHES_PER_MINUTE', DEFAULT_OAUTH_SETTINGS.metadataFetches.perService),
+      windowSeconds: DEFAULT_OAUTH_SETTINGS.metadataFetches.windowSeconds,
+    },
     publicUrl: publicUrl?.replace(/\/$/, ''),
   },
   // The embedded database's thread died and cannot be started again: exit non-zero so a supervisor restarts the service.
   onDatabaseFailure: () => shutdown(1),
 });
 
+// npm start listens on every interface (the server's default host), where anyone can send any Host header.
+const unsetPublicUrl = publicUrlWarning(publicUrl, '0.0.0.0');
+if (unsetPublicUrl) server.logger.warn(unsetPublicUrl);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (!stopping) server.logger.info({ signal }, 'shutting down');

@@ -21,6 +21,7 @@ import { loadCredentials } from './services/settings.js';
 import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
 
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
+import type { TrustProxy } from './http/clientAddress.js';
 
 export { VERSION } from './app/createApp.js';
 
@@ -89,6 +90,8 @@ export interface ServerOptions {
    * every request is answered 503.
    */
   onDatabaseFailure?: (reason: string) => void;
+  /** TRUST_PROXY: which proxy may name the client's address (default none: every per-address limit reads the peer's). */
+  trustProxy?: TrustProxy;
 }
 
 export interface RunningServer {
@@ -192,6 +195,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       sessions: options.sessions,
       oidc: options.oidc,
       embedded: database.embedded,
+      trustProxy: options.trustProxy,
     });
     return await listen(app, database, options, logger);
   } catch (error) {

@@ -110,6 +110,28 @@ describe('HTTP limits and headers', () => {
     expect(all).not.toContain(t.key.slice(8, 30));
     expect(all).not.toContain(app.adminToken);
   });
+
+  it("never logs a client's state, a code or a token, even nested (percent-encoded, once or twice) in return_to or in the Referer", async () => {
+    const secret = (name: string) => `${name}-${Math.random().toString(36).slice(2)}`;
+    const [state, code, token, deeper, referred] = ['state', 'code', 'token', 'deeper', 'referred'].map(secret);
+    const authorize = `/oauth/authorize?client_id=wks_client_x&state=${state}&code=${code}&redirect_uri=https%3A%2F%2Fa.example%2Fcb`;
+    const twice = encodeURIComponent(`/oauth/authorize?access_token=${token}&state=${deeper}`);
+    const res = await fetch(
+      `${app.url}/console/sign-in?return_to=${encodeURIComponent(authorize)}&next=${encodeURIComponent(`/x?r=${twice}`)}`,
+      {
+        headers: { referer: `${app.url}/oauth/authorize?client_id=wks_client_x&state=${referred}` },
+      },
+    );
+    expect(res.status).toBe(200);
+    const entry = lines
+      .map((line) => JSON.parse(line) as Record<string, any>)
+      .find((e) => e.msg === 'request' && e.req.url.startsWith('/console/sign-in?return_to='));
+    // The line still says where the request went and to which client; only the secrets are gone.
+    expect(decodeURIComponent(entry!.req.url)).toContain('client_id=wks_client_x&state=[Redacted]&code=[Redacted]');
+    expect(entry!.req.headers.referer).toBe(`${app.url}/oauth/authorize?client_id=wks_client_x&state=[Redacted]`);
+    const all = lines.join('');
+    for (const value of [state, code, token, deeper, referred]) expect(all).not.toContain(value);
+  });
 });
 
 describe('GraphQL limits', () => {
@@ -128,5 +150,45 @@ describe('GraphQL limits', () => {
     expect(batch.status).toBe(400);
     const intro = await app.gql('{ __schema { queryType { name } } }', {}, null);
     expect(intro.data.__schema.queryType.name).toBe('Query');
+  });
+
+  it("Apollo's own refusals (a GET mutation, a request its CSRF prevention stops) are client errors with codes of their own, never logged as errors", async () => {
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${app.url}/graphql?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/json', ...headers } });
+    const mutation = await get('mutation { __typename }', { 'apollo-require-preflight': 'true' });
+    expect(mutation.status).toBe(405);
+    expect(mutation.headers.get('allow')).toBe('POST');
+    expect(((await mutation.json()) as any).errors).toEqual([
+      { message: 'A mutation is sent with POST; GET runs queries only.', extensions: { code: 'method_not_allowed', details: null } },
+    ]);
+    const csrf = await get('{ __typename }');
+    expect(csrf.status).toBe(400);
+    const refused = ((await csrf.json()) as any).errors;
+    expect(refused).toHaveLength(1);
+    expect(refused[0].message).toMatch(/Cross-Site Request Forgery/);
+    expect(refused[0].extensions).toEqual({
+      code: 'invalid_request',
+      details: [{ field: 'apollo-require-preflight', in: 'header', message: expect.stringContaining('content-type') }],
+    });
+    // The rest of the family: a syntax error, an unknown operation name, a POST that is not JSON or has no body.
+    const post = (body: string, contentType = 'application/json') =>
+      fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    const others = [
+      await post(JSON.stringify({ query: '{' })),
+      await post(JSON.stringify({ query: 'query A { __typename }', operationName: 'Z' })),
+      await post(JSON.stringify({ query: '{ __typename }' }), 'text/plain'),
+      await post(''),
+    ];
+    for (const res of others) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).errors[0].extensions.code).toBe('invalid_request');
+    }
+    const ids = [mutation, csrf, ...others].map((res) => res.headers.get('x-request-id'));
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    // Neither is an error of the server: no error line (level 50) is written for them, and no stack.
+    expect(entries.filter((e) => e.level >= 50 && e.msg === 'graphql resolver failed' && /POST|CSRF/.test(e.err?.message ?? ''))).toEqual(
+      [],
+    );
+    for (const id of ids) expect(entries.filter((e) => e.requestId === id && e.level >= 50)).toEqual([]);
   });
 });

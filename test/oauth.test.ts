@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS } from '../src/auth/permissions.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { tenant } from './support/factories.js';
+import { freshEm } from '../src/db/orm.js';
+import { sql } from '../src/db/sql.js';
+import { createMember, createOrg, createWorkspace, tenant } from './support/factories.js';
+import { signIn } from './support/signIn.js';
+
+/** Fetch budgets out of the way (counted per address across the processes of a shared database; oauthAttacks tests them). */
+const UNBOUNDED_FETCHES = { perAddress: 100_000, perService: 100_000, windowSeconds: 60 };
 import { loopbackAddress, postJsonFrom } from './support/oauthClient.js';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ oauth: { registrationsPerHour: 12 } });
+  app = await startTestApp({ oauth: { registrationsPerHour: 12, metadataFetches: UNBOUNDED_FETCHES } });
 });
 afterAll(async () => app?.close());
 
@@ -153,19 +159,23 @@ describe('authorization endpoint before sign-in', () => {
 
 describe('Client ID Metadata Documents under the outbound rules', () => {
   it('a client_id on a loopback or private address is not fetched (OUTBOUND_ALLOW_LOOPBACK is off here)', async () => {
+    // Documents are fetched for a signed-in person only (an anonymous request goes to sign in first).
+    const org = await createOrg(app);
+    await createWorkspace(app, org.id);
+    const member = await createMember(app, org.id, { role: 'viewer' });
+    const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [member.id]);
+    const { cookie } = await signIn(app.url, app.adminToken, email);
+    const authorize = (clientId: string, redirectUri = 'https://a.example/cb') =>
+      fetch(`${app.url}/oauth/authorize?client_id=${encodeURIComponent(clientId)}&redirect_uri=${encodeURIComponent(redirectUri)}`, {
+        redirect: 'manual',
+        headers: { cookie },
+      });
     for (const clientId of ['https://127.0.0.1:9/client.json', 'https://10.1.2.3/client.json', 'https://[::1]:9/client.json']) {
-      const res = await fetch(
-        `${app.url}/oauth/authorize?client_id=${encodeURIComponent(clientId)}&redirect_uri=https%3A%2F%2Fa.example%2Fcb`,
-        {
-          redirect: 'manual',
-        },
-      );
+      const res = await authorize(clientId);
       expect(res.status).toBe(400);
       expect(await res.text()).toContain('the address is not allowed');
     }
-    const root = await fetch(`${app.url}/oauth/authorize?client_id=${encodeURIComponent('https://a.example/')}&redirect_uri=x`, {
-      redirect: 'manual',
-    });
+    const root = await authorize('https://a.example/', 'x');
     expect(await root.text()).toContain('an https URL with a path');
   });
 });

@@ -46,6 +46,9 @@ beforeAll(async () => {
     LOG_LEVEL: 'debug',
     OAUTH_ACCESS_TOKEN_TTL_S: '5',
     OAUTH_REGISTRATIONS_PER_HOUR: '100000',
+    // Fetch budgets are counted per address across processes on a shared database: this file's must not meet other files'.
+    OAUTH_METADATA_FETCHES_PER_ADDRESS: '100000',
+    OAUTH_METADATA_FETCHES_PER_MINUTE: '100000',
     // The service trusts the test's self-signed certificate, as it would a public one.
     NODE_EXTRA_CA_CERTS: tls.certFile,
     ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }),
@@ -278,6 +281,12 @@ describe('mcp-remote', () => {
       rmSync(config, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('the start', () => {
+  it('warns that PUBLIC_URL is unset while the service listens on every interface (the issuer follows the Host header)', () => {
+    expect(log).toMatch(/"level":40,[^\n]*"msg":"PUBLIC_URL is not set: the OAuth issuer/);
+  });
 });
 
 describe('secrets stay out of logs and URLs', () => {

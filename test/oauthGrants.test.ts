@@ -9,7 +9,7 @@ import { sql } from '../src/db/sql.js';
 import type { TestApp } from './support/app.js';
 import { spawnService } from './support/processes.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
-import { approve, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
+import { approve, backLink, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
 import { signedInWithProvider, startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
 
@@ -219,13 +219,15 @@ describe('the flow as a browser and a client drive it', () => {
     expect((await app.api('GET', '/api/v1/workspaces/-/changelog', { key: tokens.body.access_token })).status).toBe(200);
     expect((await listTools(tokens.body.access_token)).status).toBe(401);
     const { challenge } = pkce();
+    // Refused on a page of the service naming the client; the person may follow its link back to the client.
     const evil = await openAuthorization(authorizationUrl(clientId, challenge, { resource: 'https://evil.example/mcp' }), p.browser);
-    expect(evil.status).toBe(302);
-    const back = new URL(evil.headers.get('location')!);
+    expect(evil.status).toBe(400);
+    expect(evil.headers.get('location')).toBeNull();
+    const back = backLink(await evil.text())!;
     expect(back.origin + back.pathname).toBe(REDIRECT);
     expect(back.searchParams.get('error')).toBe('invalid_target');
     const unknownScope = await openAuthorization(authorizationUrl(clientId, challenge, { scope: 'memory.read admin' }), p.browser);
-    expect(new URL(unknownScope.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+    expect(backLink(await unknownScope.text())!.searchParams.get('error')).toBe('invalid_scope');
   });
 });
 
@@ -239,7 +241,8 @@ describe('refusals', () => {
     expect((await redeem(clientId, c)).body.error).toBe('invalid_grant');
     const { challenge } = pkce();
     const plain = await openAuthorization(authorizationUrl(clientId, challenge, { code_challenge_method: 'plain' }), p.browser);
-    expect(new URL(plain.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+    expect(plain.status).toBe(400);
+    expect(backLink(await plain.text())!.searchParams.get('error')).toBe('invalid_request');
   });
 
   it('a code redeemed twice revokes what the first redemption gave', async () => {
@@ -418,8 +421,10 @@ describe("the organization's two-factor rule on grants", () => {
     const fields = consentFields(await page.text());
     await requireTwoFactor(p.organizationId);
     const shown = await openAuthorization(url, p.browser);
-    expect(shown.status).toBe(302);
-    const refusedPage = sentBack(shown);
+    expect(shown.status).toBe(400); // a page naming the client, whose link goes back to it
+    const back = backLink(await shown.text())!;
+    expect(back.origin + back.pathname).toBe(REDIRECT);
+    const refusedPage = back.searchParams;
     expect(refusedPage.get('error')).toBe('access_denied');
     expect(refusedPage.get('error_description')).toMatch(/second factor/);
     expect(refusedPage.get('state')).toBe(new URL(url).searchParams.get('state'));

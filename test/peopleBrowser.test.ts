@@ -196,4 +196,31 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     expect(log).not.toMatch(/wks_sess_|wks_link_/);
     expect(sent.some((u) => u.includes('/console/sign-in/oidc/callback?'))).toBe(true); // the provider's answer (a spent code) is the one exception
   }, 60_000);
+
+  it("a page that sends the signed-in owner to someone else's sign-in link gets a question, not a swapped session", async () => {
+    // The attacker's own member, in an organization of the attacker's.
+    const theirs = await createOrg(app);
+    await createWorkspace(app, theirs.id);
+    const attackerEmail = await emailOf((await createMember(app, theirs.id, { role: 'owner' })).id);
+    const { url } = await mintSignInLink(app.url, app.adminToken, attackerEmail);
+    const whoIsSignedIn = () =>
+      owner.evaluate(async () => ((await (await fetch('/console/session')).json()) as { member?: { email: string } }).member?.email);
+    await owner.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
+    const question = await waitText(owner, '#switch', attackerEmail);
+    expect(await question.evaluate((e) => e.textContent)).toContain(`You are signed in as ${fx.ownerEmail}.`);
+    expect(owner.url()).toBe(`${app.url}/console/sign-in`); // the token left the address bar; nothing else happened
+    expect(await whoIsSignedIn()).toBe(fx.ownerEmail);
+    await shot(owner, 'switch-question');
+    // Staying keeps the owner's session and goes on to the console.
+    await (await byText(owner, '#switch button', 'Stay signed in as')).click();
+    await owner.waitForFunction(() => location.pathname === '/console', { timeout: 15_000 });
+    await waitText(owner, '#who', fx.ownerEmail);
+    // Opened again and confirmed, the link signs the attacker in (the person chose it).
+    await owner.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
+    await (await byText(owner, '#switch button', `Sign in as ${attackerEmail}`)).click();
+    await owner.waitForFunction(() => location.pathname === '/console', { timeout: 15_000 });
+    await waitText(owner, '#who', attackerEmail);
+    // Chromium reports each question's answer (a 409) as a failed load; nothing else went wrong.
+    expect(ownerRecord.problems.filter((p) => !/status of 409/.test(p))).toEqual([]);
+  }, 60_000);
 });

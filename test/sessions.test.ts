@@ -110,6 +110,20 @@ describe('sign-in links', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('the sign-in page shows only the fixed sentence of a known notice code, never text from its URL', async () => {
+    const page = (query: string) => fetch(`${app.url}/console/sign-in?${query}`).then((res) => res.text());
+    const phishing = 'Your account is locked: call +1 555 0100 and read out your sign-in link';
+    const shown = await page(`notice=${encodeURIComponent(phishing)}`);
+    expect(shown).not.toContain('account is locked');
+    expect(shown).toContain('<div id="notice" role="status"></div>');
+    for (const code of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      expect(await page(`notice=${code}`), code).toContain('<div id="notice" role="status"></div>');
+    expect(await page('notice=session_ended')).toContain(
+      '<div class="message message-error">The session ended (signed out elsewhere, ended by an owner, or expired). Sign in again.</div>',
+    );
+    expect(await page('notice=signed_out')).toContain('>Signed out.</div>');
+  });
+
   it('are refused from another origin and without JSON (login CSRF)', async () => {
     const p = await person('viewer');
     const { token } = await mintSignInLink(app.url, app.adminToken, p.email);
@@ -147,6 +161,49 @@ describe('sign-in links', () => {
       e: owner.email,
     });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: ['members.sign_in_links'] } });
+  });
+});
+
+describe('a sign-in link opened in a browser already signed in (login swap)', () => {
+  const redeem = (token: string, cookie: string | null, extra: Record<string, unknown> = {}) =>
+    fetch(`${app.url}/console/sign-in/link`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: app.url, ...(cookie ? { cookie } : {}) },
+      body: JSON.stringify({ token, returnTo: '/console', ...extra }),
+    });
+  const whoIs = async (cookie: string) =>
+    ((await (await fetch(`${app.url}/console/session`, { headers: { cookie } })).json()) as any).member?.email ?? null;
+
+  it("someone else's link does not replace the session unless the person confirms the switch; the link stays unused until then", async () => {
+    const victim = await person('owner');
+    const attacker = await person('editor');
+    const signedIn = await signIn(app.url, app.adminToken, victim.email);
+    const { token } = await mintSignInLink(app.url, app.adminToken, attacker.email);
+    // What an attacker's page achieves by sending the signed-in person to /console/sign-in#link=<its own token>.
+    const asked = await redeem(token, signedIn.cookie);
+    expect(asked.status).toBe(409);
+    expect(asked.headers.getSetCookie()).toEqual([]);
+    const body = (await asked.json()) as any;
+    expect(body.error).toMatchObject({ code: 'conflict', details: { signedInAs: victim.email, linkFor: attacker.email } });
+    expect(await whoIs(signedIn.cookie)).toBe(victim.email);
+    // The page that asks cannot be framed (no clickjacking of its "Sign in as …" button).
+    expect((await fetch(`${app.url}/console/sign-in`)).headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect((await redeem(token, signedIn.cookie, { switch: 'yes' })).status).toBe(400);
+    // The person chose to switch: signed in as the link's member, and the session they left is ended.
+    const switched = await redeem(token, signedIn.cookie, { switch: true });
+    expect(switched.status).toBe(200);
+    const cookie = switched.headers.getSetCookie()[0].split(';')[0];
+    expect(await whoIs(cookie)).toBe(attacker.email);
+    expect(await whoIs(signedIn.cookie)).toBeNull();
+  });
+
+  it("the person's own link, or any link in a browser without a session, signs in without a question", async () => {
+    const p = await person('editor');
+    const signedIn = await signIn(app.url, app.adminToken, p.email);
+    const own = await redeem((await mintSignInLink(app.url, app.adminToken, p.email)).token, signedIn.cookie);
+    expect(own.status).toBe(200);
+    const fresh = await redeem((await mintSignInLink(app.url, app.adminToken, p.email)).token, null);
+    expect(fresh.status).toBe(200);
   });
 });
 
@@ -255,6 +312,58 @@ describe('roles and the audit trail', () => {
     const byMember = events.filter((e) => e.actor === 'member');
     expect(byMember.map((e) => e.action)).toEqual(expect.arrayContaining(['member.signed_in', 'memory.note.created']));
     for (const e of byMember) expect(e).toMatchObject({ member_id: a.member.id, agent_key_id: null });
+  });
+});
+
+describe('who mints agent keys', () => {
+  const CREATE = `mutation($input: CreateAgentKeyInput!) { createAgentKey(input: $input) { key agentKey { id memberId createdByMemberId } } }`;
+  const keyFor = (memberId: string) => ({ input: { memberId, name: `key-${memberId.slice(0, 6)}`, permissions: ['memory.read'] } });
+
+  it("records who minted a key (in the key and its audit event); an admin may not mint or change an owner's key, an owner may mint anyone's", async () => {
+    const owner = await person('owner');
+    const admin = await createMember(app, owner.org.id, { role: 'admin' });
+    const editor = await createMember(app, owner.org.id, { role: 'editor' });
+    const asAdmin = await signIn(app.url, app.adminToken, await emailOf(admin.id));
+    const asOwner = await signIn(app.url, app.adminToken, owner.email);
+
+    const forEditor = await personGql(app.url, asAdmin, CREATE, keyFor(editor.id));
+    expect(forEditor.data.createAgentKey.agentKey).toMatchObject({ memberId: editor.id, createdByMemberId: admin.id });
+    const forOwner = await personGql(app.url, asAdmin, CREATE, keyFor(owner.member.id));
+    expect(forOwner.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: [], memberRole: 'owner' } });
+    expect(forOwner.errors?.[0].message).toContain('ranked above');
+    const byOwner = await personGql(app.url, asOwner, CREATE, keyFor(admin.id));
+    expect(byOwner.data.createAgentKey.agentKey).toMatchObject({ memberId: admin.id, createdByMemberId: owner.member.id });
+    const byToken = await app.gql(CREATE, keyFor(owner.member.id));
+    expect(byToken.data.createAgentKey.agentKey).toMatchObject({ memberId: owner.member.id, createdByMemberId: null });
+
+    // The owner's key is out of the admin's hands to change, not to revoke (a revocation only takes power away).
+    const ownersKey = byToken.data.createAgentKey.agentKey.id;
+    const renamed = await personGql(
+      app.url,
+      asAdmin,
+      'mutation($id: ID!) { updateAgentKey(id: $id, input: { name: "mine now" }) { id } }',
+      {
+        id: ownersKey,
+      },
+    );
+    expect(renamed.errors?.[0].extensions.code).toBe('permission_denied');
+    const revoked = await personGql(app.url, asAdmin, 'mutation($id: ID!) { revokeAgentKey(id: $id) { revokedAt } }', { id: ownersKey });
+    expect(revoked.data.revokeAgentKey.revokedAt).toBeTruthy();
+
+    // The audit trail says who minted each key for whom.
+    const TRAIL =
+      'query($k: String) { auditTrail(action: "agent_key.created", targetId: $k) { edges { node { actor memberId object } } } }';
+    const mintedBy = async (keyId: string) => {
+      const [edge] = (await app.gql(TRAIL, { k: keyId })).data.auditTrail.edges;
+      return [edge.node.actor, edge.node.memberId, edge.node.object.memberId, edge.node.object.createdByMemberId];
+    };
+    expect(await mintedBy(forEditor.data.createAgentKey.agentKey.id)).toEqual(['member', admin.id, editor.id, admin.id]);
+    expect(await mintedBy(byOwner.data.createAgentKey.agentKey.id)).toEqual(['member', owner.member.id, admin.id, owner.member.id]);
+    expect(await mintedBy(ownersKey)).toEqual(['admin', null, owner.member.id, null]);
+    const listed = await app.gql('query($o: ID!) { agentKeys(organizationId: $o) { edges { node { memberId createdByMemberId } } } }', {
+      o: owner.org.id,
+    });
+    expect(listed.data.agentKeys.edges).toHaveLength(3);
   });
 });
 

@@ -24,7 +24,7 @@ export interface Retention {
 }
 
 export const DEFAULT_RETENTION: Retention = { eventsDays: 365, searchLogDays: 90 };
-import { deleteUnusedRegistrations, purgeExpiredOAuth } from '../store/oauth.js';
+import { deleteUnusedClients, purgeExpiredOAuth } from '../store/oauth.js';
 import { forgetEndedSignIns } from '../store/sessions.js';
 
 interface BackgroundOptions {
@@ -90,8 +90,8 @@ export function startBackground(options: BackgroundOptions): Background {
     deleteOldCallerWrites(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'caller write positions purge failed'));
     // Sign-in links a day past their expiry and sessions ended a day ago are forgotten.
     forgetEndedSignIns(freshEm(orm)).catch((error) => logger.warn({ err: error }, 'sign-in purge failed'));
-    // OAuth: expired codes and tokens, and client registrations no grant used before they expired.
-    Promise.all([purgeExpiredOAuth(freshEm(orm)), deleteUnusedRegistrations(freshEm(orm))]).catch((error) =>
+    // OAuth: expired codes and tokens, metadata fetch failures no longer remembered, and clients no grant used before they expired.
+    Promise.all([purgeExpiredOAuth(freshEm(orm)), deleteUnusedClients(freshEm(orm))]).catch((error) =>
       logger.warn({ err: error }, 'OAuth purge failed'),
     );
     void backfill();

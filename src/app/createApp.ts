@@ -46,6 +46,7 @@ import { UnauthorizedError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { requestLog } from './logger.js';
 import { cors, requestId, securityHeaders, urlLimit } from './http.js';
+import { clientAddress, requestAddress, TRUST_NO_PROXY, type TrustProxy } from '../http/clientAddress.js';
 import { publicUploads } from './uploads.js';
 import { insufficientScope, missingScopes, oauthChallenges } from '../oauth/bearer.js';
 import { resourcesFor } from '../oauth/resources.js';
@@ -87,6 +88,8 @@ export interface AppOptions {
   oidc?: OidcSettings;
   /** The embedded database's thread, whose state /readyz and /metrics report (null on a PostgreSQL server). */
   embedded?: EmbeddedDatabase | null;
+  /** TRUST_PROXY: which proxy may name the client's address in X-Forwarded-For (default none: the peer's address). */
+  trustProxy?: TrustProxy;
 }
 
 /** The composed application and what its owner needs to run and stop it. */
@@ -204,14 +207,20 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
  * revocation), the OAuth challenges of MCP and REST, then the authentication of keys and tokens.
  */
 function authentication(options: AppOptions, domain: Awaited<ReturnType<typeof createDomain>>) {
+  const shared = Boolean(options.databaseUrl);
   const registrations = { max: options.oauth.registrationsPerHour, windowSeconds: 3600 };
+  const fetches = options.oauth.metadataFetches;
   return [
     oauthServer({
       orm: options.orm,
       serverSecret: options.credentials.serverSecret,
       settings: options.oauth,
       outbound: { allowLoopback: options.outboundAllowLoopback },
-      registrations: createRateLimiter(options.orm, Boolean(options.databaseUrl), registrations),
+      registrations: createRateLimiter(options.orm, shared, registrations),
+      metadataFetches: {
+        perAddress: createRateLimiter(options.orm, shared, { max: fetches.perAddress, windowSeconds: fetches.windowSeconds }),
+        perService: createRateLimiter(options.orm, shared, { max: fetches.perService, windowSeconds: fetches.windowSeconds }),
+      },
       sessions: oauthSessions(),
     }),
     oauthChallenges(options.oauth),
@@ -266,6 +275,7 @@ function socketDoor(
     logger: options.logger,
     makeContext: (principal, requestId, currentPrincipal) => makeContext(principal, requestId, 'graphql', currentPrincipal),
     sessions: { db: freshEm(options.orm), serverSecret: options.credentials.serverSecret, settings: sessions },
+    addressOf: (request) => requestAddress(request, options.trustProxy ?? TRUST_NO_PROXY),
   });
 }
 
@@ -318,8 +328,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metrics = appMetrics(options, domain, subscriptions);
   const people = peopleDoors(options, contextDeps.sessions);
   const koa = new Koa();
+  // Koa's own proxy handling stays off: the client's address comes from clientAddress (TRUST_PROXY), and
+  // the protocol and host of a request are never taken from a header (PUBLIC_URL names the public address).
   koa.proxy = false;
   for (const middleware of [
+    clientAddress(options.trustProxy ?? TRUST_NO_PROXY),
     requestMetrics(metrics),
     requestId,
     requestLog(options.logger),

@@ -55,7 +55,7 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
       // No cache hints are used; without this plugin Apollo wraps every field resolver of the shared
       // schema (which REST executes too).
       ApolloServerPluginCacheControlDisabled(),
-      ...(limits.plugins as unknown as ApolloServerPlugin<BaseContext>[]),
+      ...limits.plugins,
       landingPage(options.explorer),
     ],
     formatError: (formatted, error) => formatError(formatted, error, options.logger),
@@ -107,8 +107,50 @@ function landingPage(explorer: GraphQLExplorer): ApolloServerPlugin<BaseContext>
   return ApolloServerPluginLandingPageDisabled();
 }
 
-/** Errors carry the envelope's code and details; Apollo's own parse and validation errors keep theirs; unexpected ones are logged and hidden. */
+/** Apollo's codes for requests it refuses before running anything: the client's errors, never the server's. */
+const APOLLO_REFUSALS = new Set([
+  'BAD_REQUEST',
+  'GRAPHQL_PARSE_FAILED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+/** What a client must send for Apollo's CSRF prevention to let a GET (or a simple POST) through. */
+const PREFLIGHT_ISSUE = {
+  field: 'apollo-require-preflight',
+  in: 'header',
+  message: 'send this header (any value) or x-apollo-operation-name, or a content-type other than a form or text/plain',
+};
+
+/**
+ * Apollo's refusal of the request itself (a GET mutation: 405 with `Allow`; its CSRF prevention, a
+ * missing query, an unknown operation name, a syntax error: 400) in the envelope's codes, or null
+ * for any other error. Apollo's own status and headers stay; nothing is logged, since anyone may send these.
+ */
+function apolloRefusal(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError | null {
+  const raw = error as { originalError?: unknown; extensions?: { code?: unknown; http?: { status?: number } } };
+  // Apollo wraps graphql-js's own refusal (an unknown operation name) but never an error a resolver threw.
+  const wrapped = raw.originalError as Error | undefined;
+  if ((wrapped && wrapped.name !== 'GraphQLError') || !APOLLO_REFUSALS.has(String(raw.extensions?.code ?? formatted.extensions?.code)))
+    return null;
+  if (raw.extensions?.http?.status === 405)
+    return { message: 'A mutation is sent with POST; GET runs queries only.', extensions: { code: 'method_not_allowed', details: null } };
+  const csrf = /Cross-Site Request Forgery/.test(formatted.message);
+  return {
+    message: formatted.message,
+    locations: formatted.locations,
+    extensions: { code: 'invalid_request', details: csrf ? [PREFLIGHT_ISSUE] : null },
+  };
+}
+
+/**
+ * Errors carry the envelope's code and details; Apollo's refusals of a request get ours; its
+ * validation errors keep theirs; unexpected ones are logged and hidden.
+ */
 function formatError(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
+  const refusal = apolloRefusal(formatted, error);
+  if (refusal) return refusal;
   const original = (error as { originalError?: unknown }).originalError;
   const classified = classifyError(error as GraphQLError);
   if (classified.code === 'invalid_request' && formatted.extensions?.code && formatted.extensions.code !== 'BAD_USER_INPUT' && !original) {

@@ -76,28 +76,56 @@ export function rootFieldRateLimit(limiter: RateLimiter): ApolloServerPlugin<Req
   };
 }
 
-/** Parses a GraphQL JSON body within the JSON body limit: 413 past it, 400 for malformed JSON (never a 5xx). */
+/**
+ * Parses a GraphQL JSON body within the JSON body limit: 413 past it, 400 for malformed JSON, an
+ * empty body or another content type (never a 5xx: Apollo's Koa integration answers 500 to a POST without a body).
+ */
 export const graphqlJsonBody: Middleware = async (ctx: Context, next) => {
-  if (ctx.method === 'POST' && ctx.is('application/json', 'application/*+json')) {
-    const text = await readText(
-      ctx,
-      BODY_LIMITS.json,
-      (limit) => new DomainError('payload_too_large', `The body may be at most ${limit} bytes.`, { limit }),
-    );
-    try {
-      ctx.request.body = (text.trim() ? JSON.parse(text) : undefined) as typeof ctx.request.body;
-    } catch (error) {
-      throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
-        { field: 'body', message: 'is not valid JSON' },
-      ]);
-    }
+  if (ctx.method !== 'POST') return next();
+  if (!ctx.is('application/json', 'application/*+json'))
+    throw new InvalidRequestError('A GraphQL POST is JSON (or multipart for uploads).', [
+      { field: 'content-type', in: 'header', message: 'must be application/json' },
+    ]);
+  const text = await readText(
+    ctx,
+    BODY_LIMITS.json,
+    (limit) => new DomainError('payload_too_large', `The body may be at most ${limit} bytes.`, { limit }),
+  );
+  if (!text.trim())
+    throw new InvalidRequestError('The body is empty: send {"query": …}.', [{ field: 'body', in: 'body', message: 'is empty' }]);
+  try {
+    ctx.request.body = JSON.parse(text) as typeof ctx.request.body;
+  } catch (error) {
+    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
+      { field: 'body', message: 'is not valid JSON' },
+    ]);
   }
   await next();
 };
 
+/**
+ * graphql-armor's token limit parses the document before Apollo does and turns any failure into an
+ * unexpected error (HTTP 500): its syntax errors (and the token limit) are the client's, 400.
+ */
+function parseFailuresAreClientErrors(plugin: ApolloServerPlugin): ApolloServerPlugin {
+  if (!plugin.unexpectedErrorProcessingRequest) return plugin;
+  const original = plugin.unexpectedErrorProcessingRequest.bind(plugin);
+  return {
+    ...plugin,
+    async unexpectedErrorProcessingRequest(context) {
+      const { error } = context;
+      if (error instanceof GraphQLError && !error.originalError && error.message.startsWith('Syntax Error'))
+        throw new GraphQLError(error.message, {
+          extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400, headers: new HeaderMap() } },
+        });
+      await original(context);
+    },
+  };
+}
+
 /** One query cannot exhaust the server: depth, aliases, directives, tokens and cost are capped. */
 export function armor() {
-  return new ApolloArmor({
+  const protection = new ApolloArmor({
     maxDepth: { n: 15, ignoreIntrospection: false },
     maxAliases: { n: 15 },
     maxDirectives: { n: 20 },
@@ -105,4 +133,5 @@ export function armor() {
     costLimit: { maxCost: 20_000 },
     blockFieldSuggestion: { enabled: false },
   }).protect();
+  return { ...protection, plugins: protection.plugins.map((p) => parseFailuresAreClientErrors(p as ApolloServerPlugin)) };
 }

@@ -17,6 +17,7 @@ import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
 import { membersForEmail, refuseWithoutSecondFactor } from '../services/people.js';
 import { SIGN_IN_PATH, startSession } from './signIn.js';
+import { SIGN_IN_NOTICES, type SignInNotice } from './signInNotices.js';
 
 /** OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_NAME (docs/configuration.md). */
 export interface OidcSettings {
@@ -76,8 +77,12 @@ function ownOrigin(ctx: Context): string {
   return sessionDepsOf(ctx).settings.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${ctx.host}`;
 }
 
-/** Why a sign-in failed, shown on the sign-in page (never the provider's raw answer, which may carry a code). */
-class SignInRefused extends Error {}
+/** Why a sign-in failed: a notice code, shown on the sign-in page as its fixed sentence (never the provider's answer). */
+class SignInRefused extends Error {
+  constructor(readonly notice: SignInNotice) {
+    super(SIGN_IN_NOTICES[notice]);
+  }
+}
 
 /** The provider's configuration, discovered on first use (and again after a failure). */
 function discoverer(settings: OidcSettings): () => Promise<client.Configuration> {
@@ -139,7 +144,7 @@ async function verifiedClaims(ctx: Context, config: client.Configuration, flow: 
   } catch (error) {
     logger.warn({ err: { message: (error as Error).message, code: (error as { code?: string }).code } }, 'OpenID Connect sign-in refused');
   }
-  throw new SignInRefused('The identity provider’s answer could not be verified. Start again.');
+  throw new SignInRefused('provider_unverified');
 }
 
 /** GET /console/sign-in/oidc/callback: the member of the verified e-mail signed in, 303 to where the flow began. */
@@ -147,15 +152,14 @@ async function finishFlow(ctx: Context, config: client.Configuration, logger: Lo
   const { db, serverSecret } = sessionDepsOf(ctx);
   const flow = unseal(serverSecret, cookieOf(ctx, FLOW_COOKIE));
   setFlowCookie(ctx, '', 0); // one use, whatever happens next
-  if (!flow) throw new SignInRefused('This sign-in began too long ago or in another browser. Start again.');
-  if (typeof ctx.query.error === 'string') throw new SignInRefused('The identity provider did not sign you in. Start again.');
+  if (!flow) throw new SignInRefused('flow_expired');
+  if (typeof ctx.query.error === 'string') throw new SignInRefused('provider_refused');
   const claims = await verifiedClaims(ctx, config, flow, logger);
   const email = typeof claims.email === 'string' ? claims.email : null;
-  if (!email || claims.email_verified !== true) throw new SignInRefused('The identity provider did not give a verified e-mail address.');
+  if (!email || claims.email_verified !== true) throw new SignInRefused('email_unverified');
   const members = await membersForEmail(db, email, null);
-  if (!members.length) throw new SignInRefused(`${email} is not a member of any organization here. Ask an owner to add you.`);
-  if (members.length > 1)
-    throw new SignInRefused(`${email} is a member of several organizations: sign in with a sign-in link from the one you mean.`);
+  if (!members.length) throw new SignInRefused('not_a_member');
+  if (members.length > 1) throw new SignInRefused('several_organizations');
   const amr = Array.isArray(claims.amr) ? (claims.amr as unknown[]) : [];
   const grant = { member: members[0], method: 'oidc' as const, mfa: amr.some((m) => typeof m === 'string' && SECOND_FACTORS.has(m)) };
   refuseWithoutSecondFactor(grant);
@@ -173,8 +177,9 @@ export function oidcSignIn(settings: OidcSettings, logger: Logger): Middleware {
       const config = await configuration();
       await (ctx.path === FLOW_PATH ? startFlow(ctx, config) : finishFlow(ctx, config, logger));
     } catch (error) {
-      let notice = 'The identity provider cannot be reached. Try again later.';
-      if (error instanceof SignInRefused || (error instanceof DomainError && error.code === 'two_factor_required')) notice = error.message;
+      let notice: SignInNotice = 'provider_unreachable';
+      if (error instanceof SignInRefused) notice = error.notice;
+      else if (error instanceof DomainError && error.code === 'two_factor_required') notice = 'two_factor_required';
       else logger.warn({ err: { message: (error as Error).message } }, 'OpenID Connect sign-in failed');
       // Back to the sign-in page by a redirect: the provider's answer (its code) leaves the address bar.
       ctx.set('Cache-Control', 'no-store');

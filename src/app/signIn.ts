@@ -25,6 +25,7 @@ import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import { beginSession, signInWithLink, signOut, type SignInGrant } from '../services/people.js';
 import { pageHead, sameOriginCsp, sendPage } from './pageAssets.js';
+import { noticeText } from './signInNotices.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';
 
@@ -112,12 +113,20 @@ export async function startSession(ctx: Context, grant: SignInGrant): Promise<st
   return csrf;
 }
 
+/**
+ * POST /console/sign-in/link: `{token, returnTo, switch?}`. A browser signed in as someone else gets
+ * 409 (who is signed in, whom the link is for) unless `switch: true` says the person chose to switch;
+ * the session they leave is then ended.
+ */
 async function redeemLink(ctx: Context): Promise<void> {
   requireOwnPage(ctx);
   const body = await readJson(ctx);
   if (typeof body.token !== 'string' || !body.token) throw invalidField('token', 'is required');
+  if (body.switch !== undefined && typeof body.switch !== 'boolean') throw invalidField('switch', 'must be a boolean');
   const { db, serverSecret } = sessionDepsOf(ctx);
-  const grant = await signInWithLink(db, serverSecret, body.token);
+  const current = await sessionOf(ctx);
+  const grant = await signInWithLink(db, serverSecret, body.token, current, body.switch === true);
+  if (current && current.memberId !== grant.member.id) await signOut(db, memberPrincipal(current), ctx.state.requestId as string);
   const csrf = await startSession(ctx, grant);
   ctx.body = {
     returnTo: safeReturnTo(body.returnTo),
@@ -151,10 +160,9 @@ async function signOutHere(ctx: Context): Promise<void> {
   ctx.status = 204;
 }
 
-/** The console's sentence for the sign-in page (why it was sent there): plain text, shown escaped. */
+/** Why the browser was sent to the sign-in page: the fixed sentence of a known `?notice=` code, nothing else. */
 function noticeOf(ctx: Context): string | null {
-  const notice = ctx.query.notice;
-  return typeof notice === 'string' && notice ? notice.slice(0, 300) : null;
+  return noticeText(ctx.query.notice);
 }
 
 /** The sign-in and sign-out routes (mounted after sessionSupport). `oidc` serves the identity provider's two routes, if configured. */

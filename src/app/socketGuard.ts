@@ -63,6 +63,8 @@ interface GuardOptions {
   logger: Logger;
   /** Resolves a credential as it stands now. */
   resolve(header: string | undefined): Promise<Principal>;
+  /** The client address of an upgrade request: the peer's, or the one a trusted proxy names (TRUST_PROXY). */
+  addressOf(request: IncomingMessage): string;
 }
 
 /**
@@ -116,7 +118,7 @@ export class SocketGuard {
     info: { req: IncomingMessage },
     done: (verified: boolean, code?: number, message?: string, headers?: Record<string, string>) => void,
   ): void => {
-    const address = info.req.socket.remoteAddress ?? 'unknown';
+    const address = this.options.addressOf(info.req);
     const rate = this.options.limits.newPerAddressPerSecond;
     const now = Date.now();
     const bucket = this.buckets.get(address) ?? { tokens: 2 * rate, at: now };
@@ -158,8 +160,8 @@ export class SocketGuard {
     // Counting open sockets walks them all: only once the total, closing ones included, is past the cap.
     if (this.wss && this.wss.clients.size > max && this.openSockets() > max)
       return shut(socket, CLOSE_TRY_LATER, 'Too many connections; try again later');
-    // The peer's own address: the app trusts no proxy header (koa.proxy is off).
-    const address = request.socket.remoteAddress ?? 'unknown';
+    // The client's address as every per-address decision reads it (TRUST_PROXY).
+    const address = this.options.addressOf(request);
     let waiting = this.unauthenticated.get(address);
     if (!waiting) this.unauthenticated.set(address, (waiting = new Set()));
     if (waiting.size >= this.options.limits.unauthenticatedPerAddress) {

@@ -34,6 +34,8 @@ interface SubscriptionOptions {
   makeContext(principal: Principal, requestId: string, currentPrincipal: () => Promise<Principal>): RequestContext;
   /** People's sessions: a socket from the console may be authenticated by its session cookie. */
   sessions: SessionDeps;
+  /** The client address of an upgrade request (TRUST_PROXY), for the per-address caps. */
+  addressOf(request: IncomingMessage): string;
 }
 
 /** How a socket authenticated by a session cookie names its credential internally (never sent or logged). */

@@ -18,6 +18,10 @@ export class AgentKey {
   @ManyToOne(() => Member, { fieldName: 'member_id', deleteRule: 'cascade' })
   member!: Member;
 
+  /** The member who minted the key (a signed-in admin or owner); null when the admin token did. */
+  @ManyToOne(() => Member, { fieldName: 'created_by_member_id', nullable: true, deleteRule: 'set null' })
+  createdBy: Member | null = null;
+
   /** Bound workspace; null means the key is org-wide. */
   @ManyToOne(() => Workspace, { fieldName: 'workspace_id', nullable: true, deleteRule: 'cascade' })
   workspace: Workspace | null = null;
@@ -53,6 +57,16 @@ export class AgentKey {
   @Field(() => ID)
   memberId(): string {
     return this.member.id;
+  }
+
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'The member who minted the key (a signed-in admin or owner), or null when the admin token did. ' +
+      'The key acts, and is audited, as its own member (memberId).',
+  })
+  createdByMemberId(): string | null {
+    return this.createdBy?.id ?? null;
   }
 
   @Field(() => ID, { nullable: true, description: 'The bound workspace, or null for an org-wide key.' })

@@ -5,8 +5,9 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * Refused destinations: loopback, private, link-local, unique-local, CGNAT, multicast, unspecified,
- * NAT64, the deprecated site-local range, and the 6to4 and Teredo ranges (which tunnel to IPv4
- * addresses that could be internal).
+ * NAT64, the deprecated site-local range, the IPv4-compatible range (`::a.b.c.d`, which some stacks
+ * still route to the IPv4 address), and the 6to4 and Teredo ranges (which tunnel to IPv4 addresses
+ * that could be internal). IPv4-mapped addresses (`::ffff:a.b.c.d`) are judged by the IPv4 rules.
  */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -24,8 +25,8 @@ for (const [net, prefix] of [
 ] as const)
   BLOCKED.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // `::` (unspecified), `::1` (loopback) and the deprecated IPv4-compatible addresses such as `::7f00:1`.
+  ['::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],
@@ -38,6 +39,12 @@ for (const [net, prefix] of [
 
 /** What a refusal says: never the address a name resolved to (that would map the internal network for the caller). */
 export const NOT_ALLOWED = 'the address is not allowed (loopback, private, link-local and other internal ranges are refused)';
+/**
+ * What a failed connection says, whatever the socket's error was: a name that does not resolve, a
+ * refused or unreachable address (ENOTFOUND, ECONNREFUSED, EHOSTUNREACH <address>) would otherwise
+ * tell an anonymous caller what lies behind the service.
+ */
+export const CONNECTION_FAILED = 'the connection failed (the name did not resolve, or the host refused or did not answer)';
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
@@ -59,7 +66,7 @@ export interface SafeResponse {
   body: Buffer;
 }
 
-/** The request was refused before or while connecting (unsafe target, bad URL, too large, too slow). */
+/** The request was refused or failed before or while connecting (unsafe target, bad URL, too large, too slow, no connection). */
 export class UnsafeTargetError extends Error {}
 
 /** Whether an address may be reached under the loopback setting. */
@@ -142,7 +149,7 @@ function requestOnce(url: URL, options: SafeFetchOptions): Promise<SafeResponse>
           chunks.push(chunk);
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
+        res.on('error', (error) => reject(new UnsafeTargetError(CONNECTION_FAILED, { cause: error })));
       },
     );
     // Connect-time check for literal IPs too (no DNS lookup happens for them).
@@ -155,7 +162,10 @@ function requestOnce(url: URL, options: SafeFetchOptions): Promise<SafeResponse>
     const timer = setTimeout(() => req.destroy(new UnsafeTargetError(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
     req.on('close', () => clearTimeout(timer));
     req.on('timeout', () => req.destroy(new UnsafeTargetError(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (error) => reject(error instanceof UnsafeTargetError ? error : new UnsafeTargetError(error.message)));
+    // The socket's own error (its code, the address) stays the cause, for a debugger, never in the message.
+    req.on('error', (error) =>
+      reject(error instanceof UnsafeTargetError ? error : new UnsafeTargetError(CONNECTION_FAILED, { cause: error })),
+    );
     if (options.body) req.write(options.body);
     req.end();
   });

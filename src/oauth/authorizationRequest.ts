@@ -1,6 +1,6 @@
 import { isPermission, PERMISSIONS } from '../auth/permissions.js';
 import type { SqlTarget } from '../db/sql.js';
-import { OAuthError, resolveClient, type OAuthClient } from './clients.js';
+import { ClientNotFetched, OAuthError, redirectUriProblem, resolveClient, type MetadataFetcher, type OAuthClient } from './clients.js';
 import { ourResource, type Resources } from './resources.js';
 import { CHALLENGE } from './secrets.js';
 
@@ -17,13 +17,16 @@ export interface AuthorizationRequest {
 /** A refusal before the redirect URI is known to be the client's: shown on a page, never redirected (no open redirect). */
 export class UnsafeRedirectError extends OAuthError {}
 
-/** A refusal after it is: sent back to the client at its redirect URI (RFC 6749 §4.1.2.1). */
+/**
+ * A refusal after it is, addressed to the client at its redirect URI (RFC 6749 §4.1.2.1). Whether the
+ * browser is sent there is the authorization endpoint's call (src/oauth/authorize.ts): only once the
+ * person has signed in and seen who the client is, never by itself (RFC 9700 §4.11.2).
+ */
 export class RedirectedError extends OAuthError {
   constructor(
     error: string,
     description: string,
-    readonly redirectUri: string,
-    readonly state: string | null,
+    readonly to: { client: OAuthClient; redirectUri: string; state: string | null },
   ) {
     super(error, description);
   }
@@ -48,12 +51,13 @@ const MAX_PARAM = 2000;
  * hold, a refusal is an error page (UnsafeRedirectError); after, it is a redirect to the client
  * with `error`, `state` and `iss` (RedirectedError). PKCE with S256 only, a resource of this
  * service (default `/mcp`), scopes among the permissions (default all, capped later by the role).
+ * Without a fetcher (nobody signed in) a metadata document is not fetched: ClientNotFetched unless cached.
  */
 export async function checkAuthorizationRequest(
   db: SqlTarget,
   params: URLSearchParams,
   resources: Resources,
-  outbound: { allowLoopback: boolean },
+  fetcher: MetadataFetcher | null,
 ): Promise<AuthorizationRequest> {
   for (const name of REQUEST_PARAMS) {
     if (params.getAll(name).length > 1) throw new UnsafeRedirectError('invalid_request', `${name} is sent more than once`);
@@ -63,17 +67,23 @@ export async function checkAuthorizationRequest(
   if (!clientId) throw new UnsafeRedirectError('invalid_request', 'client_id is required');
   let client: OAuthClient;
   try {
-    client = await resolveClient(db, clientId, outbound);
+    client = await resolveClient(db, clientId, fetcher);
   } catch (error) {
-    if (error instanceof OAuthError) throw new UnsafeRedirectError(error.error, error.description);
+    if (error instanceof ClientNotFetched) throw error;
+    // Past the fetch budget: a 429 with its Retry-After, still on a page.
+    if (error instanceof OAuthError)
+      throw new UnsafeRedirectError(error.error, error.description, error.status === 429 ? 429 : 400, error.retryAfterSeconds);
     throw error;
   }
   const redirectUri = params.get('redirect_uri');
   if (!redirectUri) throw new UnsafeRedirectError('invalid_request', 'redirect_uri is required');
   if (!client.redirectUris.includes(redirectUri))
     throw new UnsafeRedirectError('invalid_request', 'redirect_uri is not one this client registered (the match is exact)');
+  // A client stored before today's rules may hold a redirect URI they refuse (a scheme such as ms-msdt:).
+  const problem = redirectUriProblem(redirectUri);
+  if (problem) throw new UnsafeRedirectError('invalid_request', `redirect_uri ${problem}`);
   const state = params.get('state');
-  const refuse = (error: string, description: string) => new RedirectedError(error, description, redirectUri, state);
+  const refuse = (error: string, description: string) => new RedirectedError(error, description, { client, redirectUri, state });
   if (params.get('response_type') !== 'code') throw refuse('unsupported_response_type', 'response_type must be "code"');
   const challenge = params.get('code_challenge');
   if (params.get('code_challenge_method') !== 'S256' || !challenge)

@@ -12,7 +12,7 @@ import {
   UnsafeRedirectError,
   type AuthorizationRequest,
 } from './authorizationRequest.js';
-import { OAuthError } from './clients.js';
+import { ClientNotFetched, OAuthError, type MetadataFetcher } from './clients.js';
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
 import { CODE_PREFIX } from './secrets.js';
@@ -38,7 +38,8 @@ export interface Sessions<S extends SignedInMember = SignedInMember> {
 export interface AuthorizeDeps {
   em: EntityManager;
   serverSecret: string;
-  outbound: { allowLoopback: boolean };
+  /** How a signed-in person's request may fetch a client's metadata document (its budget is the caller's address's). */
+  fetcher: MetadataFetcher;
   resources: Resources;
   sessions: Sessions;
 }
@@ -58,18 +59,41 @@ function redirectTo(ctx: Context, status: 302 | 303, location: string): void {
   ctx.status = status;
 }
 
-/** Renders a refusal: on a page when the redirect URI is not established, else back to the client. */
-function refuse(ctx: Context, error: unknown, resources: Resources, status: 302 | 303): void {
+/** The client's redirect URI carrying a refusal (`error`, `error_description`, `state`, `iss`). */
+function refusalLocation(error: RedirectedError, resources: Resources): string {
+  return redirectWith(error.to.redirectUri, {
+    error: error.error,
+    error_description: error.description,
+    state: error.to.state,
+    iss: resources.issuer,
+  });
+}
+
+/**
+ * A refusal of GET /oauth/authorize, always on a page of the service: a client that registered itself
+ * (or publishes its own metadata) could otherwise send any browser to its redirect URI through this
+ * origin (RFC 9700 §4.11.2). Once the client is established and a person is signed in, the page names
+ * the client and offers the way back, which the person may follow.
+ */
+function refusePage(ctx: Context, error: unknown, resources: Resources, signedIn: boolean): void {
   if (error instanceof RedirectedError) {
-    const location = redirectWith(error.redirectUri, {
-      error: error.error,
-      error_description: error.description,
-      state: error.state,
-      iss: resources.issuer,
-    });
-    return redirectTo(ctx, status, location);
+    const back = signedIn ? { client: error.to.client, href: refusalLocation(error, resources) } : undefined;
+    return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description, back));
   }
-  if (error instanceof OAuthError) return sendPage(ctx, 400, errorPage('This request cannot be authorized', error.description));
+  if (error instanceof OAuthError) return unsafeRefusalPage(ctx, error);
+  throw error;
+}
+
+/** A refusal with no client to go back to (or past the fetch budget: 429 with Retry-After), on a page. */
+function unsafeRefusalPage(ctx: Context, error: OAuthError): void {
+  if (error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  sendPage(ctx, error.status === 429 ? 429 : 400, errorPage('This request cannot be authorized', error.description));
+}
+
+/** A refusal of the consent form: the person saw who the client is and acted, so the answer goes back to it (a 303). */
+function refuseDecision(ctx: Context, error: unknown, resources: Resources): void {
+  if (error instanceof RedirectedError) return redirectTo(ctx, 303, refusalLocation(error, resources));
+  if (error instanceof OAuthError) return unsafeRefusalPage(ctx, error);
   throw error;
 }
 
@@ -79,12 +103,11 @@ async function memberOf(deps: AuthorizeDeps, signedIn: SignedInMember, request: 
   if (!member) throw new UnsafeRedirectError('access_denied', 'Your session no longer names a member.');
   const blocked = personBlockedByTwoFactor({ requireTwoFactor: member.require_two_factor, role: member.role as Role, mfa: signedIn.mfa });
   if (blocked)
-    throw new RedirectedError(
-      'access_denied',
-      'The organization requires a second factor for your role: sign in with it, then try again',
-      request.redirectUri,
-      request.state,
-    );
+    throw new RedirectedError('access_denied', 'The organization requires a second factor for your role: sign in with it, then try again', {
+      client: request.client,
+      redirectUri: request.redirectUri,
+      state: request.state,
+    });
   return member;
 }
 
@@ -97,17 +120,25 @@ function carriedParams(params: URLSearchParams): Record<string, string> {
   return out;
 }
 
-/** GET /oauth/authorize: the request is checked, then the signed-in member sees the consent screen (or signs in first). */
+/**
+ * GET /oauth/authorize: the request is checked, then the signed-in member sees the consent screen (or
+ * signs in first). Whatever is wrong is shown on a page here, never redirected (see refusePage).
+ */
 export async function showConsent(ctx: Context, deps: AuthorizeDeps): Promise<void> {
   const params = new URLSearchParams(ctx.querystring);
+  const signedIn = await deps.sessions.sessionOf(ctx);
   try {
-    const request = await checkAuthorizationRequest(deps.em, params, deps.resources, deps.outbound);
-    const signedIn = await deps.sessions.sessionOf(ctx);
+    // Nothing is fetched for an anonymous request: whoever sends one costs the service no outbound request.
+    const request = await checkAuthorizationRequest(deps.em, params, deps.resources, signedIn ? deps.fetcher : null);
     if (!signedIn) return redirectTo(ctx, 302, deps.sessions.signInUrl(ctx.url));
     const member = await memberOf(deps, signedIn, request);
     const workspaces = await organizationWorkspaces(deps.em, member.organization_id);
     if (!workspaces.length)
-      throw new RedirectedError('access_denied', 'Your organization has no workspace yet', request.redirectUri, request.state);
+      throw new RedirectedError('access_denied', 'Your organization has no workspace yet', {
+        client: request.client,
+        redirectUri: request.redirectUri,
+        state: request.state,
+      });
     const granted = [...effectivePermissions(request.scopes, member.role as Role)];
     const view = {
       request,
@@ -120,7 +151,8 @@ export async function showConsent(ctx: Context, deps: AuthorizeDeps): Promise<vo
     };
     sendPage(ctx, 200, consentPage(view), request.redirectUri);
   } catch (error) {
-    refuse(ctx, error, deps.resources, 302);
+    if (error instanceof ClientNotFetched) return redirectTo(ctx, 302, deps.sessions.signInUrl(ctx.url));
+    refusePage(ctx, error, deps.resources, Boolean(signedIn));
   }
 }
 
@@ -141,9 +173,10 @@ export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URL
       errorPage('Request refused', 'The form is missing its CSRF token or it is wrong; start over from the application.'),
     );
   try {
-    const request = await checkAuthorizationRequest(deps.em, form, deps.resources, deps.outbound);
+    const request = await checkAuthorizationRequest(deps.em, form, deps.resources, deps.fetcher);
     const member = await memberOf(deps, signedIn, request);
-    const refuseWith = (description: string) => new RedirectedError('access_denied', description, request.redirectUri, request.state);
+    const to = { client: request.client, redirectUri: request.redirectUri, state: request.state };
+    const refuseWith = (description: string) => new RedirectedError('access_denied', description, to);
     if (form.get('decision') !== 'allow') throw refuseWith('The member denied the request');
     const workspaceId = form.get('workspace') ?? '';
     const workspaces = await organizationWorkspaces(deps.em, member.organization_id);
@@ -167,6 +200,6 @@ export async function decideConsent(ctx: Context, deps: AuthorizeDeps, form: URL
     ctx.set('Content-Security-Policy', pageCsp(request.redirectUri));
     redirectTo(ctx, 303, redirectWith(request.redirectUri, { code, state: request.state, iss: deps.resources.issuer }));
   } catch (error) {
-    refuse(ctx, error, deps.resources, 303);
+    refuseDecision(ctx, error, deps.resources);
   }
 }

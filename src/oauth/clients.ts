@@ -1,9 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
 import type { SqlTarget } from '../db/sql.js';
-import { findClient, insertRegisteredClient, upsertMetadataClient, deleteUnusedRegistrations, type ClientRow } from '../store/oauth.js';
+import {
+  deleteUnusedClients,
+  findClient,
+  findMetadataFailure,
+  insertRegisteredClient,
+  recordMetadataFailure,
+  upsertMetadataClient,
+  type ClientRow,
+} from '../store/oauth.js';
 import { CLIENT_PREFIX } from './secrets.js';
-import { METADATA_CACHE_S, METADATA_FETCH, UNUSED_REGISTRATION_TTL_S } from './settings.js';
+import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './settings.js';
 
 /** A client as the authorization server uses it. */
 export interface OAuthClient {
@@ -19,8 +27,27 @@ export class OAuthError extends Error {
     readonly error: string,
     readonly description: string,
     readonly status = 400,
+    /** Seconds to wait before asking again (a 429's Retry-After). */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(description);
+  }
+}
+
+/**
+ * How this request may fetch a Client ID Metadata Document: under the outbound rules, after charging
+ * the fetch budget (the caller's address and the whole service). `charge` throws an OAuthError (429)
+ * past either budget. Null where nothing may be fetched: an anonymous request, the token endpoint.
+ */
+export interface MetadataFetcher {
+  allowLoopback: boolean;
+  charge(): Promise<void>;
+}
+
+/** A metadata-document client the request may not fetch and the database does not hold: a person signs in first. */
+export class ClientNotFetched extends OAuthError {
+  constructor() {
+    super('invalid_client', "The client's metadata document is fetched once a person has signed in", 401);
   }
 }
 
@@ -28,12 +55,20 @@ const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
 
-/** Schemes a redirect may never use (a native app's private scheme is fine, these are not). */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+/**
+ * A native app's private scheme (RFC 8252 §7.1): a domain name its maker controls, reversed
+ * (`com.example.app:`). A one-word scheme names no one and may open anything the system handles
+ * (`ms-msdt:`, `search-ms:`, `chrome:`, `view-source:`, `javascript:`, `file:` …).
+ */
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+:$/;
+
+/** One-word schemes of editors whose MCP clients register them (Cursor's `cursor://anysphere.cursor-mcp/oauth/callback`). */
+const EDITOR_SCHEMES = new Set(['cursor:', 'vscode:', 'vscode-insiders:']);
 
 /**
- * Whether a redirect URI may be registered: absolute, no fragment, https, or http on a loopback
- * host (a native or command-line client's local callback), or a native app's private scheme.
+ * Whether a redirect URI may be registered: absolute, no fragment, no credentials, and https, http
+ * on a loopback host (a native or command-line client's local callback), a native app's
+ * reverse-domain private scheme, or one of the few editors' own schemes.
  */
 export function redirectUriProblem(raw: unknown): string | null {
   if (typeof raw !== 'string' || !raw || raw.length > MAX_URI_LENGTH) return `must be a URL of at most ${MAX_URI_LENGTH} characters`;
@@ -45,10 +80,13 @@ export function redirectUriProblem(raw: unknown): string | null {
   }
   if (url.hash || raw.includes('#')) return 'must not have a fragment';
   if (url.username || url.password) return 'must not carry credentials';
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `the ${url.protocol} scheme is not allowed`;
-  if (url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))
-    return 'http is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
-  return null;
+  if (url.protocol === 'https:') return url.hostname ? null : 'must name a host';
+  if (url.protocol === 'http:')
+    return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+      ? null
+      : 'http is allowed only for loopback hosts (localhost, 127.0.0.1, [::1]); use https';
+  if (REVERSE_DOMAIN_SCHEME.test(url.protocol) || EDITOR_SCHEMES.has(url.protocol)) return null;
+  return `the ${url.protocol} scheme is not allowed: use https, http on loopback, or a reverse-domain private scheme (com.example.app:)`;
 }
 
 function checkedName(value: unknown, fallback: string): string {
@@ -112,7 +150,7 @@ export async function registerClient(db: SqlTarget, body: unknown, from: string)
   if (!body || typeof body !== 'object' || Array.isArray(body))
     throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
   const { name, redirectUris, metadata } = checkedMetadata(body as Record<string, unknown>, false, 'Unnamed client');
-  await deleteUnusedRegistrations(db);
+  await deleteUnusedClients(db);
   const id = `${CLIENT_PREFIX}${randomBytes(16).toString('base64url')}`;
   const issuedAt = Math.floor(Date.now() / 1000);
   await insertRegisteredClient(db, {
@@ -134,11 +172,18 @@ export function isMetadataClientId(clientId: string): boolean {
 /**
  * The client a `client_id` names: a registration, or the Client ID Metadata Document its URL
  * serves (fetched under the outbound rules of webhooks and specs by URL — no internal addresses,
- * bounded size and time, no redirects — and cached in the database for every process).
+ * bounded size and time, no redirects — within the fetch budget, and cached in the database for every
+ * process). Without a fetcher only a cached document serves (`stale`: even one due for a refresh),
+ * else ClientNotFetched.
  */
-export async function resolveClient(db: SqlTarget, clientId: string, outbound: { allowLoopback: boolean }): Promise<OAuthClient> {
+export async function resolveClient(
+  db: SqlTarget,
+  clientId: string,
+  fetcher: MetadataFetcher | null,
+  options: { stale?: boolean } = {},
+): Promise<OAuthClient> {
   if (!clientId || clientId.length > MAX_URI_LENGTH) throw new OAuthError('invalid_client', 'client_id is missing or too long', 401);
-  if (isMetadataClientId(clientId)) return metadataClient(db, clientId, outbound);
+  if (isMetadataClientId(clientId)) return metadataClient(db, clientId, fetcher, options.stale ?? false);
   const row = clientId.startsWith(CLIENT_PREFIX) ? await findClient(db, clientId) : undefined;
   if (!row || row.kind !== 'registered')
     throw new OAuthError(
@@ -153,7 +198,41 @@ function toClient(row: ClientRow): OAuthClient {
   return { id: row.id, kind: row.kind, name: row.name, redirectUris: row.redirect_uris };
 }
 
-async function metadataClient(db: SqlTarget, clientId: string, outbound: { allowLoopback: boolean }): Promise<OAuthClient> {
+async function metadataClient(db: SqlTarget, clientId: string, fetcher: MetadataFetcher | null, stale: boolean): Promise<OAuthClient> {
+  const url = metadataUrl(clientId);
+  const cached = await findClient(db, clientId);
+  const fresh = cached?.refresh_after && new Date(cached.refresh_after).getTime() > Date.now();
+  if (cached?.kind === 'metadata' && (fresh || (stale && !fetcher))) return toClient(cached);
+  if (!fetcher) throw new ClientNotFetched();
+  // A document that failed a moment ago fails again without a fetch: a failing URL costs one fetch a minute.
+  const failed = await findMetadataFailure(db, clientId);
+  if (failed) {
+    const seconds = Math.max(1, Math.ceil((new Date(failed.retry_after).getTime() - Date.now()) / 1000));
+    throw new OAuthError('invalid_client', `${failed.reason} (this answer is kept; the document is fetched again in ${seconds} s)`, 401);
+  }
+  await fetcher.charge();
+  let checked: ReturnType<typeof checkedMetadata> & { maxAge: number | null };
+  try {
+    checked = await fetchedMetadata(clientId, url, fetcher);
+  } catch (error) {
+    if (error instanceof OAuthError) await recordMetadataFailure(db, clientId, error.description, METADATA_FAILURE_S);
+    throw error;
+  }
+  const seconds = Math.min(METADATA_CACHE_S.max, Math.max(METADATA_CACHE_S.min, checked.maxAge ?? METADATA_CACHE_S.default));
+  await deleteUnusedClients(db);
+  await upsertMetadataClient(db, {
+    id: clientId,
+    name: checked.name,
+    redirectUris: checked.redirectUris,
+    metadata: checked.metadata,
+    refreshAfter: new Date(Date.now() + seconds * 1000),
+    expiresAt: new Date(Date.now() + UNUSED_METADATA_TTL_S * 1000),
+  });
+  return { id: clientId, kind: 'metadata', name: checked.name, redirectUris: checked.redirectUris };
+}
+
+/** A Client ID Metadata Document URL, checked: https with a path, no fragment, no credentials, written as URL parses it. */
+function metadataUrl(clientId: string): URL {
   let url: URL;
   try {
     url = new URL(clientId);
@@ -166,21 +245,20 @@ async function metadataClient(db: SqlTarget, clientId: string, outbound: { allow
       'A Client ID Metadata Document URL is an https URL with a path, no fragment and no credentials',
       401,
     );
-  const cached = await findClient(db, clientId);
-  if (cached?.kind === 'metadata' && cached.refresh_after && new Date(cached.refresh_after).getTime() > Date.now()) return toClient(cached);
+  return url;
+}
+
+/** The document at `clientId`, fetched and checked: its client_id is its own URL, its metadata a public client's. */
+async function fetchedMetadata(clientId: string, url: URL, outbound: { allowLoopback: boolean }) {
   const { document, maxAge } = await fetchMetadataDocument(clientId, outbound);
   if (document.client_id !== clientId)
     throw new OAuthError('invalid_client', "The metadata document's client_id is not the URL it was fetched from", 401);
-  let checked;
   try {
-    checked = checkedMetadata(document, true, url.host);
+    return { ...checkedMetadata(document, true, url.host), maxAge };
   } catch (error) {
     if (error instanceof OAuthError) throw new OAuthError('invalid_client', `The client's metadata document: ${error.description}`, 401);
     throw error;
   }
-  const seconds = Math.min(METADATA_CACHE_S.max, Math.max(METADATA_CACHE_S.min, maxAge ?? METADATA_CACHE_S.default));
-  await upsertMetadataClient(db, { id: clientId, ...checked, refreshAfter: new Date(Date.now() + seconds * 1000) });
-  return { id: clientId, kind: 'metadata', name: checked.name, redirectUris: checked.redirectUris };
 }
 
 async function fetchMetadataDocument(

@@ -65,7 +65,7 @@ export interface ConsentView {
   params: Record<string, string>;
 }
 
-function clientLine(request: AuthorizationRequest): string {
+function clientLine(request: Pick<AuthorizationRequest, 'client'>): string {
   const { client } = request;
   if (client.kind === 'metadata') {
     const host = escape(new URL(client.id).host);
@@ -116,7 +116,27 @@ You can revoke this access at any time in the console (Connected apps).</p>
   return page('Allow access?', body);
 }
 
-/** A refusal page (an authorization request that cannot be sent back to its client). */
-export function errorPage(title: string, message: string): string {
-  return page(title, `<h1>${escape(title)}</h1><p>${escape(message)}</p>`);
+/** Where a redirect URI leads, as a person reads it: its host, or a native app's scheme. */
+function destination(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
+}
+
+/** The way back to the client from a refusal page: the client, and the redirect URI carrying the error. */
+export interface WayBack {
+  client: AuthorizationRequest['client'];
+  /** The redirect URI with `error`, `error_description`, `state` and `iss`. */
+  href: string;
+}
+
+/**
+ * A refusal page. With a way back (a signed-in person, the client established), it names the client
+ * and where the link leads; the person decides whether to follow it (the service never redirects there by itself).
+ */
+export function errorPage(title: string, message: string, back?: WayBack): string {
+  const link = back
+    ? `<p>The request came from ${clientLine(back)}.</p>
+<p><a class="back" href="${escape(back.href)}">Return to the application</a> <span class="who">(<code>${escape(destination(back.href))}</code>)</span></p>`
+    : '';
+  return page(title, `<h1>${escape(title)}</h1><p>${escape(message)}</p>${link}`);
 }

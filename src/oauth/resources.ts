@@ -21,6 +21,21 @@ export function resourcesFor(ctx: Context, settings: Pick<OAuthSettings, 'public
   return { issuer, service: `${issuer}/`, mcp: `${issuer}/mcp`, api: `${issuer}/api/v1` };
 }
 
+/** Hosts a listening address is private to (no one else can send it a forged Host header). */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * The start-time warning when PUBLIC_URL is unset and the service listens beyond loopback: the
+ * OAuth issuer, the resource identifiers and sign-in links then follow each request's Host header.
+ */
+export function publicUrlWarning(publicUrl: string | undefined, listenHost: string): string | null {
+  if (publicUrl || LOOPBACK_HOSTS.has(listenHost) || listenHost.startsWith('127.')) return null;
+  return (
+    "PUBLIC_URL is not set: the OAuth issuer, resource identifiers and sign-in links follow each request's Host header. " +
+    'Set PUBLIC_URL to the address people and clients use (https://docs.example.com).'
+  );
+}
+
 /** Which door a path is: MCP, the REST API, or neither (OAuth tokens are accepted only at the first two). */
 export function doorOf(path: string): 'mcp' | 'api' | null {
   if (path === '/mcp') return 'mcp';

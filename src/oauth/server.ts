@@ -6,7 +6,7 @@ import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { decideConsent, showConsent, type Sessions } from './authorize.js';
-import { OAuthError, registerClient } from './clients.js';
+import { OAuthError, registerClient, type MetadataFetcher } from './clients.js';
 import { ENDPOINTS, wellKnownDocument } from './metadata.js';
 import { resourcesFor } from './resources.js';
 import { revokeToken } from './revocation.js';
@@ -21,6 +21,8 @@ export interface OAuthServerOptions {
   outbound: { allowLoopback: boolean };
   /** Counts Dynamic Client Registrations per client address (shared across processes on PostgreSQL). */
   registrations: RateLimiter;
+  /** Count fetches of metadata documents per client address and for the whole service (shared like registrations). */
+  metadataFetches: { perAddress: RateLimiter; perService: RateLimiter };
   sessions: Sessions;
 }
 
@@ -56,6 +58,31 @@ async function readJson(ctx: Context): Promise<unknown> {
   }
 }
 
+/**
+ * The metadata-document fetcher of a request: each fetch is charged to the client's address
+ * (TRUST_PROXY decides which) and to the whole service first; past either, 429 with Retry-After.
+ */
+function metadataFetcher(ctx: Context, options: OAuthServerOptions): MetadataFetcher {
+  return {
+    allowLoopback: options.outbound.allowLoopback,
+    async charge() {
+      for (const [limiter, key, whose] of [
+        [options.metadataFetches.perAddress, `oauth-metadata:${ctx.ip}`, 'from this address'],
+        [options.metadataFetches.perService, 'oauth-metadata:*', 'by this service'],
+      ] as const) {
+        const counted = await limiter.hit(key);
+        if (!counted.allowed)
+          throw new OAuthError(
+            'temporarily_unavailable',
+            `Too many client metadata documents fetched ${whose}; retry in ${counted.resetSeconds} s.`,
+            429,
+            counted.resetSeconds,
+          );
+      }
+    },
+  };
+}
+
 /** POST /oauth/register (RFC 7591), rate-limited per client address. */
 async function register(ctx: Context, options: OAuthServerOptions): Promise<void> {
   const counted = await options.registrations.hit(`oauth-register:${ctx.ip}`);
@@ -89,15 +116,21 @@ export function oauthServer(options: OAuthServerOptions): Middleware {
     if (isWellKnown) {
       const document = ctx.method === 'GET' || ctx.method === 'HEAD' ? wellKnownDocument(ctx.path, resources) : undefined;
       if (!document) return next();
-      ctx.set('Cache-Control', 'public, max-age=300');
+      // Without PUBLIC_URL the issuer comes from the request's Host: a shared cache must not keep one client's answer for another.
+      if (options.settings.publicUrl) ctx.set('Cache-Control', 'public, max-age=300');
+      else {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.vary('Host');
+      }
       ctx.body = document;
       return;
     }
     const em = freshEm(options.orm);
     const route = `${ctx.method} ${ctx.path}`;
     try {
-      if (route === `GET ${ENDPOINTS.authorize}`) return await showConsent(ctx, { ...options, em, resources });
-      if (route === `POST ${ENDPOINTS.authorize}`) return await decideConsent(ctx, { ...options, em, resources }, await readForm(ctx));
+      const consent = { ...options, em, resources, fetcher: metadataFetcher(ctx, options) };
+      if (route === `GET ${ENDPOINTS.authorize}`) return await showConsent(ctx, consent);
+      if (route === `POST ${ENDPOINTS.authorize}`) return await decideConsent(ctx, consent, await readForm(ctx));
       if (route === `POST ${ENDPOINTS.token}`)
         return answerJson(
           ctx,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
-import { lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
+import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
 import { OAuthError, resolveClient } from './clients.js';
 import { createOAuthGrant } from '../services/oauthGrants.js';
 import { issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
@@ -14,7 +14,6 @@ export interface TokenDeps {
   em: EntityManager;
   serverSecret: string;
   settings: OAuthSettings;
-  outbound: { allowLoopback: boolean };
   resources: Resources;
   requestId: string;
 }
@@ -59,16 +58,20 @@ function checkResource(deps: TokenDeps, params: URLSearchParams, bound: string):
 /**
  * Redeems an authorization code once: same client, same redirect_uri, the PKCE verifier of its
  * challenge, before it expires. A second redemption revokes what the first one started (the code
- * leaked); a wrong verifier burns the code.
+ * leaked); a wrong verifier burns the code. Nothing is fetched: the code's client was stored when the
+ * person consented, and a client_id that no code names is refused before it is looked at.
  */
 async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: string): Promise<TokenAnswer> {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
   const verifier = params.get('code_verifier');
   if (!verifier) throw new OAuthError('invalid_request', 'code_verifier is required (PKCE)');
-  const client = await resolveClient(deps.em, clientId, deps.outbound);
   if (!code.startsWith(CODE_PREFIX) || code.length > 100) throw grantError('The authorization code is not valid');
   const digest = digestSecret(deps.serverSecret, code);
+  const issuedTo = await codeClient(deps.em, digest);
+  if (!issuedTo) throw grantError('The authorization code is not valid');
+  if (issuedTo !== clientId) throw grantError('The authorization code was issued to another client');
+  const client = await resolveClient(deps.em, clientId, null, { stale: true });
   const outcome = await deps.em.transactional(async (trx): Promise<Outcome> => {
     const em = trx;
     const row = await lockCode(em, digest);

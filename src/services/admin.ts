@@ -4,9 +4,9 @@ import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, generateKeySecret } from '../auth/keys.js';
 import { isPermission, ROLES, type Role } from '../auth/permissions.js';
 import { MEMORY_QUOTA, PLANS, type Plan } from '../auth/plans.js';
-import type { RequestContext } from '../context.js';
+import type { MemberPrincipal, RequestContext } from '../context.js';
 import { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
-import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
+import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { recordAudit } from './audit.js';
 import { recountMemoryUsage } from './memoryNotes.js';
@@ -124,6 +124,19 @@ export async function createMember(
   });
 }
 
+/**
+ * A person manages the keys of members ranked at or below them (viewer < editor < admin < owner):
+ * an admin may not mint or change an owner's key, whose calls would act, and be audited, as the owner.
+ */
+function refuseKeyAboveRank(actor: MemberPrincipal | null, keyMember: Member): void {
+  if (!actor || ROLES.indexOf(keyMember.role) <= ROLES.indexOf(actor.role)) return;
+  throw new DomainError(
+    'permission_denied',
+    `Your role (${actor.role}) may not mint or change the keys of a member ranked above it (${keyMember.role}).`,
+    { missing: [], memberRole: keyMember.role },
+  );
+}
+
 export interface CreateAgentKeyInput {
   memberId: string;
   name: string;
@@ -132,10 +145,13 @@ export interface CreateAgentKeyInput {
   expiresAt?: Date | null;
 }
 
-/** createAgentKey: returns the secret once; only its HMAC digest is stored. */
+/**
+ * createAgentKey: returns the secret once; only its HMAC digest is stored. Records who minted it (a
+ * signed-in member; null for the admin token), who may not mint for a member ranked above them.
+ */
 export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
   // An admin or owner signed in: for members of their own organization only.
-  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
+  const { organizationId: own, member: actor } = adminOrPerson(ctx, 'agent_keys.manage');
   const unknown = input.permissions.filter((p) => !isPermission(p));
   if (unknown.length)
     throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [
@@ -145,6 +161,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
   return ctx.em.transactional(async (em) => {
     const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
     if (!member || (own && member.organization.id !== own)) throw new NotFoundError('Member');
+    refuseKeyAboveRank(actor, member);
     let workspace: Workspace | null = null;
     if (input.workspaceId) {
       workspace = isUuid(input.workspaceId)
@@ -161,6 +178,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
       permissions: [...new Set(input.permissions)],
       digest: digestSecret(ctx.serverSecret, key),
       expiresAt: input.expiresAt ?? null,
+      createdBy: actor ? em.getReference(Member, actor.memberId) : null,
       createdAt: new Date(),
     });
     recordAudit(em, ctx, {
@@ -169,6 +187,8 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
       targetId: agentKey.id,
       organizationId: member.organization.id,
       workspaceId: workspace?.id ?? null,
+      // The key acts as `memberId`; the event (actor: who minted it) and `createdByMemberId` keep who gave it that power.
+      payload: { object: { id: agentKey.id, name: agentKey.name, memberId: member.id, createdByMemberId: actor?.memberId ?? null } },
     });
     return { key, agentKey };
   });
@@ -229,11 +249,12 @@ export async function updateAgentKey(
   id: string,
   input: { name?: string | null; expiresAt?: Date | null },
 ): Promise<AgentKey> {
-  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
+  const { organizationId: own, member: actor } = adminOrPerson(ctx, 'agent_keys.manage');
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return changingAuth(ctx, async (em) => {
-    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
+    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }, { populate: ['member'] }) : null;
     if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
+    refuseKeyAboveRank(actor, agentKey.member);
     const previous: Record<string, unknown> = {};
     if (input.name !== undefined && input.name !== null && input.name !== agentKey.name) {
       previous.name = agentKey.name;

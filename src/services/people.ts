@@ -9,7 +9,14 @@ import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, newSecret } from '../auth/keys.js';
 import type { MemberPrincipal, Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
-import { InvalidRequestError, invalidField, NotFoundError, PERSON_TWO_FACTOR_MESSAGE, TwoFactorRequiredError } from '../errors.js';
+import {
+  ConflictError,
+  InvalidRequestError,
+  invalidField,
+  NotFoundError,
+  PERSON_TWO_FACTOR_MESSAGE,
+  TwoFactorRequiredError,
+} from '../errors.js';
 import { isUuid } from '../ids.js';
 import {
   INSERT_SESSION,
@@ -17,6 +24,7 @@ import {
   listSessions,
   membersByEmail,
   memberById,
+  pendingSignInLink,
   redeemSignInLink,
   REVOKE_SESSION,
   sessionById,
@@ -80,13 +88,38 @@ export interface SignInGrant {
 }
 
 /**
+ * A browser already signed in as `current` that opens a link for someone else is asked first: a
+ * page that sends a person to its own link would otherwise swap their session for its author's
+ * (their next consent would then grant an app access to the author's organization). The link stays unused.
+ */
+async function refuseSilentSwitch(db: SqlTarget, digest: string, current: { memberId: string; email: string }): Promise<void> {
+  const pending = await pendingSignInLink(db, digest);
+  if (!pending || pending.member_id === current.memberId) return;
+  const other = await memberById(db, pending.member_id);
+  if (!other) return;
+  throw new ConflictError(
+    `You are signed in as ${current.email}; this link signs in ${other.email} instead. Confirm the switch to use it.`,
+    { signedInAs: current.email, linkFor: other.email, confirm: { field: 'switch', value: true } },
+  );
+}
+
+/**
  * Uses a sign-in link (once: a second use, an unknown or an expired link is refused with one message).
  * The organization's two-factor rule applies: a link is one factor, so an admin or owner of an
- * organization that requires two-factor is refused (and the link is spent).
+ * organization that requires two-factor is refused (and the link is spent). With a session of
+ * another member in the browser (`current`), the switch must be confirmed (`confirmed`), else 409.
  */
-export async function signInWithLink(db: SqlTarget, serverSecret: string, token: string): Promise<SignInGrant> {
-  const used =
-    token.startsWith(LINK_PREFIX) && token.length < 100 ? await redeemSignInLink(db, digestSecret(serverSecret, token)) : undefined;
+export async function signInWithLink(
+  db: SqlTarget,
+  serverSecret: string,
+  token: string,
+  current: { memberId: string; email: string } | null = null,
+  confirmed = false,
+): Promise<SignInGrant> {
+  const valid = token.startsWith(LINK_PREFIX) && token.length < 100;
+  const digest = digestSecret(serverSecret, token);
+  if (valid && current && !confirmed) await refuseSilentSwitch(db, digest, current);
+  const used = valid ? await redeemSignInLink(db, digest) : undefined;
   if (!used)
     throw new InvalidRequestError('This sign-in link is unknown, already used or expired. Ask for a new one.', [
       { field: 'token', message: 'unknown, used or expired' },

@@ -38,27 +38,48 @@ export async function insertRegisteredClient(
   );
 }
 
-/** Stores (or refreshes) a fetched Client ID Metadata Document until `refreshAfter`. */
+/**
+ * Stores (or refreshes) a fetched Client ID Metadata Document until `refreshAfter`. Until a grant
+ * uses the client it expires at `expiresAt` (each fetch moves it), like an unused registration.
+ */
 export async function upsertMetadataClient(
   db: SqlTarget,
-  row: { id: string; name: string; redirectUris: string[]; metadata: Record<string, unknown>; refreshAfter: Date },
+  row: { id: string; name: string; redirectUris: string[]; metadata: Record<string, unknown>; refreshAfter: Date; expiresAt: Date },
 ): Promise<void> {
   await sql(
     db,
-    `insert into oauth_clients (id, kind, name, redirect_uris, metadata, refresh_after) values (?, 'metadata', ?, ?::text[], ?::jsonb, ?)
+    `insert into oauth_clients (id, kind, name, redirect_uris, metadata, refresh_after, expires_at)
+     values (?, 'metadata', ?, ?::text[], ?::jsonb, ?, ?)
      on conflict (id) do update set name = excluded.name, redirect_uris = excluded.redirect_uris, metadata = excluded.metadata,
-       refresh_after = excluded.refresh_after where oauth_clients.kind = 'metadata'`,
-    [row.id, row.name, pgArray(row.redirectUris), JSON.stringify(row.metadata), row.refreshAfter],
+       refresh_after = excluded.refresh_after, expires_at = excluded.expires_at where oauth_clients.kind = 'metadata'`,
+    [row.id, row.name, pgArray(row.redirectUris), JSON.stringify(row.metadata), row.refreshAfter, row.expiresAt],
   );
 }
 
-/** Deletes registrations no grant ever used, past their expiry. */
-export async function deleteUnusedRegistrations(db: SqlTarget): Promise<number> {
-  const rows = await sql(
-    db,
-    `delete from oauth_clients where kind = 'registered' and last_used_at is null and expires_at < now() returning id`,
-  );
+/** Deletes clients (registrations and fetched metadata documents) no grant ever used, past their expiry. */
+export async function deleteUnusedClients(db: SqlTarget): Promise<number> {
+  const rows = await sql(db, `delete from oauth_clients where last_used_at is null and expires_at < now() returning id`);
   return rows.length;
+}
+
+/** Why a metadata document's last fetch failed, while that is remembered (until `retry_after`). */
+export async function findMetadataFailure(db: SqlTarget, url: string): Promise<{ reason: string; retry_after: string } | undefined> {
+  const rows = await sql<{ reason: string; retry_after: string }>(
+    db,
+    'select reason, retry_after from oauth_metadata_failures where url = ? and retry_after > now()',
+    [url],
+  );
+  return rows[0];
+}
+
+/** Remembers that fetching a metadata document failed, and why, for `seconds`. */
+export async function recordMetadataFailure(db: SqlTarget, url: string, reason: string, seconds: number): Promise<void> {
+  await sql(
+    db,
+    `insert into oauth_metadata_failures (url, reason, retry_after) values (?, ?, now() + make_interval(secs => ?))
+     on conflict (url) do update set reason = excluded.reason, failed_at = now(), retry_after = excluded.retry_after`,
+    [url, reason, seconds],
+  );
 }
 
 /** The workspaces of an organization, oldest first (what a consent screen offers). */
@@ -283,10 +304,17 @@ export async function findGrant(db: SqlTarget, id: string): Promise<GrantRow | u
   return rows[0];
 }
 
-/** Deletes tokens past their expiry and codes past theirs (housekeeping). */
+/** Deletes tokens past their expiry, codes past theirs and metadata fetch failures no longer remembered (housekeeping). */
 export async function purgeExpiredOAuth(db: SqlTarget): Promise<void> {
   await sql(db, `delete from oauth_tokens where expires_at < now() - interval '1 day'`);
   await sql(db, `delete from oauth_codes where expires_at < now() - interval '1 day'`);
+  await sql(db, 'delete from oauth_metadata_failures where retry_after < now()');
+}
+
+/** The client an unredeemed, unexpired authorization code was issued to (the token endpoint asks before anything else). */
+export async function codeClient(db: SqlTarget, digest: string): Promise<string | undefined> {
+  const rows = await sql<{ client_id: string }>(db, 'select client_id from oauth_codes where digest = ?', [digest]);
+  return rows[0]?.client_id;
 }
 
 /** A member as a consent screen needs them now: role, two-factor state, organization. */

@@ -129,6 +129,16 @@ export async function redeemSignInLink(db: SqlTarget, digest: string): Promise<{
   return rows[0];
 }
 
+/** The member an unused, unexpired sign-in link is for, without using it. */
+export async function pendingSignInLink(db: SqlTarget, digest: string): Promise<{ member_id: string } | undefined> {
+  const rows = await sql<{ member_id: string }>(
+    db,
+    'select member_id from sign_in_links where token_digest = ? and used_at is null and expires_at > now()',
+    [digest],
+  );
+  return rows[0];
+}
+
 /** A member as sign-in needs them: role, organization and its two-factor rule. */
 export interface SigningInMember {
   id: string;

@@ -64,6 +64,12 @@ export function consentFields(html: string): Record<string, string> {
   return fields;
 }
 
+/** The way back to the client a refusal page offers a signed-in person (its link), or null when it offers none. */
+export function backLink(html: string): URL | null {
+  const href = /<a class="back" href="([^"]+)">/.exec(html)?.[1];
+  return href ? new URL(unescape(href)) : null;
+}
+
 /** GETs the authorization URL as the signed-in person's browser: the consent page (or a redirect). */
 export async function openAuthorization(url: string | URL, browser: Browser | null): Promise<Response> {
   return fetch(url, { redirect: 'manual', headers: browser ? { cookie: browser.cookie } : {} });
@@ -200,15 +206,33 @@ export function loopbackAddress(): string {
   return `127.${byte()}.${byte()}.${byte()}`;
 }
 
-/** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from). */
+/** GETs `url` from `localAddress` (fetch cannot choose the address it connects from), not following redirects. */
+export function getFrom(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** POSTs JSON from `localAddress` (fetch cannot choose the address it connects from), with extra `headers` if any. */
 export function postJsonFrom(
   url: string,
   body: string,
   localAddress: string,
   contentType = 'application/json',
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': contentType } }, (res) => {
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': contentType, ...headers } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null }));

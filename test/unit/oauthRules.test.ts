@@ -43,14 +43,29 @@ describe('resources (RFC 8707)', () => {
 });
 
 describe('redirect URIs a client may register', () => {
-  it('https, http on loopback, a native scheme; never script, data or file schemes, fragments or credentials', () => {
-    for (const ok of ['https://app.example/cb', 'http://127.0.0.1:3334/cb', 'http://localhost/cb', 'http://[::1]:8/cb', 'cursor://auth/cb'])
+  it("https, http on loopback, a reverse-domain native scheme (and editors' own); never one-word schemes that open anything, fragments or credentials", () => {
+    for (const ok of [
+      'https://app.example/cb',
+      'http://127.0.0.1:3334/cb',
+      'http://localhost/cb',
+      'http://[::1]:8/cb',
+      'com.example.app:/oauth/callback',
+      'com.googleusercontent.apps.1234-abc:/oauth2redirect',
+      'cursor://anysphere.cursor-mcp/oauth/callback',
+      'vscode://vscode.github-authentication/did-authenticate',
+    ])
       expect(redirectUriProblem(ok), ok).toBeNull();
     for (const bad of [
       'http://app.example/cb',
       'javascript:alert(1)',
       'data:text/html,x',
       'file:///etc/passwd',
+      'ms-msdt:/id PCWDiagnostic',
+      'search-ms:query=invoice&crumb=location:\\\\evil.example\\share',
+      'chrome://settings',
+      'view-source:https://a.example/',
+      'mailto:a@b.example',
+      'myapp://callback',
       'https://a.example/cb#x',
       'https://u:p@a.example/cb',
       'cb',

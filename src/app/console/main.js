@@ -77,20 +77,20 @@ async function render() {
   if (current.alive && current.focusHeading !== false) main.querySelector('h1')?.focus({ preventScroll: true });
 }
 
-/** Signs out: ends the session on the service, then the sign-in page says why. */
+/** Signs out: ends the session on the service, then the sign-in page says why (`notice`: a code of its fixed sentences). */
 async function signOut(notice = null) {
   view?.close();
   live?.close();
   live = null;
   await endSession();
-  toSignInPage(typeof notice === 'string' ? notice : 'Signed out.');
+  toSignInPage(typeof notice === 'string' ? notice : 'signed_out');
 }
 
 whenUnauthorized(() => {
   if (session.current) {
     session.clear();
     live?.close();
-    toSignInPage('The session ended (signed out elsewhere, ended by an owner, or expired). Sign in again.');
+    toSignInPage('session_ended');
   }
 });
 

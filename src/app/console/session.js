@@ -31,7 +31,7 @@ export async function loadSession() {
   return session.current;
 }
 
-/** Sends the browser to the sign-in page, coming back to where it is now. */
+/** Sends the browser to the sign-in page, coming back to where it is now; `notice` is a code the page shows as its own sentence. */
 export function toSignInPage(notice = null) {
   const returnTo = `${location.pathname}${location.hash}`;
   const query = new URLSearchParams({ return_to: returnTo });

@@ -1,6 +1,8 @@
 // The sign-in page's script: a sign-in link carries its token in the fragment (#link=…), which the
 // browser never sends to a server, so it reaches no URL of a request and no log line. The token is
-// taken out of the address bar at once and posted (JSON, same origin) to redeem it.
+// taken out of the address bar at once and posted (JSON, same origin) to redeem it. A browser already
+// signed in as someone else is asked first (the service answers 409 until the person chooses to switch):
+// any page could send a signed-in person to its author's own link.
 /* global document, fetch, history, location, window */
 
 const notice = document.getElementById('notice');
@@ -12,14 +14,37 @@ function show(text) {
   notice.replaceChildren(box);
 }
 
-async function redeem(token) {
+function button(text, className, onClick) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = className;
+  b.textContent = text;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+/** Asks a person signed in as `signedInAs` whether to switch to `linkFor`; nothing changes until they choose. */
+function askToSwitch(token, returnTo, { signedInAs, linkFor }) {
+  const box = document.createElement('div');
+  box.className = 'message message-warning';
+  box.id = 'switch';
+  const question = document.createElement('p');
+  question.textContent = `You are signed in as ${signedInAs}. This link signs you in as ${linkFor} instead.`;
+  const stay = button(`Stay signed in as ${signedInAs}`, 'button-quiet', () => location.replace(returnTo));
+  const change = button(`Sign in as ${linkFor}`, 'button-link', () => void redeem(token, true));
+  box.append(question, stay, ' ', change);
+  notice.replaceChildren(box);
+  stay.focus();
+}
+
+async function redeem(token, confirmed = false) {
   const returnTo = document.body.dataset.returnTo || '/console';
   let res;
   try {
     res = await fetch('/console/sign-in/link', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ token, returnTo }),
+      body: JSON.stringify(confirmed ? { token, returnTo, switch: true } : { token, returnTo }),
       credentials: 'same-origin',
       cache: 'no-store',
     });
@@ -28,6 +53,10 @@ async function redeem(token) {
     return;
   }
   const body = await res.json().catch(() => null);
+  if (res.status === 409 && body?.error?.details?.linkFor) {
+    askToSwitch(token, returnTo, body.error.details);
+    return;
+  }
   if (!res.ok) {
     show(body?.error?.message ?? `The sign-in failed (HTTP ${res.status}).`);
     return;

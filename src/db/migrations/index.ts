@@ -33,7 +33,9 @@ import { Migration20261201010000_note_revisions_unlocked } from './Migration2026
 import { Migration20261202010000_lz4_write_payloads } from './Migration20261202010000_lz4_write_payloads.js';
 import { Migration20261202020000_links_index_partial } from './Migration20261202020000_links_index_partial.js';
 import { Migration20261203010000_word_pairs } from './Migration20261203010000_word_pairs.js';
-import { Migration20261204010000_upload_parts } from './Migration20261204010000_upload_parts.js';
+import { Migration20261204010000_oauth_metadata_bounds } from './Migration20261204010000_oauth_metadata_bounds.js';
+import { Migration20261204020000_agent_key_minted_by } from './Migration20261204020000_agent_key_minted_by.js';
+import { Migration20261204030000_upload_parts } from './Migration20261204030000_upload_parts.js';
 import { Migration20261205010000_workspace_guidance } from './Migration20261205010000_workspace_guidance.js';
 import { Migration20261205020000_doors_and_callers } from './Migration20261205020000_doors_and_callers.js';
 
@@ -73,7 +75,9 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261202010000_lz4_write_payloads', class: Migration20261202010000_lz4_write_payloads },
   { name: 'Migration20261202020000_links_index_partial', class: Migration20261202020000_links_index_partial },
   { name: 'Migration20261203010000_word_pairs', class: Migration20261203010000_word_pairs },
-  { name: 'Migration20261204010000_upload_parts', class: Migration20261204010000_upload_parts },
+  { name: 'Migration20261204010000_oauth_metadata_bounds', class: Migration20261204010000_oauth_metadata_bounds },
+  { name: 'Migration20261204020000_agent_key_minted_by', class: Migration20261204020000_agent_key_minted_by },
+  { name: 'Migration20261204030000_upload_parts', class: Migration20261204030000_upload_parts },
   { name: 'Migration20261205010000_workspace_guidance', class: Migration20261205010000_workspace_guidance },
   { name: 'Migration20261205020000_doors_and_callers', class: Migration20261205020000_doors_and_callers },
 ];

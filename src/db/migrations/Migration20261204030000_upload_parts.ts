@@ -8,7 +8,7 @@ import { Migration } from '@mikro-orm/migrations';
  * request left behind are found and removed. Images are compressed already: the parts' bytes are
  * stored without a compression attempt (`external`).
  */
-export class Migration20261204010000_upload_parts extends Migration {
+export class Migration20261204030000_upload_parts extends Migration {
   override up(): void {
     this.addSql(`create table "upload_parts" ("workspace_id" uuid not null, "upload_id" text not null, "part" int not null,
       "data" bytea not null, constraint "upload_parts_pkey" primary key ("workspace_id", "upload_id", "part"));`);
