@@ -182,3 +182,17 @@ export async function embeddingIdle(b: Bench): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/**
+ * Waits until the service has run 20 s (its start-up work is done: the model loaded, the first
+ * housekeeping pass run) and, on PostgreSQL, its embedding queue is empty: measured requests then
+ * compete only with the load the scenario makes.
+ */
+export async function settledService(b: Bench): Promise<void> {
+  for (;;) {
+    const { uptimeSeconds } = (await (await fetch(`${b.service}/healthz`)).json()) as { uptimeSeconds: number };
+    if (uptimeSeconds >= 20) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await embeddingIdle(b);
+}

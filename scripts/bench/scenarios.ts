@@ -8,6 +8,7 @@ import {
   conditionalTree,
   cycling,
   embeddingIdle,
+  settledService,
   FTS_PATHS,
   FTS_WARM_PATHS,
   mixedWorkload,
@@ -49,6 +50,7 @@ const STALL_PROBE =
     headers: b.auth,
     // With other work, only while it runs: every GET measured waited beside it.
     count: during ? 1 : 300,
+    warmPaths: Array.from({ length: 300 }, () => serviceNote(b, HOT_NOTE).slice(b.base.length)),
     paceMs: 10,
     during,
   });
@@ -423,6 +425,7 @@ export const SCENARIOS: Scenario[] = [
     alias: 9,
     name: '9 GET note every 10 ms while another agent writes',
     needs: ['hot-note'],
+    settle: settledService,
     variants: [
       { id: 'idle', label: 'nothing else', connections: 1, drive: sequential(STALL_PROBE()) },
       { id: 'uploads', label: 'three 10 MiB uploads at once', connections: 1, drive: sequential(STALL_PROBE(threeUploads)) },
