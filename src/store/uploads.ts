@@ -4,7 +4,7 @@
  * time, never holds other callers long), and the drafts that name uploads whose parts are being
  * written.
  */
-import { sql, type SqlTarget } from '../db/sql.js';
+import { sql, sqlRelaxed, type SqlTarget } from '../db/sql.js';
 
 /** The largest part of an upload's bytes: one statement writes one (~5 ms of the embedded database's time). */
 export const UPLOAD_PART_BYTES = 128 * 1024;
@@ -65,9 +65,15 @@ export async function beginUploadDraft(db: SqlTarget, workspaceId: string, id: s
   await sql(db, 'insert into upload_drafts (workspace_id, upload_id, created_at) values (?, ?, now())', [workspaceId, id]);
 }
 
-/** Writes part `part` (from 0) of an upload's bytes. */
+/**
+ * Writes part `part` (from 0) of an upload's bytes. Outside a transaction its commit does not wait
+ * for the WAL flush: nothing refers to the part until the upload's row commits, and that commit
+ * flushes the WAL up to itself, the parts' records included.
+ */
 export async function insertUploadPart(db: SqlTarget, workspaceId: string, id: string, part: number, data: Buffer): Promise<void> {
-  await sql(db, 'insert into upload_parts (workspace_id, upload_id, part, data) values (?, ?, ?, ?)', [workspaceId, id, part, data]);
+  const text = 'insert into upload_parts (workspace_id, upload_id, part, data) values (?, ?, ?, ?)';
+  const values = [workspaceId, id, part, data];
+  await (db.getTransactionContext() ? sql(db, text, values) : sqlRelaxed(db, text, values));
 }
 
 /** Removes an unfinished upload's parts and its draft. */
