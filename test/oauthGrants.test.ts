@@ -9,6 +9,7 @@ import { sql } from '../src/db/sql.js';
 import type { TestApp } from './support/app.js';
 import { spawnService } from './support/processes.js';
 import { createOrg, createWorkspace, type MemberRow } from './support/factories.js';
+import { MCP_CLIENTS } from './support/mcpClients.js';
 import { approve, backLink, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
 import { signedInWithProvider, startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
@@ -577,4 +578,86 @@ describe.skipIf(!process.env.DATABASE_URL)('in every process (a second process o
       await other.stop();
     }
   }, 90_000);
+});
+
+// Hosts as they behave (docs/mcp.md): Claude Desktop builds /authorize, /token and /register at the
+// host's root instead of reading the advertised endpoints, and registers without a client_name.
+describe('hosts as they behave', () => {
+  it('registers at the root without client_name: named by its redirect host, on the registration and the consent page', async () => {
+    const res = await fetch(`${app.url}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
+    const client = (await res.json()) as { client_id: string; client_name: string };
+    expect(client.client_name).toBe('127.0.0.1:45678');
+    const p = await person('editor');
+    const page = await openAuthorization(authorizationUrl(client.client_id, pkce().challenge), p.browser);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(
+      'An app returning to <b>127.0.0.1:45678</b> <span class="warn">(registered itself without a name)</span>',
+    );
+  });
+
+  it('sends GET /authorize on to the advertised endpoint with its query, and answers POST /token at the root', async () => {
+    const p = await person('editor');
+    const clientId = await registerClient('Root-path host');
+    const { verifier, challenge } = pkce();
+    const advertised = new URL(authorizationUrl(clientId, challenge, { scope: 'memory.read' }));
+    const atRoot = await fetch(`${app.url}/authorize${advertised.search}`, { redirect: 'manual', headers: { cookie: p.browser.cookie } });
+    expect(atRoot.status).toBe(302);
+    expect(atRoot.headers.get('location')).toBe(`/oauth/authorize${advertised.search}`);
+    const back = await approve(app.url, advertised, p.browser);
+    const tokens = await form('/token', {
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code: back.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+    });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({ token_type: 'Bearer', scope: 'memory.read' });
+    expect((await listTools(tokens.body.access_token)).names).toContain('memory_get_note');
+    // On the 2026-07-28 revision the token, its scopes and their refusal are the same.
+    const modern = await MCP_CLIENTS[2].connect(app.url, tokens.body.access_token);
+    const names = (await modern.listTools()).tools.map((t) => t.name as string);
+    await modern.close();
+    expect(names).toContain('memory_get_note');
+    expect(names).not.toContain('memory_put_note');
+    const put = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${tokens.body.access_token}`,
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'memory_put_note',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'memory_put_note',
+          arguments: { path: 'x', body: 'y', kind: 'note', links: [], tags: [] },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      }),
+    });
+    expect(put.status).toBe(403);
+    expect(put.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    const refreshed = await form('/token', { grant_type: 'refresh_token', client_id: clientId, refresh_token: tokens.body.refresh_token });
+    expect(refreshed.status).toBe(200);
+    // The root answers errors like the advertised endpoint.
+    const refused = await form('/token', {
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code: 'nope',
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+    });
+    expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
 });

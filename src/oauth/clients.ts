@@ -89,6 +89,12 @@ export function redirectUriProblem(raw: unknown): string | null {
   return `the ${url.protocol} scheme is not allowed: use https, http on loopback, or a reverse-domain private scheme (com.example.app:)`;
 }
 
+/** Where a redirect URI leads, as a person reads it: its host (port included), or a native app's scheme. */
+export function redirectDestination(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
+}
+
 function checkedName(value: unknown, fallback: string): string {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== 'string' || !value.trim() || value.length > MAX_NAME_LENGTH)
@@ -149,7 +155,11 @@ function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbac
 export async function registerClient(db: SqlTarget, body: unknown, from: string): Promise<Record<string, unknown>> {
   if (!body || typeof body !== 'object' || Array.isArray(body))
     throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
-  const { name, redirectUris, metadata } = checkedMetadata(body as Record<string, unknown>, false, 'Unnamed client');
+  // Some hosts register without a name (Claude Desktop): the client is then named by where it returns to.
+  const uris = (body as Record<string, unknown>).redirect_uris;
+  const fallback =
+    Array.isArray(uris) && typeof uris[0] === 'string' && !redirectUriProblem(uris[0]) ? redirectDestination(uris[0]) : 'Unnamed client';
+  const { name, redirectUris, metadata } = checkedMetadata(body as Record<string, unknown>, false, fallback);
   await deleteUnusedClients(db);
   const id = `${CLIENT_PREFIX}${randomBytes(16).toString('base64url')}`;
   const issuedAt = Math.floor(Date.now() / 1000);

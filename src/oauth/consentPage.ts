@@ -1,6 +1,7 @@
 import type { Permission } from '../auth/permissions.js';
 import type { AuthorizationRequest } from './authorizationRequest.js';
 import type { Resources } from './resources.js';
+import { redirectDestination } from './clients.js';
 
 /** What each permission lets a client do, as a person reads it on the consent screen. */
 const MEANING: Record<Permission, string> = {
@@ -65,12 +66,15 @@ export interface ConsentView {
   params: Record<string, string>;
 }
 
-function clientLine(request: Pick<AuthorizationRequest, 'client'>): string {
+function clientLine(request: Pick<AuthorizationRequest, 'client' | 'redirectUri'>): string {
   const { client } = request;
   if (client.kind === 'metadata') {
     const host = escape(new URL(client.id).host);
     return `<b>${escape(client.name)}</b> <span class="who">(identified by <code>${host}</code>, which publishes its metadata)</span>`;
   }
+  // A client that registered without a name is named by where it returns to (its registration said nothing else).
+  if (client.name === redirectDestination(request.redirectUri))
+    return `An app returning to <b>${escape(client.name)}</b> <span class="warn">(registered itself without a name)</span>`;
   return `<b>${escape(client.name)}</b> <span class="warn">(registered itself; this name is not verified)</span>`;
 }
 
@@ -116,12 +120,6 @@ You can revoke this access at any time in the console (Connected apps).</p>
   return page('Allow access?', body);
 }
 
-/** Where a redirect URI leads, as a person reads it: its host, or a native app's scheme. */
-function destination(redirectUri: string): string {
-  const url = new URL(redirectUri);
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url.host : url.protocol;
-}
-
 /** The way back to the client from a refusal page: the client, and the redirect URI carrying the error. */
 export interface WayBack {
   client: AuthorizationRequest['client'];
@@ -135,8 +133,8 @@ export interface WayBack {
  */
 export function errorPage(title: string, message: string, back?: WayBack): string {
   const link = back
-    ? `<p>The request came from ${clientLine(back)}.</p>
-<p><a class="back" href="${escape(back.href)}">Return to the application</a> <span class="who">(<code>${escape(destination(back.href))}</code>)</span></p>`
+    ? `<p>The request came from ${clientLine({ client: back.client, redirectUri: back.href })}.</p>
+<p><a class="back" href="${escape(back.href)}">Return to the application</a> <span class="who">(<code>${escape(redirectDestination(back.href))}</code>)</span></p>`
     : '';
   return page(title, `<h1>${escape(title)}</h1><p>${escape(message)}</p>${link}`);
 }

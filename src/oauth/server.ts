@@ -32,6 +32,14 @@ const tooLarge = (limit: number) => new DomainError('payload_too_large', `The re
 /** JSON endpoints any origin may call (public clients in a browser): no cookies are involved. */
 const OPEN_PATHS = new Set([ENDPOINTS.token, ENDPOINTS.register, ENDPOINTS.revoke]);
 
+/**
+ * Some hosts build the endpoints at the server's root instead of reading the advertised metadata
+ * (Claude Desktop: `/authorize`, `/token`, `/register`): a browser asking `GET /authorize` is sent
+ * on to the advertised endpoint with its query; the POSTs are answered as the advertised endpoints
+ * answer them.
+ */
+const ROOT_ALIASES = { '/authorize': ENDPOINTS.authorize, '/token': ENDPOINTS.token, '/register': ENDPOINTS.register } as const;
+
 function answerJson(ctx: Context, status: number, body: unknown): void {
   ctx.status = status;
   ctx.set('Cache-Control', 'no-store');
@@ -101,6 +109,11 @@ async function register(ctx: Context, options: OAuthServerOptions): Promise<void
  */
 export function oauthServer(options: OAuthServerOptions): Middleware {
   return async (ctx, next) => {
+    const root = ROOT_ALIASES[ctx.path as keyof typeof ROOT_ALIASES];
+    if (root) {
+      if (ctx.method === 'GET' && root === ENDPOINTS.authorize) return void ctx.redirect(`${root}${ctx.search}`);
+      ctx.path = root; // answered as the advertised endpoint itself: clients do not follow redirects of a POST alike
+    }
     const isWellKnown = ctx.path.startsWith('/.well-known/');
     if (!isWellKnown && !ctx.path.startsWith('/oauth/')) return next();
     const resources = resourcesFor(ctx, options.settings);
