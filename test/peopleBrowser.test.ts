@@ -116,7 +116,7 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     // The editor's tabs: no agent keys, no audit trail.
     await chooseWorkspace(editor);
     const tabs = await editor.$$eval('nav a', (links) => links.map((a) => a.textContent));
-    expect(tabs).toEqual(['Proposals', 'Content gaps', 'Sessions', 'Connected apps']);
+    expect(tabs).toEqual(['Proposals', 'Content gaps', 'Guidance', 'Sessions', 'Connected apps']);
   }, 60_000);
 
   it('the editor reviews a proposal: approves it, recorded in the audit trail under the editor', async () => {
@@ -162,6 +162,8 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
       'Content gaps',
       'Agent keys',
       'Audit trail',
+      'Agents and people',
+      'Guidance',
       'Sessions',
       'Connected apps',
     ]);
