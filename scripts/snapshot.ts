@@ -42,6 +42,7 @@ function normalizer() {
   };
   return (text: string) =>
     text
+      .replaceAll(base, '<base>')
       .replace(/svc_pat_[A-Za-z0-9_-]+/g, (m) => name('key', m))
       .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, (m) => name('uuid', m))
       .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})/g, '<time>')
