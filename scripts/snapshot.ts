@@ -58,7 +58,7 @@ const gql = async (query: string, variables: Record<string, unknown> = {}, beare
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ query, variables }),
-  }).then((r) => r.json())) as { data: any; errors?: unknown };
+  }).then((r) => r.json())) as { data: Record<string, Record<string, string>>; errors?: unknown };
 
 const org = (await gql('mutation { createOrganization(input: { name: "Snapshot", plan: "pro" }) { id } }')).data.createOrganization;
 const ws = (await gql('mutation($o: ID!) { createWorkspace(input: { organizationId: $o, name: "W" }) { id } }', { o: org.id })).data
@@ -96,7 +96,7 @@ const key = (
       ],
     },
   )
-).data.createAgentKey.key as string;
+).data.createAgentKey.key;
 
 const record: Record<string, unknown> = {};
 const answer = async (label: string, method: string, path: string, body?: unknown, bearer: string | null = key) => {
