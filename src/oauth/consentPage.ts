@@ -132,9 +132,10 @@ export interface WayBack {
  * and where the link leads; the person decides whether to follow it (the service never redirects there by itself).
  */
 export function errorPage(title: string, message: string, back?: WayBack): string {
+  const where = back ? escape(redirectDestination(back.href)) : '';
   const link = back
     ? `<p>The request came from ${clientLine({ client: back.client, redirectUri: back.href })}.</p>
-<p><a class="back" href="${escape(back.href)}">Return to the application</a> <span class="who">(<code>${escape(redirectDestination(back.href))}</code>)</span></p>`
+<p><a class="back" href="${escape(back.href)}">Return to the application</a> <span class="who">(<code>${where}</code>)</span></p>`
     : '';
   return page(title, `<h1>${escape(title)}</h1><p>${escape(message)}</p>${link}`);
 }
