@@ -49,6 +49,8 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
     checkVariables(schema, route, op, pathParams, where);
     const access = rootAccess(schema, op);
     if (!access) throw new Error(`${where}: its root field's resolver declares no permissions (@Needs)`);
+    if (access.form !== 'workspace')
+      throw new Error(`${where}: an endpoint's root field must be a workspace operation (@Needs(permissions))`);
     const rootSchema = responseSchema(schema, op.document);
     const compiledQuery = compileQuery(schema, op.document, op.name);
     if (!isCompiledQuery(compiledQuery))

@@ -105,6 +105,11 @@ export interface RequestContext {
   via: Door;
   /** Where the request's workspace operations are counted (reads and writes by door and caller). */
   activity: ActivityCounter;
+  /**
+   * The workspace a REST or MCP call authorized for its route before reading its body, with the
+   * Scope it resolved (a `Scope` of auth/authorize.ts): the operation's own check uses it again.
+   */
+  authorized?: { workspace: string; scope: unknown };
   /** Live updates: this process's subscribers of committed events (GraphQL subscriptions). */
   live: LiveHub;
   /**

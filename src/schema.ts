@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { DateTimeResolver } from 'graphql-scalars';
 import { buildSchema, getMetadataStorage } from 'type-graphql';
 import { applyInputContract } from './contract/graphql.js';
+import { enforceAccess } from './auth/access.js';
 import { AdminResolver, AgentKeyFieldsResolver, MemberFieldsResolver, WorkspaceFieldsResolver } from './resolvers/AdminResolver.js';
 import { ApiReferenceResolver } from './resolvers/ApiReferenceResolver.js';
 import { ArticleResolver } from './resolvers/ArticleResolver.js';
@@ -63,6 +64,7 @@ export async function buildAppSchema(): Promise<GraphQLSchema> {
     },
   });
   applyInputContract(schema);
+  enforceAccess(schema);
   configureEventObjects(schema);
   return schema;
 }

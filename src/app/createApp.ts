@@ -172,8 +172,10 @@ function routeBackend(
     createContext,
     agentKeyId: agentKeyIdOf,
     logError: (error: unknown, requestId: string | undefined) => options.logger.error({ err: error, requestId }, 'request failed'),
+    // The Scope is kept on the context: the operation's own check (its @Caller) uses it again instead of authorizing twice.
     authorize: async (context: unknown, workspace: string, permissions: readonly string[]) => {
-      await authorize(context as RequestContext, workspace, permissions as Permission[]);
+      const ctx = context as RequestContext;
+      ctx.authorized = { workspace, scope: await authorize(ctx, workspace, permissions as Permission[]) };
     },
   };
 }

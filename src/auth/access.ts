@@ -1,35 +1,128 @@
 /**
- * What an operation needs, declared once on its resolver (`@Needs`): the permissions, and whether
- * the admin token may act in a workspace through it. The declaration travels in the GraphQL
- * schema (field extensions), where REST's route table, MCP and the OpenAPI document read it
- * (accessOf), and `@Caller()` authorizes by it before the resolver runs, handing the service its Scope.
+ * Who may call an operation, declared once on its resolver (`@Needs`, in one of five forms), and
+ * checked from that declaration alone: services never check access themselves.
+ *
+ * - `@Needs(permissions, { plus, adminMayAct })` — a caller of a workspace (a key, an OAuth grant,
+ *   a signed-in person of its organization; the admin token where `adminMayAct`): `@Caller()` resolves
+ *   its Scope (key, two-factor, workspace, permissions AND role ceiling) before the resolver runs.
+ * - `@Needs.admin()` — the admin token only.
+ * - `@Needs.person(action)` — a signed-in member whose role allows `action` (any member when null), in
+ *   their own organization; or the admin token, anywhere.
+ * - `@Needs.personIn(action, argument)` — the same in the workspace an argument names (404 for a
+ *   workspace of another organization).
+ * - `@Needs.member()` — a signed-in member only.
+ *
+ * The declaration travels in the GraphQL schema (field extensions): REST's route table, MCP and the
+ * OpenAPI document read it (accessOf), `enforceAccess` checks every form but the workspace one before
+ * the resolver runs, and the start fails for a root operation that declares nothing.
  */
-import { OperationTypeNode, type GraphQLFieldConfig, type GraphQLField, type GraphQLResolveInfo } from 'graphql';
+import { GraphQLSchema, OperationTypeNode, type GraphQLFieldConfig, type GraphQLField, type GraphQLResolveInfo } from 'graphql';
 import { createParameterDecorator, Extensions, type ResolverData } from 'type-graphql';
-import { callerKind, type RequestContext } from '../context.js';
-import { authorize, type Scope } from './authorize.js';
-import type { Permission } from './permissions.js';
+import { callerKind, type MemberPrincipal, type RequestContext } from '../context.js';
+import { UnauthorizedError } from '../errors.js';
+import { adminOrPerson, adminOrPersonIn, authorize, requireAdmin, requirePermissions, type Scope } from './authorize.js';
+import type { Permission, PersonAction } from './permissions.js';
 
-/** An operation's declared access. */
-export interface Access {
-  /** What every call needs (what REST, MCP and the OpenAPI document list). */
+/** A workspace operation: what every call needs (what REST, MCP and the OpenAPI document list). */
+export interface WorkspaceAccess {
+  form: 'workspace';
   permissions: readonly Permission[];
   /** What a call needs besides, by its arguments (publishing on create needs changelog.publish). */
   plus?: (args: Record<string, unknown>) => readonly Permission[];
   adminMayAct: boolean;
 }
 
-/** Declares the permissions an operation needs (all of them), and whether the admin token may act through it over GraphQL. */
-export function Needs(permissions: readonly Permission[], options: Partial<Omit<Access, 'permissions'>> = {}): MethodDecorator {
-  const access: Access = { permissions, plus: options.plus, adminMayAct: options.adminMayAct ?? false };
-  return Extensions({ access });
+/** An operation's declared access. */
+export type Access =
+  | WorkspaceAccess
+  | { form: 'admin' }
+  | { form: 'person'; action: PersonAction | Permission | null }
+  | { form: 'personIn'; action: PersonAction | Permission; argument: string }
+  | { form: 'member' };
+
+/** A method decorator carrying its access (subscriptions hand it to the streams they open). */
+export type AccessDecorator = MethodDecorator & { access: Access };
+
+const declare = (access: Access): AccessDecorator => Object.assign(Extensions({ access }), { access });
+
+/** Declares a workspace operation: the permissions it needs (all of them), and whether the admin token may act through it over GraphQL. */
+export function Needs(
+  permissions: readonly Permission[],
+  options: Partial<Pick<WorkspaceAccess, 'plus' | 'adminMayAct'>> = {},
+): AccessDecorator {
+  return declare({ form: 'workspace', permissions, plus: options.plus, adminMayAct: options.adminMayAct ?? false });
 }
+/** The admin token only. */
+Needs.admin = (): AccessDecorator => declare({ form: 'admin' });
+/** A signed-in member whose role allows `action` (any member when null), in their organization; or the admin token. */
+Needs.person = (action: PersonAction | Permission | null): AccessDecorator => declare({ form: 'person', action });
+/** A signed-in member whose role allows `action` in the workspace the argument `argument` names; or the admin token. */
+Needs.personIn = (action: PersonAction | Permission, argument: string): AccessDecorator => declare({ form: 'personIn', action, argument });
+/** A signed-in member only. */
+Needs.member = (): AccessDecorator => declare({ form: 'member' });
 
 /** The access a schema field declares, if any. */
 export function accessOf(
   field: Pick<GraphQLField<unknown, unknown> | GraphQLFieldConfig<unknown, unknown>, 'extensions'>,
 ): Access | undefined {
   return (field.extensions as { access?: Access } | null | undefined)?.access;
+}
+
+/**
+ * Checks a caller against an access form other than the workspace one (those resolve a Scope:
+ * `@Caller()`, or `checkWorkspaceAccess`): 401, 403 two-factor, 404 for another organization's
+ * workspace, 403 naming what the role lacks.
+ */
+export async function checkAccess(ctx: RequestContext, access: Access, args: Record<string, unknown>): Promise<void> {
+  switch (access.form) {
+    case 'admin':
+      return requireAdmin(ctx);
+    case 'person':
+      return void adminOrPerson(ctx, access.action);
+    case 'personIn':
+      return adminOrPersonIn(ctx, String(args[access.argument]), access.action);
+    case 'member':
+      if (ctx.principal.kind !== 'member') throw new UnauthorizedError();
+      return;
+    case 'workspace':
+      await checkWorkspaceAccess(ctx, access, args);
+  }
+}
+
+/**
+ * The caller's Scope in the workspace `args.workspace` names, authorized by a workspace access form.
+ * A REST or MCP call has authorized it for its route before reading the body (`ctx.authorized`): that
+ * Scope is used again, checked only for what the arguments add.
+ */
+export async function checkWorkspaceAccess(
+  ctx: RequestContext,
+  access: WorkspaceAccess,
+  args: Record<string, unknown>,
+  workspace = String(args.workspace),
+): Promise<Scope> {
+  const plus = access.plus?.(args) ?? [];
+  const earlier = ctx.authorized as { workspace: string; scope: Scope } | undefined;
+  if (earlier && earlier.workspace === workspace && access.permissions.every((p) => earlier.scope.permissions.has(p))) {
+    requirePermissions(earlier.scope.permissions, plus);
+    return earlier.scope;
+  }
+  return authorize(ctx, workspace, plus.length ? [...access.permissions, ...plus] : access.permissions, {
+    adminMayAct: access.adminMayAct,
+  });
+}
+
+/** Who acts in an organization-level operation its declaration let through: a signed-in member, or the admin token (member null). */
+export function acting(ctx: RequestContext): { organizationId: string | null; member: MemberPrincipal | null } {
+  const p = ctx.principal;
+  return p.kind === 'member' ? { organizationId: p.organizationId, member: p } : { organizationId: null, member: null };
+}
+
+/**
+ * A row rule within an operation any member may call (their own sessions, say): reaching other
+ * members' rows needs `action` of a member's role (403 naming it); the admin token reaches all.
+ */
+export function beyondOwn(ctx: RequestContext, action: PersonAction): { organizationId: string | null; member: MemberPrincipal | null } {
+  return adminOrPerson(ctx, action);
 }
 
 /**
@@ -52,8 +145,9 @@ export function CallerOf(workspaceOf: string | ((data: ResolverData<RequestConte
 
 async function scopeIn(data: ResolverData<RequestContext>, workspace: string): Promise<Scope> {
   const access = declaredAccess(data.info);
-  const permissions = access.plus ? [...access.permissions, ...access.plus(data.args)] : access.permissions;
-  const scope = await authorize(data.context, workspace, permissions, { adminMayAct: access.adminMayAct });
+  if (access.form !== 'workspace')
+    throw new Error(`${data.info.parentType.name}.${data.info.fieldName} takes a scope but is not a workspace operation`);
+  const scope = await checkWorkspaceAccess(data.context, access, data.args, workspace);
   // Every authorized workspace operation is counted by door and caller (who uses the workspace: agents or people).
   const { context } = data;
   const caller = callerKind(context.principal);
@@ -67,6 +161,35 @@ function declaredAccess(info: GraphQLResolveInfo): Access {
   const access = accessOf(info.parentType.getFields()[info.fieldName]);
   if (!access) throw new Error(`${info.parentType.name}.${info.fieldName} takes a @Caller() scope but declares no @Needs`);
   return access;
+}
+
+/** Every root operation of the schema with its declared access (undefined: none), in schema order. */
+export function rootAccess(schema: GraphQLSchema): { type: string; name: string; access: Access | undefined }[] {
+  return [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((type) =>
+    type ? Object.values(type.getFields()).map((field) => ({ type: type.name, name: field.name, access: accessOf(field) })) : [],
+  );
+}
+
+/**
+ * Holds the schema to its declarations: the start fails for a root operation that declares no access,
+ * and every query and mutation of a form other than the workspace one checks its caller before its
+ * resolver runs (subscriptions check theirs when they open and before each event: see services/live.ts).
+ */
+export function enforceAccess(schema: GraphQLSchema): void {
+  const undeclared = rootAccess(schema).filter((op) => !op.access);
+  if (undeclared.length)
+    throw new Error(`root operations declare no access (@Needs): ${undeclared.map((op) => `${op.type}.${op.name}`).join(', ')}`);
+  for (const type of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(type?.getFields() ?? {})) {
+      const access = accessOf(field)!;
+      const resolve = field.resolve;
+      if (access.form === 'workspace' || !resolve) continue;
+      field.resolve = async (source, args: Record<string, unknown>, context: RequestContext, info) => {
+        await checkAccess(context, access, args);
+        return resolve(source, args, context, info);
+      };
+    }
+  }
 }
 
 export type { Scope };

@@ -144,16 +144,18 @@ async function memberScope(ctx: RequestContext, p: MemberPrincipal, workspace: s
 /**
  * What an organization-level operation (keys, members, audit trail, sign-in links, sessions) may
  * reach: the admin token everything (`organizationId` null), a signed-in member only their own
- * organization and only what their role's row allows (403 naming it); an agent key never (403).
+ * organization and only what their role's row allows (403 naming it; any member when `action` is
+ * null); an agent key never (403).
  */
 export function adminOrPerson(
   ctx: RequestContext,
-  action: PersonAction,
+  action: PersonAction | Permission | null,
 ): { organizationId: string | null; member: MemberPrincipal | null } {
   const p = ctx.principal;
   if (p.kind === 'member') {
     if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
-    if (!roleMay(p.role, action)) throw new PermissionDeniedError([action], `Your role (${p.role}) does not allow: ${action}.`);
+    if (action !== null && !roleMay(p.role, action))
+      throw new PermissionDeniedError([action], `Your role (${p.role}) does not allow: ${action}.`);
     return { organizationId: p.organizationId, member: p };
   }
   requireAdmin(ctx);

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
-import { adminOrPersonIn } from '../auth/authorize.js';
 import { InputRule } from '../contract/declared.js';
+import { Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
@@ -11,6 +11,7 @@ import { WorkspaceUsage } from '../types/usage.js';
 /** Who uses a workspace, agents or people: its operations by door and kind of caller (services/activity.ts). */
 @Resolver(() => WorkspaceUsage)
 export class ActivityResolver {
+  @Needs.personIn('audit.read', 'workspaceId')
   @Query(() => [ActivityDay], {
     description:
       "A workspace's use per UTC day, oldest first, by door (rest, mcp, graphql, console) and kind of caller (agents: agent_key, " +
@@ -21,7 +22,6 @@ export class ActivityResolver {
     @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @InputRule('analyticsDays') @Arg('days', () => Int, { defaultValue: 7, description: 'How many days back (1–90).' }) days: number,
   ) {
-    await adminOrPersonIn(ctx, workspaceId, 'audit.read');
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return activity.workspaceActivity(ctx.db, workspaceId, days);
   }

@@ -1,6 +1,6 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
-import { requireAdmin } from '../auth/authorize.js';
+import { Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';
 import { invalidField, NotFoundError } from '../errors.js';
@@ -85,11 +85,13 @@ class CreatedAgentKey {
 /** The admin operations (organizations, workspaces, members, agent keys); every one needs the admin token. */
 @Resolver()
 export class AdminResolver {
+  @Needs.admin()
   @Mutation(() => Organization)
   createOrganization(@Ctx() ctx: RequestContext, @Arg('input', () => CreateOrganizationInput) input: CreateOrganizationInput) {
     return admin.createOrganization(ctx, input);
   }
 
+  @Needs.admin()
   @Mutation(() => Organization)
   updateOrganization(
     @Ctx() ctx: RequestContext,
@@ -99,26 +101,31 @@ export class AdminResolver {
     return admin.updateOrganization(ctx, id, input);
   }
 
+  @Needs.admin()
   @Mutation(() => Workspace)
   createWorkspace(@Ctx() ctx: RequestContext, @Arg('input', () => CreateWorkspaceInput) input: CreateWorkspaceInput) {
     return admin.createWorkspace(ctx, input);
   }
 
+  @Needs.admin()
   @Mutation(() => Member)
   createMember(@Ctx() ctx: RequestContext, @Arg('input', () => CreateMemberInput) input: CreateMemberInput) {
     return admin.createMember(ctx, input);
   }
 
+  @Needs.person('agent_keys.manage')
   @Mutation(() => CreatedAgentKey)
   createAgentKey(@Ctx() ctx: RequestContext, @Arg('input', () => CreateAgentKeyInput) input: CreateAgentKeyInput) {
     return admin.createAgentKey(ctx, input);
   }
 
+  @Needs.person('agent_keys.manage')
   @Mutation(() => AgentKey)
   revokeAgentKey(@Ctx() ctx: RequestContext, @Arg('id', () => ID) id: string) {
     return admin.revokeAgentKey(ctx, id);
   }
 
+  @Needs.admin()
   @Mutation(() => Member, { description: 'Changes a member: their keys follow at once, in every process.' })
   updateMember(
     @Ctx() ctx: RequestContext,
@@ -128,6 +135,7 @@ export class AdminResolver {
     return admin.updateMember(ctx, id, input);
   }
 
+  @Needs.person('agent_keys.manage')
   @Mutation(() => AgentKey, { description: 'Renames a key or changes its expiry: in force at once, in every process.' })
   updateAgentKey(
     @Ctx() ctx: RequestContext,
@@ -137,6 +145,7 @@ export class AdminResolver {
     return admin.updateAgentKey(ctx, id, input);
   }
 
+  @Needs.person('organization.read')
   @Query(() => OrganizationConnection, { description: 'Organizations, oldest first (admin token).' })
   organizations(
     @Ctx() ctx: RequestContext,
@@ -146,6 +155,7 @@ export class AdminResolver {
     return readModel.listOrganizations(ctx, { first, after });
   }
 
+  @Needs.person('organization.read')
   @Query(() => WorkspaceConnection, { description: 'Workspaces, oldest first (admin token).' })
   workspaces(
     @Ctx() ctx: RequestContext,
@@ -156,6 +166,7 @@ export class AdminResolver {
     return readModel.listWorkspaces(ctx, { organizationId, first, after });
   }
 
+  @Needs.person('members.read')
   @Query(() => MemberConnection, { description: 'Members, oldest first (admin token).' })
   members(
     @Ctx() ctx: RequestContext,
@@ -167,6 +178,7 @@ export class AdminResolver {
     return readModel.listMembers(ctx, { organizationId, role, first, after });
   }
 
+  @Needs.person('agent_keys.manage')
   @Query(() => AgentKeyConnection, { description: 'Agent keys, oldest first, never their secret (admin token).' })
   agentKeys(
     @Ctx() ctx: RequestContext,
@@ -183,6 +195,7 @@ export class AdminResolver {
     return readModel.listAgentKeys(ctx, { organizationId, memberId, workspaceId, revoked, first, after });
   }
 
+  @Needs.person('audit.read')
   @Query(() => AuditEventConnection, { description: 'Audit events, newest first, filtered (admin token).' })
   auditTrail(
     @Ctx() ctx: RequestContext,
@@ -202,6 +215,7 @@ export class AdminResolver {
     return readModel.listAuditTrail(ctx, { workspaceId, actor, action, targetType, targetId, from, to, first, after });
   }
 
+  @Needs.admin()
   @Query(() => WorkspaceUsage, {
     description: 'What a workspace uses: notes against the quota, uploads, articles, searches (admin token).',
   })
@@ -209,13 +223,13 @@ export class AdminResolver {
     return readModel.workspaceUsage(ctx, workspaceId);
   }
 
+  @Needs.admin()
   @Query(() => [AuditEvent], { description: 'Audit trail of a workspace, newest first (admin token).' })
   async auditEvents(
     @Ctx() ctx: RequestContext,
     @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @InputRule('auditLimit') @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ) {
-    requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     const size = limit ?? 100;
     if (size < 1 || size > 1000) throw invalidField('limit', 'must be from 1 to 1000');

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unused-vars -- the arguments are declared here and read by each `subscribe` */
 import { Arg, Field, ID, Int, ObjectType, Resolver, Root, Subscription } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
+import { checkAccess, checkWorkspaceAccess, Needs, type WorkspaceAccess } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import { ContentGapGroup } from '../entities/ContentGap.js';
@@ -27,16 +28,23 @@ class ContentGapChange {
 
 type Args<T> = { args: T; context: RequestContext };
 
+/** Who may subscribe: each stream checks its caller by the declaration when it opens and again before every event. */
+const AUDIT = Needs.personIn('audit.read', 'workspaceId');
+const REVIEW = Needs(['proposal.read', 'article.update'], { adminMayAct: true });
+const DRAFT = Needs(['article.create'], { adminMayAct: true });
+const admitted = (access: WorkspaceAccess, args: { workspace: string }) => (c: RequestContext) => checkWorkspaceAccess(c, access, args);
+
 /**
  * Live updates over WebSocket (graphql-ws, at /graphql): committed changes of one workspace,
  * authorised like the matching queries, from every process sharing the database.
  */
 @Resolver()
 export class LiveResolver {
+  @AUDIT
   @Subscription(() => AuditEvent, {
     description: 'Audit events of a workspace as they are committed, optionally of one action (admin token).',
     subscribe: ({ args, context }: Args<{ workspaceId: string; action?: string | null }>) =>
-      live.auditEventStream(context, args.workspaceId, args.action ?? null),
+      live.auditEventStream(context, args.workspaceId, args.action ?? null, (c) => checkAccess(c, AUDIT.access, args)),
   })
   auditEventAdded(
     @Root() event: AuditEvent,
@@ -48,19 +56,23 @@ export class LiveResolver {
     return event;
   }
 
+  @REVIEW
   @Subscription(() => ProposalChange, {
     description:
       "A workspace's proposals as they are created, approved and rejected (like `proposals`: article.update, or the admin token).",
-    subscribe: ({ args, context }: Args<{ workspace: string }>) => live.proposalStream(context, args.workspace),
+    subscribe: ({ args, context }: Args<{ workspace: string }>) =>
+      live.proposalStream(context, admitted(REVIEW.access as WorkspaceAccess, args)),
   })
   proposalChanged(@Root() change: live.ProposalChangeValue, @Arg('workspace') _workspace: string): ProposalChange {
     return change;
   }
 
+  @DRAFT
   @Subscription(() => ContentGapChange, {
     description:
       "A workspace's content gaps as they are reported, drafted and resolved (like `contentGaps`: article.create, or the admin token).",
-    subscribe: ({ args, context }: Args<{ workspace: string }>) => live.contentGapStream(context, args.workspace),
+    subscribe: ({ args, context }: Args<{ workspace: string }>) =>
+      live.contentGapStream(context, admitted(DRAFT.access as WorkspaceAccess, args)),
   })
   contentGapChanged(@Root() change: live.ContentGapChangeValue, @Arg('workspace') _workspace: string): ContentGapChange {
     return change;

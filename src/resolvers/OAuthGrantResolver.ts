@@ -1,5 +1,6 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
+import { Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import * as grants from '../services/oauthGrants.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
@@ -7,6 +8,7 @@ import { OAuthGrant } from '../types/oauthGrant.js';
 /** OAuth grants (connected apps): listed and revoked by the admin token, or by a signed-in member. */
 @Resolver(() => OAuthGrant)
 export class OAuthGrantResolver {
+  @Needs.person(null)
   @Query(() => [OAuthGrant], { description: "Live OAuth grants of an organization, newest first (optionally one member's)." })
   oauthGrants(
     @Ctx() ctx: RequestContext,
@@ -16,6 +18,7 @@ export class OAuthGrantResolver {
     return grants.listOAuthGrants(ctx, { organizationId, memberId });
   }
 
+  @Needs.person(null)
   @Mutation(() => OAuthGrant, { description: 'Revokes a grant: its tokens stop working in every process within seconds.' })
   revokeOAuthGrant(
     @Ctx() ctx: RequestContext,

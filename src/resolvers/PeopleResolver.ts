@@ -1,8 +1,8 @@
 import { Arg, Ctx, Field, ID, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
 import { ROLE_TABLE, roleMay, type PersonAction, type Permission } from '../auth/permissions.js';
+import { acting, Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
-import { UnauthorizedError } from '../errors.js';
 import * as people from '../services/people.js';
 
 @ObjectType({ description: 'A single-use sign-in link for a member, valid 15 minutes. Its token is shown only in this response.' })
@@ -62,10 +62,10 @@ const toSession = (row: people.ListedSession): MemberSession => ({
 
 @Resolver()
 export class PeopleResolver {
+  @Needs.member()
   @Query(() => Viewer, { description: 'The signed-in person (a session cookie); unauthorized without one.' })
   viewer(@Ctx() ctx: RequestContext): Viewer {
-    const p = ctx.principal;
-    if (p.kind !== 'member') throw new UnauthorizedError();
+    const p = acting(ctx).member!;
     const allowed = (Object.keys(ROLE_TABLE) as (Permission | PersonAction)[]).filter((what) => roleMay(p.role, what));
     return {
       memberId: p.memberId,
@@ -78,6 +78,7 @@ export class PeopleResolver {
     };
   }
 
+  @Needs.person('members.sign_in_links')
   @Mutation(() => SignInLink, {
     description: 'Mints a single-use sign-in link for a member, valid 15 minutes (an owner for their organization, or the admin token).',
   })
@@ -96,6 +97,7 @@ export class PeopleResolver {
     return { url: `${base}${people.SIGN_IN_LINK_PATH}${link.token}`, ...link };
   }
 
+  @Needs.person(null)
   @Query(() => [MemberSession], {
     description:
       'Live sessions: your own (any role); an owner may name another member or see the whole organization (organizationId); ' +
@@ -109,6 +111,7 @@ export class PeopleResolver {
     return (await people.sessionsOf(ctx, { memberId, organizationId })).map(toSession);
   }
 
+  @Needs.person(null)
   @Mutation(() => MemberSession, {
     description: 'Ends a session at once, in every process: your own, or (an owner, the admin token) any of the organization.',
   })

@@ -1,7 +1,6 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
 import { Caller, CallerOf, Needs, type Scope } from '../auth/access.js';
-import { adminOrPersonIn, requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { SearchModeValue, SearchPage, type SearchMode } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
@@ -92,6 +91,7 @@ export class SearchResolver {
     return gaps.proposeFromGap(ctx, scope, group, input);
   }
 
+  @Needs.admin()
   @Query(() => [SearchDay], {
     description:
       "A workspace's searches per day (UTC), newest first: counts, zero-result rate, rankings, p50/p95 time, top queries (admin token).",
@@ -101,18 +101,18 @@ export class SearchResolver {
     @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string,
     @InputRule('analyticsDays') @Arg('days', () => Int, { defaultValue: 7, description: 'How many days back (1–90).' }) days: number,
   ) {
-    requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return analytics.searchAnalytics(ctx.db, workspaceId, days);
   }
 
+  @Needs.admin()
   @Query(() => [ContentGapReport], { description: 'Content-gap reports of a workspace, newest first (admin token).' })
   contentGapReports(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('workspaceId', () => ID) workspaceId: string) {
-    requireAdmin(ctx);
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return gaps.listReports(ctx.em, workspaceId);
   }
 
+  @Needs.personIn('article.create', 'workspaceId')
   @Query(() => [ContentGapGroup], {
     description: 'Reports and zero-result searches grouped by similar question, most frequent first (admin token).',
   })
@@ -123,15 +123,13 @@ export class SearchResolver {
     @Arg('askedBy', () => Audience, { nullable: true, description: 'Only groups these callers asked, most asked by them first.' })
     askedBy?: Audience | null,
   ) {
-    // A person drafting answers (article.create) sees their organization's workspaces' groups.
-    await adminOrPersonIn(ctx, workspaceId, 'article.create');
     if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
     return gaps.listGroups(ctx.em, workspaceId, includeResolved, null, askedBy ?? null);
   }
 
+  @Needs.admin()
   @Mutation(() => ContentGapGroup, { description: 'Marks a content-gap group resolved (admin token).' })
   resolveContentGapGroup(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number) {
-    requireAdmin(ctx);
     return gaps.resolveGroup(ctx, id);
   }
 }

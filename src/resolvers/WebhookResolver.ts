@@ -1,5 +1,6 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
+import { Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import * as webhooks from '../services/webhooks.js';
@@ -32,6 +33,7 @@ class WebhookDeliveryWithAttempts extends WebhookDelivery {
 /** Webhook subscriptions for dashboards (admin token). */
 @Resolver(() => Webhook)
 export class WebhookResolver {
+  @Needs.admin()
   @Mutation(() => Webhook, {
     description: 'Creates a subscription; the answer is the only place the secret is shown (besides rotateWebhookSecret).',
   })
@@ -39,6 +41,7 @@ export class WebhookResolver {
     return Object.assign(await webhooks.createWebhook(ctx, input), { revealSecret: true });
   }
 
+  @Needs.admin()
   @Mutation(() => Webhook)
   updateWebhook(
     @Ctx() ctx: RequestContext,
@@ -48,21 +51,25 @@ export class WebhookResolver {
     return webhooks.updateWebhook(ctx, id, input);
   }
 
+  @Needs.admin()
   @Mutation(() => Webhook)
   deleteWebhook(@Ctx() ctx: RequestContext, @Arg('id', () => ID) id: string) {
     return webhooks.deleteWebhook(ctx, id);
   }
 
+  @Needs.admin()
   @Mutation(() => Webhook, { description: 'Replaces the secret (shown in the answer).' })
   async rotateWebhookSecret(@Ctx() ctx: RequestContext, @Arg('id', () => ID) id: string) {
     return Object.assign(await webhooks.rotateSecret(ctx, id), { revealSecret: true });
   }
 
+  @Needs.admin()
   @Query(() => [Webhook])
   webhooks(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('organizationId', () => ID) organizationId: string) {
     return webhooks.listWebhooks(ctx, organizationId);
   }
 
+  @Needs.admin()
   @Query(() => [WebhookDeliveryWithAttempts], {
     description: 'Deliveries of a subscription, newest first, with every attempt (status, duration, error).',
   })

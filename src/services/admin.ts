@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { adminOrPerson, requireAdmin } from '../auth/authorize.js';
+import { acting } from '../auth/access.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, generateKeySecret } from '../auth/keys.js';
 import { isPermission, ROLES, type Role } from '../auth/permissions.js';
@@ -32,7 +32,6 @@ export async function createOrganization(
   ctx: RequestContext,
   input: { name: string; plan: string; requireTwoFactor?: boolean | null },
 ): Promise<Organization> {
-  requireAdmin(ctx);
   const plan = checkPlan(input.plan, 'plan');
   return ctx.em.transactional((em) => {
     const org = em.create(Organization, {
@@ -66,7 +65,6 @@ export async function updateOrganization(
   id: string,
   input: { plan?: string | null; requireTwoFactor?: boolean | null },
 ): Promise<Organization> {
-  requireAdmin(ctx);
   return changingAuth(ctx, async (em) => {
     const org = await findOrganization(em, id);
     const before = org.plan;
@@ -85,7 +83,6 @@ export async function updateOrganization(
 
 /** createWorkspace in an existing organization. */
 export async function createWorkspace(ctx: RequestContext, input: { organizationId: string; name: string }): Promise<Workspace> {
-  requireAdmin(ctx);
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const workspace = em.create(Workspace, { organization, name: input.name, createdAt: new Date() });
@@ -105,7 +102,6 @@ export async function createMember(
   ctx: RequestContext,
   input: { organizationId: string; email: string; role: string; twoFactorEnabled?: boolean | null },
 ): Promise<Member> {
-  requireAdmin(ctx);
   const role = checkRole(input.role);
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
@@ -151,7 +147,7 @@ export interface CreateAgentKeyInput {
  */
 export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyInput): Promise<{ key: string; agentKey: AgentKey }> {
   // An admin or owner signed in: for members of their own organization only.
-  const { organizationId: own, member: actor } = adminOrPerson(ctx, 'agent_keys.manage');
+  const { organizationId: own, member: actor } = acting(ctx);
   const unknown = input.permissions.filter((p) => !isPermission(p));
   if (unknown.length)
     throw new InvalidRequestError(`permissions: unknown permission(s) ${unknown.join(', ')}`, [
@@ -196,7 +192,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
 
 /** revokeAgentKey: the key stops working at once; revoking twice keeps the first time. */
 export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<AgentKey> {
-  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
+  const own = acting(ctx).organizationId;
   return changingAuth(ctx, async (em) => {
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
     if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
@@ -218,7 +214,6 @@ export async function updateMember(
   id: string,
   input: { role?: string | null; twoFactorEnabled?: boolean | null },
 ): Promise<Member> {
-  requireAdmin(ctx);
   const role = input.role === undefined || input.role === null ? null : checkRole(input.role);
   return changingAuth(ctx, async (em) => {
     const member = isUuid(id) ? await em.findOne(Member, { id }) : null;
@@ -249,7 +244,7 @@ export async function updateAgentKey(
   id: string,
   input: { name?: string | null; expiresAt?: Date | null },
 ): Promise<AgentKey> {
-  const { organizationId: own, member: actor } = adminOrPerson(ctx, 'agent_keys.manage');
+  const { organizationId: own, member: actor } = acting(ctx);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return changingAuth(ctx, async (em) => {
     const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }, { populate: ['member'] }) : null;

@@ -1,5 +1,5 @@
 import type { EntityClass } from '@mikro-orm/core';
-import { adminOrPerson, requireAdmin } from '../auth/authorize.js';
+import { acting } from '../auth/access.js';
 import { ROLES } from '../auth/permissions.js';
 import { MEMORY_QUOTA } from '../auth/plans.js';
 import type { RequestContext } from '../context.js';
@@ -86,14 +86,14 @@ function filters(pairs: [string, unknown][]): { where: string[]; params: unknown
 /** Organizations, oldest first. */
 export function listOrganizations(ctx: RequestContext, args: PageArgs): Promise<Connection<Organization>> {
   // A signed-in member sees their own organization only.
-  const own = adminOrPerson(ctx, 'organization.read').organizationId;
+  const own = acting(ctx).organizationId;
   const f = filters([['id = ?::uuid', own]]);
   return keysetPage(ctx, { table: 'organizations', entity: Organization, idType: 'uuid', order: 'asc', ...f }, args);
 }
 
 /** Workspaces, oldest first, optionally of one organization. */
 export function listWorkspaces(ctx: RequestContext, args: PageArgs & { organizationId?: string | null }): Promise<Connection<Workspace>> {
-  const own = adminOrPerson(ctx, 'organization.read').organizationId;
+  const own = acting(ctx).organizationId;
   const f = filters([
     ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
     ['organization_id = ?::uuid', own],
@@ -106,7 +106,7 @@ export function listMembers(
   ctx: RequestContext,
   args: PageArgs & { organizationId?: string | null; role?: string | null },
 ): Promise<Connection<Member>> {
-  const own = adminOrPerson(ctx, 'members.read').organizationId;
+  const own = acting(ctx).organizationId;
   if (args.role != null && !(ROLES as readonly string[]).includes(args.role))
     throw invalidField('role', `must be one of ${ROLES.join(', ')}`);
   const f = filters([
@@ -126,7 +126,7 @@ export interface AgentKeyFilters extends PageArgs {
 
 /** Agent keys, oldest first (never their secret or digest: the AgentKey type has neither). */
 export function listAgentKeys(ctx: RequestContext, args: AgentKeyFilters): Promise<Connection<AgentKey>> {
-  const own = adminOrPerson(ctx, 'agent_keys.manage').organizationId;
+  const own = acting(ctx).organizationId;
   const f = filters([
     ['organization_id = ?::uuid', idFilter('organizationId', args.organizationId)],
     ['organization_id = ?::uuid', own],
@@ -152,7 +152,7 @@ const ACTORS = ['agent', 'member', 'oauth', 'admin'];
 
 /** Audit events, newest first, filtered; `from` inclusive, `to` exclusive. */
 export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Promise<Connection<AuditEvent>> {
-  const own = adminOrPerson(ctx, 'audit.read').organizationId;
+  const own = acting(ctx).organizationId;
   if (args.actor != null && !ACTORS.includes(args.actor)) throw invalidField('actor', `must be one of ${ACTORS.join(', ')}`);
   if (args.from && args.to && args.from.getTime() > args.to.getTime()) throw invalidField('to', 'must not be before from');
   const f = filters([
@@ -182,7 +182,6 @@ export function listAuditTrail(ctx: RequestContext, args: AuditTrailFilters): Pr
 
 /** What one workspace uses, in one statement. */
 export async function workspaceUsage(ctx: RequestContext, workspaceId: string): Promise<WorkspaceUsage> {
-  requireAdmin(ctx);
   if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
   const row = await workspaceUsageRow(ctx.em, workspaceId);
   if (!row?.plan) throw new NotFoundError('Workspace');

@@ -1,4 +1,4 @@
-import { adminOrPersonIn, authorize } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { AuditEvent } from '../entities/AuditEvent.js';
 import type { ContentGapGroup } from '../entities/ContentGap.js';
@@ -100,8 +100,8 @@ export async function auditEventStream(
   ctx: RequestContext,
   workspaceId: string,
   action: string | null,
+  reader: (c: RequestContext) => Promise<unknown>,
 ): Promise<AsyncIterableIterator<AuditEvent>> {
-  const reader = (c: RequestContext) => adminOrPersonIn(c, workspaceId, 'audit.read');
   await reader(ctx);
   if (!isUuid(workspaceId) || !(await workspaceExists(ctx.db, workspaceId))) throw new NotFoundError('Workspace');
   return liveStream(
@@ -123,8 +123,10 @@ export async function auditEventStream(
 }
 
 /** Proposals of a workspace as they are created, approved and rejected (reviewers: like the `proposals` query). */
-export async function proposalStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ProposalChangeValue>> {
-  const reviewer = (c: RequestContext) => authorize(c, workspace, ['proposal.read', 'article.update'], { adminMayAct: true });
+export async function proposalStream(
+  ctx: RequestContext,
+  reviewer: (c: RequestContext) => Promise<Scope>,
+): Promise<AsyncIterableIterator<ProposalChangeValue>> {
   const scope = await reviewer(ctx);
   return liveStream(
     ctx,
@@ -141,8 +143,10 @@ export async function proposalStream(ctx: RequestContext, workspace: string): Pr
 }
 
 /** Content-gap reports, groups resolved, and proposals drafted from groups (like the `contentGaps` query: article.create). */
-export async function contentGapStream(ctx: RequestContext, workspace: string): Promise<AsyncIterableIterator<ContentGapChangeValue>> {
-  const drafter = (c: RequestContext) => authorize(c, workspace, ['article.create'], { adminMayAct: true });
+export async function contentGapStream(
+  ctx: RequestContext,
+  drafter: (c: RequestContext) => Promise<Scope>,
+): Promise<AsyncIterableIterator<ContentGapChangeValue>> {
   const scope = await drafter(ctx);
   return liveStream(
     ctx,

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { personBlockedByTwoFactor, requireAdmin } from '../auth/authorize.js';
 import { roleMay } from '../auth/permissions.js';
 import { signalAuthChanged } from '../auth/keyCache.js';
 import type { AgentPrincipal, RequestContext } from '../context.js';
-import { invalidField, NotFoundError, PERSON_TWO_FACTOR_MESSAGE, TwoFactorRequiredError } from '../errors.js';
+import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { revokeGrantIn } from '../oauth/grants.js';
 import { findGrant, insertGrant, listGrants, type GrantRow } from '../store/oauth.js';
@@ -25,11 +24,9 @@ interface GrantViewer {
 function viewerOf(ctx: RequestContext, organizationId: string | null | undefined): GrantViewer {
   const p = ctx.principal;
   if (p.kind === 'member') {
-    if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
     if (organizationId && organizationId.toLowerCase() !== p.organizationId) throw new NotFoundError('Organization');
     return { organizationId: p.organizationId, memberId: roleMay(p.role, 'sessions.manage') ? null : p.memberId };
   }
-  requireAdmin(ctx);
   if (!organizationId || !isUuid(organizationId)) throw invalidField('organizationId', 'the admin token must name an organization id');
   return { organizationId: organizationId.toLowerCase(), memberId: null };
 }

@@ -4,7 +4,8 @@
  * event of the audit trail under the member.
  */
 import { randomUUID } from 'node:crypto';
-import { adminOrPerson, personBlockedByTwoFactor } from '../auth/authorize.js';
+import { acting, beyondOwn } from '../auth/access.js';
+import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, newSecret } from '../auth/keys.js';
 import type { MemberPrincipal, Principal, RequestContext } from '../context.js';
@@ -59,7 +60,7 @@ function normalEmail(email: string): string {
  * e-mail is a member of several).
  */
 export async function createSignInLink(ctx: RequestContext, input: { email: string; organizationId?: string | null }): Promise<MintedLink> {
-  const { organizationId: own } = adminOrPerson(ctx, 'members.sign_in_links');
+  const { organizationId: own } = acting(ctx);
   if (input.organizationId != null && !isUuid(input.organizationId)) throw invalidField('organizationId', 'must be an id (UUID)');
   const email = normalEmail(input.email);
   if (!email.includes('@')) throw invalidField('email', 'must be an e-mail address');
@@ -241,7 +242,7 @@ export async function sessionsOf(
     organizationId = p.organizationId;
     memberId = p.memberId; // one's own sessions: every role
   } else {
-    const reach = adminOrPerson(ctx, 'sessions.manage');
+    const reach = beyondOwn(ctx, 'sessions.manage');
     organizationId = reach.organizationId ?? args.organizationId ?? '';
     if (!organizationId) throw invalidField('organizationId', 'the admin token names the organization');
     if (reach.organizationId && args.organizationId && args.organizationId !== reach.organizationId) return [];
@@ -260,10 +261,10 @@ export async function revokeSession(ctx: RequestContext, id: string): Promise<Li
   const p = ctx.principal;
   // A person may end their own sessions; ending another's needs sessions.manage (checked after the
   // lookup, so another organization's session is a 404 either way).
-  const organizationId = p.kind === 'member' ? p.organizationId : adminOrPerson(ctx, 'sessions.manage').organizationId;
+  const organizationId = p.kind === 'member' ? p.organizationId : acting(ctx).organizationId;
   const row = await sessionById(ctx.db, id, organizationId);
   if (!row) throw new NotFoundError('Session');
-  if (p.kind === 'member' && row.member_id !== p.memberId) adminOrPerson(ctx, 'sessions.manage');
+  if (p.kind === 'member' && row.member_id !== p.memberId) beyondOwn(ctx, 'sessions.manage');
   if (!row.revoked_at) await endSession(ctx.db, ctx, row, row.organization_id, false);
   const after = (await sessionById(ctx.db, id, row.organization_id))!;
   return { ...after, current: currentSession(p) === id };

@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireAdmin } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
 import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import { InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
@@ -64,7 +63,6 @@ export async function createWebhook(
   ctx: RequestContext,
   input: { organizationId: string; workspaceId?: string | null; url: string; events?: string[] | null },
 ): Promise<Webhook> {
-  requireAdmin(ctx);
   const url = await checkTargetUrl(input.url, ctx.outbound.allowLoopback);
   const events = checkEvents(input.events);
   return ctx.em.transactional(async (em) => {
@@ -98,7 +96,6 @@ export async function updateWebhook(
   id: string,
   input: { url?: string | null; events?: string[] | null; enabled?: boolean | null; allEvents?: boolean | null },
 ): Promise<Webhook> {
-  requireAdmin(ctx);
   const url = input.url ? await checkTargetUrl(input.url, ctx.outbound.allowLoopback) : null;
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
@@ -121,7 +118,6 @@ export async function updateWebhook(
 }
 
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<Webhook> {
-  requireAdmin(ctx);
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
     await deleteWebhookRow(em, id);
@@ -138,7 +134,6 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<We
 
 /** A new secret, effective for every later attempt; shown in the answer. */
 export async function rotateSecret(ctx: RequestContext, id: string): Promise<Webhook> {
-  requireAdmin(ctx);
   return ctx.em.transactional(async (em) => {
     const hook = await find(em, id);
     hook.secret = newSecret();
@@ -154,7 +149,6 @@ export async function rotateSecret(ctx: RequestContext, id: string): Promise<Web
 }
 
 export async function listWebhooks(ctx: RequestContext, organizationId: string): Promise<Webhook[]> {
-  requireAdmin(ctx);
   if (!isUuid(organizationId)) return [];
   return ctx.em.find(Webhook, { organizationId }, { orderBy: { createdAt: 'asc' } });
 }
@@ -165,7 +159,6 @@ export async function listDeliveries(
   webhookId: string,
   limit: number,
 ): Promise<(WebhookDelivery & { attemptLog: WebhookAttempt[] })[]> {
-  requireAdmin(ctx);
   await find(ctx.em, webhookId);
   const deliveries = await ctx.em.find(WebhookDelivery, { webhookId }, { orderBy: { id: 'desc' }, limit });
   const attempts = deliveries.length
