@@ -7,7 +7,7 @@ import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
 import type { OidcSettings } from './app/oidcSignIn.js';
-import type { SessionSettings } from './auth/sessions.js';
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auth/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
 import { DEFAULT_RETENTION, type Retention } from './app/background.js';
 import { renderClientErrors } from './app/errors.js';
@@ -18,7 +18,8 @@ import type { Embedder } from './search/embedder.js';
 import type { LiveHub } from './live/hub.js';
 import type { ReadRouter } from './db/replica.js';
 import { loadCredentials } from './services/settings.js';
-import { NOTE_REVISIONS_KEPT } from './services/memoryNotes.js';
+import { defaultOf, type Config } from './config.js';
+import { embedderFromEnv } from './search/embedder.js';
 
 import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
 import type { TrustProxy } from './http/clientAddress.js';
@@ -52,6 +53,10 @@ export interface ServerOptions {
   embeddedDump?: Blob;
   adminToken?: string;
   keyHashSecret?: string;
+  /** PUBLIC_URL: the service's public origin (OAuth issuer and resources, sign-in links, Secure cookies); default each request's own. */
+  publicUrl?: string;
+  /** NODE_ENV=production: Apollo's production landing page where no explorer is chosen. */
+  production?: boolean;
   /** Requests per key per window (RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
   rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
@@ -74,16 +79,16 @@ export interface ServerOptions {
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
-  /** People's sessions: SESSION_IDLE_MINUTES, SESSION_MAX_HOURS, PUBLIC_URL (default DEFAULT_SESSION_SETTINGS). */
-  sessions?: SessionSettings;
+  /** People's sessions: SESSION_IDLE_MINUTES, SESSION_MAX_HOURS (default DEFAULT_SESSION_SETTINGS). */
+  sessions?: Omit<SessionSettings, 'publicUrl'>;
   /** The deployment's identity provider for people's sign-in (OIDC_* settings), if any. */
   oidc?: OidcSettings;
   /** GraphQL over WebSocket limits (WS_* settings); each one left out keeps its default (DEFAULT_SOCKET_LIMITS). */
   sockets?: Partial<SocketLimits>;
   /** Days the event table and the search log keep rows (EVENT_RETENTION_DAYS, SEARCH_LOG_RETENTION_DAYS; 0 keeps them for ever). */
   retention?: Partial<Retention>;
-  /** OAuth for MCP and REST (OAUTH_* settings, PUBLIC_URL); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
-  oauth?: Partial<OAuthSettings>;
+  /** OAuth for MCP and REST (OAUTH_* settings); each one left out keeps its default (DEFAULT_OAUTH_SETTINGS). */
+  oauth?: Partial<Omit<OAuthSettings, 'publicUrl'>>;
   /**
    * Called once the embedded database's thread died and cannot be started again (no data directory, or
    * too many restarts): `npm start` exits non-zero so a supervisor restarts the service. Meanwhile
@@ -119,6 +124,59 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The server's options from the whole configuration (`loadConfig`): what `npm start` runs with. */
+export function optionsFromConfig(config: Config): ServerOptions {
+  return {
+    port: config.PORT,
+    databaseUrl: config.DATABASE_URL,
+    databaseDirectUrl: config.DATABASE_DIRECT_URL,
+    databaseReadUrl: config.DATABASE_READ_URL,
+    metricsToken: config.METRICS_TOKEN,
+    replicaMaxLagSeconds: config.REPLICA_MAX_LAG_S,
+    poolMax: config.DATABASE_POOL_MAX,
+    dataDir: config.DATA_DIR,
+    adminToken: config.ADMIN_TOKEN,
+    keyHashSecret: config.KEY_HASH_SECRET,
+    outboundAllowLoopback: config.OUTBOUND_ALLOW_LOOPBACK,
+    webhookDispatcher: config.WEBHOOK_DISPATCHER,
+    memoryHistoryKept: config.MEMORY_HISTORY_KEPT,
+    memoryNearDuplicates: config.MEMORY_NEAR_DUPLICATES,
+    memoryEmbeddings: config.MEMORY_EMBEDDINGS,
+    embedder: embedderFromEnv(config),
+    explorer: config.GRAPHQL_EXPLORER,
+    production: config.NODE_ENV === 'production',
+    corsOrigins: config.CORS_ORIGINS,
+    publicUrl: config.PUBLIC_URL,
+    retention: { eventsDays: config.EVENT_RETENTION_DAYS, searchLogDays: config.SEARCH_LOG_RETENTION_DAYS },
+    rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_S },
+    sessions: { idleSeconds: config.SESSION_IDLE_MINUTES * 60, absoluteSeconds: config.SESSION_MAX_HOURS * 3600 },
+    oidc:
+      config.OIDC_ISSUER && config.OIDC_CLIENT_ID
+        ? { issuer: config.OIDC_ISSUER, clientId: config.OIDC_CLIENT_ID, clientSecret: config.OIDC_CLIENT_SECRET, name: config.OIDC_NAME }
+        : undefined,
+    trustProxy: config.TRUST_PROXY,
+    sockets: {
+      maxConnections: config.WS_MAX_CONNECTIONS,
+      perKey: config.WS_SOCKETS_PER_KEY,
+      perOrganization: config.WS_SOCKETS_PER_ORG,
+      unauthenticatedPerAddress: config.WS_UNAUTHENTICATED_PER_ADDRESS,
+      newPerAddressPerSecond: config.WS_NEW_PER_ADDRESS_PER_S,
+      initTimeoutMs: config.WS_INIT_TIMEOUT_MS,
+      recheckMs: config.WS_RECHECK_MS,
+    },
+    oauth: {
+      accessTokenTtlS: config.OAUTH_ACCESS_TOKEN_TTL_S,
+      refreshTokenTtlS: config.OAUTH_REFRESH_TOKEN_TTL_S,
+      registrationsPerHour: config.OAUTH_REGISTRATIONS_PER_HOUR,
+      metadataFetches: {
+        perAddress: config.OAUTH_METADATA_FETCHES_PER_ADDRESS,
+        perService: config.OAUTH_METADATA_FETCHES_PER_MINUTE,
+        windowSeconds: DEFAULT_OAUTH_SETTINGS.metadataFetches.windowSeconds,
+      },
+    },
+  };
+}
+
 /** The database a server runs on: a PostgreSQL server, or the embedded one it owns. */
 interface Database {
   orm: MikroORM;
@@ -141,7 +199,7 @@ async function openDatabase(options: ServerOptions, logger: Logger): Promise<Dat
   });
   const connection: DbConnection = embedded ? embedded.connection : { clientUrl: options.databaseUrl };
   const direct: DbConnection = options.databaseDirectUrl && options.databaseUrl ? { clientUrl: options.databaseDirectUrl } : connection;
-  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? 20) : 8, direct);
+  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? defaultOf('DATABASE_POOL_MAX')) : 8, direct);
   return {
     orm,
     connection,
@@ -171,28 +229,28 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       logger,
       credentials,
       databaseUrl: options.databaseUrl,
-      rateLimit: options.rateLimit ?? { max: 600, windowSeconds: 60 },
+      rateLimit: options.rateLimit ?? { max: defaultOf('RATE_LIMIT_MAX'), windowSeconds: defaultOf('RATE_LIMIT_WINDOW_S') },
       embedder: options.embedder,
       embeddingWorker: options.embeddingWorker !== false,
       webhookDispatcher: options.webhookDispatcher !== false,
       webhookRetryScheduleMs: options.webhookRetryScheduleMs,
       outboundAllowLoopback: options.outboundAllowLoopback ?? false,
       memory: {
-        historyKept: options.memoryHistoryKept ?? NOTE_REVISIONS_KEPT,
+        historyKept: options.memoryHistoryKept ?? defaultOf('MEMORY_HISTORY_KEPT'),
         nearDuplicates: options.memoryNearDuplicates ?? true,
         embeddings: options.memoryEmbeddings ?? true,
       },
       corsOrigins: options.corsOrigins ?? [],
-      explorer: options.explorer ?? (process.env.NODE_ENV === 'production' ? 'apollo-production' : 'sandbox'),
+      explorer: options.explorer ?? (options.production ? 'apollo-production' : 'sandbox'),
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       retention: { ...DEFAULT_RETENTION, ...options.retention },
       metricsToken: options.metricsToken,
       readReplica:
         options.databaseUrl && options.databaseReadUrl
-          ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? 30 }
+          ? { url: options.databaseReadUrl, maxLagSeconds: options.replicaMaxLagSeconds ?? defaultOf('REPLICA_MAX_LAG_S') }
           : undefined,
-      oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth },
-      sessions: options.sessions,
+      oauth: { ...DEFAULT_OAUTH_SETTINGS, ...options.oauth, publicUrl: options.publicUrl },
+      sessions: { ...DEFAULT_SESSION_SETTINGS, ...options.sessions, publicUrl: options.publicUrl },
       oidc: options.oidc,
       embedded: database.embedded,
       trustProxy: options.trustProxy,

@@ -97,7 +97,7 @@ describe('metadata whose issuer comes from the Host header', () => {
   });
 
   it('with PUBLIC_URL they name it whatever the Host, and may be cached publicly', async () => {
-    const named = await startTestApp({ oauth: { publicUrl: 'https://docs.example.com' } });
+    const named = await startTestApp({ publicUrl: 'https://docs.example.com' });
     try {
       const res = await rawRequest(named.url, 'GET', '/.well-known/oauth-authorization-server', { headers: { host: 'evil.example' } });
       expect(res.body.issuer).toBe('https://docs.example.com');

@@ -4,7 +4,6 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { DEFAULT_SESSION_SETTINGS } from '../src/auth/sessions.js';
 import { sql } from '../src/db/sql.js';
 import { freshEm } from '../src/db/orm.js';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -406,7 +405,7 @@ describe('behind https (an https PUBLIC_URL)', () => {
   it('the session cookie is Secure and named __Host-wks_session, and only that name is accepted; over plain http it is not Secure', async () => {
     // A TLS-terminating proxy in front: the app itself listens on plain http and trusts no proxy header.
     const { app: secure, idp } = await startAppWithIdentityProvider({
-      sessions: { ...DEFAULT_SESSION_SETTINGS, publicUrl: 'https://wks.example.test' },
+      publicUrl: 'https://wks.example.test',
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     });
     try {

@@ -21,11 +21,12 @@ import { freshEm } from '../db/orm.js';
 import { DomainError, invalidField, NotFoundError, PermissionDeniedError, UnauthorizedError } from '../errors.js';
 import { exportWorkspace, importWorkspace, type ImportTarget } from '../services/workspaceArchive.js';
 import type { Middleware } from '../http/middleware.js';
+import { readSetting } from '../config.js';
 
 const EXPORT = /^\/admin\/workspaces\/([^/]+)\/export$/;
 const IMPORT_INTO = /^\/admin\/workspaces\/([^/]+)\/import$/;
 /** Largest archive an import accepts (bytes as sent, i.e. compressed): ARCHIVE_MAX_BYTES, default 2 GiB. */
-const maxBytes = () => Number(process.env.ARCHIVE_MAX_BYTES) || 2 * 1024 ** 3;
+const maxBytes = () => readSetting('ARCHIVE_MAX_BYTES');
 /** How much of a body past the limit is read (and dropped) so the client, still sending, gets the 413 rather than a reset. */
 const DRAIN_BYTES = 64 * 1024 * 1024;
 

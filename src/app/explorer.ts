@@ -2,9 +2,10 @@ import { introspectionFromSchema, type GraphQLSchema } from 'graphql';
 import type { Context } from 'koa';
 import type { Middleware } from '../http/middleware.js';
 import { assetLoader, CSS, JS, sameOriginCsp, sendAsset, sendPage, type Asset, type AssetSource } from './pageAssets.js';
+import { GRAPHQL_EXPLORERS } from '../config.js';
 
 /** GRAPHQL_EXPLORER: what GET /graphql shows a browser. Apollo Sandbox comes from Apollo's CDN; GraphiQL from this process. */
-export const GRAPHQL_EXPLORERS = ['sandbox', 'graphiql', 'off'] as const;
+export { GRAPHQL_EXPLORERS };
 /** The chosen page, or Apollo's production landing page (the default under NODE_ENV=production). */
 export type GraphQLExplorer = (typeof GRAPHQL_EXPLORERS)[number] | 'apollo-production';
 

@@ -6,6 +6,7 @@ import type { KeyCache } from '../auth/keyCache.js';
 import type { AgentPrincipal, MemberPrincipal, Principal } from '../context.js';
 import type { SocketLeases } from '../live/socketLeases.js';
 import type { RateLimiter } from '../rateLimit.js';
+import { defaultOf } from '../config.js';
 
 /** Limits of GraphQL over WebSocket (the WS_* settings, docs/configuration.md). */
 export interface SocketLimits {
@@ -27,14 +28,13 @@ export interface SocketLimits {
 
 /** The defaults of the WS_* settings. */
 export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
-  maxConnections: 1000,
-  // Twice the subscriptions a key may hold (10): a client with a socket per subscription meets that cap first.
-  perKey: 20,
-  perOrganization: 200,
-  unauthenticatedPerAddress: 10,
-  newPerAddressPerSecond: 20,
-  initTimeoutMs: 3000,
-  recheckMs: 5000,
+  maxConnections: defaultOf('WS_MAX_CONNECTIONS'),
+  perKey: defaultOf('WS_SOCKETS_PER_KEY'),
+  perOrganization: defaultOf('WS_SOCKETS_PER_ORG'),
+  unauthenticatedPerAddress: defaultOf('WS_UNAUTHENTICATED_PER_ADDRESS'),
+  newPerAddressPerSecond: defaultOf('WS_NEW_PER_ADDRESS_PER_S'),
+  initTimeoutMs: defaultOf('WS_INIT_TIMEOUT_MS'),
+  recheckMs: defaultOf('WS_RECHECK_MS'),
 };
 
 /** Close codes of refusals: 1013 try again later (a cap), 4403 forbidden (the credential), 4429 the key's rate limit. */

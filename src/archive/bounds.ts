@@ -4,6 +4,7 @@
  * and number of values before it is parsed, records per type before a record is checked.
  */
 import { UPLOAD_LIMITS } from '../contract/rules.js';
+import { readSetting } from '../config.js';
 
 /** The longest line: the largest accepted image in base64, with 1 MiB for the line breaks PostgreSQL's encode() adds (~360 KB) and the other fields. */
 export const MAX_LINE_BYTES = Math.ceil(UPLOAD_LIMITS.maxBytes / 3) * 4 + 1024 * 1024;
@@ -20,16 +21,11 @@ export interface ArchiveBounds {
   maxRecordsPerType: number;
 }
 
-const positive = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isSafeInteger(value) && value > 0 ? value : fallback;
-};
-
 /** The bounds as configured now (read for each import, like ARCHIVE_MAX_BYTES). */
 export function archiveBounds(): ArchiveBounds {
   return {
-    maxExpandedBytes: positive('ARCHIVE_MAX_EXPANDED_BYTES', 4 * 1024 ** 3),
-    maxRecordsPerType: positive('ARCHIVE_MAX_RECORDS', 1_000_000),
+    maxExpandedBytes: readSetting('ARCHIVE_MAX_EXPANDED_BYTES'),
+    maxRecordsPerType: readSetting('ARCHIVE_MAX_RECORDS'),
   };
 }
 

@@ -16,6 +16,7 @@ import type { Middleware } from '../http/middleware.js';
 import { liveSession, touchSession, type SessionRow } from '../store/sessions.js';
 import { digestSecret, newSecret, safeEqual } from './keys.js';
 import type { Role } from './permissions.js';
+import { defaultOf } from '../config.js';
 
 /** SESSION_IDLE_MINUTES, SESSION_MAX_HOURS and PUBLIC_URL (docs/configuration.md). */
 export interface SessionSettings {
@@ -25,7 +26,10 @@ export interface SessionSettings {
   publicUrl?: string;
 }
 
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { idleSeconds: 60 * 60, absoluteSeconds: 12 * 60 * 60 };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
+  idleSeconds: defaultOf('SESSION_IDLE_MINUTES') * 60,
+  absoluteSeconds: defaultOf('SESSION_MAX_HOURS') * 3600,
+};
 
 /** The signed-in member of a request. */
 export interface SignedIn {

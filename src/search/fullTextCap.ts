@@ -1,3 +1,4 @@
+import { defaultOf, readSetting } from '../config.js';
 /**
  * The full-text candidate cap (SEARCH_FULLTEXT_CAP, default 2,000): a query matching more
  * documents than this is ranked over a bounded candidate set (see fullTextHits), and says so
@@ -6,17 +7,14 @@
  * at 100,000 articles, ~10 for 3,000); it is configurable down to 10 so that `npm run
  * eval:search` can show what the rule costs.
  */
-export const DEFAULT_FULL_TEXT_CAP = 2000;
+export const DEFAULT_FULL_TEXT_CAP = defaultOf('SEARCH_FULLTEXT_CAP');
 
 let parsed: { raw: string | undefined; cap: number } | null = null;
 
-/** The cap the environment sets; a value that is not an integer from 10 to 1,000,000 is an error naming the setting. */
+/** The cap the environment sets (read again when it changes); a value that is not an integer from 10 to 1,000,000 is an error naming the setting. */
 export function fullTextCap(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SEARCH_FULLTEXT_CAP;
   if (parsed && parsed.raw === raw) return parsed.cap;
-  const cap = raw === undefined || raw === '' ? DEFAULT_FULL_TEXT_CAP : Number(raw);
-  if (!Number.isInteger(cap) || cap < 10 || cap > 1_000_000)
-    throw new Error(`SEARCH_FULLTEXT_CAP must be an integer from 10 to 1000000 (got ${JSON.stringify(raw)})`);
-  parsed = { raw, cap };
-  return cap;
+  parsed = { raw, cap: readSetting('SEARCH_FULLTEXT_CAP', env) };
+  return parsed.cap;
 }

@@ -49,6 +49,7 @@ import {
   searchNotesFullText,
   type NoteHitRow,
 } from '../store/noteSearch.js';
+import { defaultOf } from '../config.js';
 
 export interface PutNoteInput {
   path: string;
@@ -65,7 +66,7 @@ export interface NoteConditions {
 }
 
 /** How many replaced revisions each note keeps by default (MEMORY_HISTORY_KEPT; the oldest go first). */
-export const NOTE_REVISIONS_KEPT = 50;
+export const NOTE_REVISIONS_KEPT = defaultOf('MEMORY_HISTORY_KEPT');
 
 /** 409 when creating one more note would exceed the plan's quota. */
 class MemoryQuotaExceededError extends DomainError {
