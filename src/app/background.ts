@@ -23,7 +23,10 @@ export interface Retention {
   searchLogDays: number;
 }
 
-export const DEFAULT_RETENTION: Retention = { eventsDays: defaultOf('EVENT_RETENTION_DAYS'), searchLogDays: defaultOf('SEARCH_LOG_RETENTION_DAYS') };
+export const DEFAULT_RETENTION: Retention = {
+  eventsDays: defaultOf('EVENT_RETENTION_DAYS'),
+  searchLogDays: defaultOf('SEARCH_LOG_RETENTION_DAYS'),
+};
 import { deleteUnusedClients, purgeExpiredOAuth } from '../store/oauth.js';
 import { forgetEndedSignIns } from '../store/sessions.js';
 import { defaultOf } from '../config.js';
