@@ -16,7 +16,7 @@ import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
 import type { Embedder } from './search/embedder.js';
 import type { LiveHub } from './live/hub.js';
-import type { ReadRouter } from './db/replica.js';
+import type { ReadRouter } from './app/readRouter.js';
 import { loadCredentials } from './services/settings.js';
 import { defaultOf, type Config } from './config.js';
 import { embedderFromEnv } from './search/embedder.js';

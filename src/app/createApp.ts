@@ -35,7 +35,7 @@ import { armor } from './graphqlLimits.js';
 import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
 import type { SocketLimits } from './socketGuard.js';
 import { LiveHub } from '../live/hub.js';
-import { ReadRouter } from '../db/replica.js';
+import { ReadRouter } from './readRouter.js';
 import { readRouting, recordWriteNow, routeAsRead } from './readRouting.js';
 import { createMetrics, metricsEndpoint, requestMetrics } from './metrics.js';
 import { SocketLeases } from '../live/socketLeases.js';

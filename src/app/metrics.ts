@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { safeEqual } from '../auth/keys.js';
 import type { Middleware } from '../http/middleware.js';
 import { freshEm } from '../db/orm.js';
-import type { ReadRouter } from '../db/replica.js';
+import type { ReadRouter } from './readRouter.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { knexPool } from '../db/poolWaits.js';
 import { poolStats, poolWaits } from '../db/sql.js';

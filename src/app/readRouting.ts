@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Middleware } from '../http/middleware.js';
 import type { Principal } from '../context.js';
-import type { ReadRouter } from '../db/replica.js';
+import type { ReadRouter } from './readRouter.js';
 import type { SqlTarget } from '../db/sql.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lsnValue } from '../../src/db/replica.js';
+import { lsnValue } from '../../src/app/readRouter.js';
 import { onlyReads } from '../../src/db/sql.js';
 import { mcpMessageReads } from '../../rest/mcp.js';
 

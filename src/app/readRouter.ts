@@ -2,8 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { callerWriteLsn, primaryWalLsn, recordCallerWrite, replicaReplay } from '../store/readRouting.js';
-import { freshEm } from './orm.js';
-import { replicaTarget, type SqlTarget } from './sql.js';
+import { freshEm } from '../db/orm.js';
+import { replicaTarget, type SqlTarget } from '../db/sql.js';
 
 /** A WAL position `X/Y` (hex) as a number, for comparison. */
 export function lsnValue(lsn: string): bigint {
