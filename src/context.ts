@@ -12,6 +12,14 @@ export interface MemorySettings {
   nearDuplicates: boolean;
   /** Notes are queued for embedding when written (semantic and hybrid memory search). */
   embeddings: boolean;
+  /** Where reads of notes are recorded (their access time, written apart from the read: services/noteAccess.ts). */
+  access?: NoteAccessRecorder;
+}
+
+/** Gathers reads of notes: the latest per note, written to the primary apart from the read. */
+export interface NoteAccessRecorder {
+  /** Records a read of a note whose stored access time is `stored`; answers the access time the read shows. */
+  touch(noteId: number, workspaceId: string, stored: Date, now?: Date): Date;
 }
 
 /** An authenticated agent key, with what authorization needs already loaded. */

@@ -108,6 +108,8 @@ export interface RunningServer {
   drainEmbeddings(workspaceId: string): Promise<number>;
   /** One fan-out and delivery round of the webhook dispatcher (tests). */
   dispatchWebhooks(): Promise<number>;
+  /** Writes the note reads this process has gathered now instead of within the second (tests). */
+  flushNoteAccess(): Promise<void>;
   /** Where vectors live: the pgvector column, or the portable float32 column ranked in process. */
   vectorStore: 'pgvector' | 'portable';
   openapi: Record<string, unknown>;
@@ -291,6 +293,7 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     reads: app.reads,
     drainEmbeddings: (workspaceId) => app.background.worker.drain(undefined, workspaceId),
     dispatchWebhooks: () => app.background.dispatcher.passOnce(),
+    flushNoteAccess: () => app.noteAccess.flush(),
     vectorStore,
     async close() {
       await app.subscriptions.close();

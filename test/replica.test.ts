@@ -179,16 +179,38 @@ describe.skipIf(!PG_BIN && !process.env.CI)('read replica (DATABASE_READ_URL, st
     expect(routed().replica).toBe(after.replica + 1);
   }
 
-  it('sends nothing that writes to the replica: a GET that also writes (a note read touches accessedAt) answers 200', async () => {
+  it("a note GET is a plain read: with replay paused another key's GET is served by the replica (stale) and counted there, the writer's own fresh", async () => {
     const t = await tenant(app);
-    expect((await put(t.key, 'x')).status).toBe(200);
+    expect((await put(t.key, 'n')).status).toBe(200);
     const other = await reader(t);
-    await until(async () => (await paths(other)).includes('x'), 'the replica to replay the note', 10_000, 50);
-    await new Promise((r) => setTimeout(r, 1100)); // past accessedAt's 1-second resolution, so the read writes
-    const read = await app.api('GET', `${W}/memory/note?path=x`, { key: other });
-    expect(read.status).toBe(200);
-    expect(read.body.path).toBe('x');
+    await until(async () => (await paths(other)).includes('n'), 'the replica to replay the note', 10_000, 50);
+    await new Promise((r) => setTimeout(r, 1100)); // past accessedAt's 1-second resolution: the reads below are accesses
+    await replayPaused(async () => {
+      const changed = await app.api('PUT', `${W}/memory/note`, {
+        key: t.key,
+        body: { path: 'n', body: 'changed', kind: 'note', links: [], tags: [] },
+      });
+      expect(changed.status).toBe(200);
+      const before = routed();
+      const stale = await app.api('GET', `${W}/memory/note?path=n`, { key: other });
+      expect(stale.status).toBe(200);
+      expect([stale.body.version, stale.body.body]).toEqual([1, 'body of n']);
+      // Counted where its statements went: the replica, with nothing sent to the primary.
+      expect(routed().replica).toBe(before.replica + 1);
+      expect(routed().primary_write).toBe(before.primary_write);
+      const fresh = await app.api('GET', `${W}/memory/note?path=n`, { key: t.key });
+      expect([fresh.body.version, fresh.body.body]).toEqual([2, 'changed']);
+      expect(routed().primary_own_write).toBe(before.primary_own_write + 1);
+      // The read's access time is written to the primary apart from the read.
+      await app.server.flushNoteAccess();
+      const [row] = await queryOnce<{ at: string }>(
+        pair!.primaryUrl,
+        `select a.accessed_at::text as at from memory_note_access a join memory_notes n on n.id = a.note_id where n.workspace_id = '${t.workspace.id}' and n.path = 'n'`,
+      );
+      expect(Date.parse(row.at)).toBe(Date.parse(fresh.body.accessedAt));
+    });
   });
+
   it('serves GraphQL queries, MCP read tool calls and the EntityManager reads of a GET from the replica, recording no write for them', async () => {
     const t = await tenant(app);
     const other = await readerKey(t);

@@ -42,6 +42,7 @@ import { SocketLeases } from '../live/socketLeases.js';
 import { databaseGate, health } from './health.js';
 import { guidanceText } from '../services/guidance.js';
 import { ActivityTally } from '../services/activity.js';
+import { NoteAccessLog } from '../services/noteAccess.js';
 import type { SqlTarget } from '../db/sql.js';
 import { UnauthorizedError } from '../errors.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
@@ -106,6 +107,8 @@ export interface App {
   live: LiveHub;
   /** The read replica's router (DATABASE_READ_URL), if one is configured. */
   reads: ReadRouter | null;
+  /** This process's reads of memory notes, written apart from the reads. */
+  noteAccess: NoteAccessLog;
   stop(): Promise<void>;
 }
 
@@ -145,8 +148,10 @@ async function createDomain(options: AppOptions) {
   await reads?.start();
   const socketLeases = new SocketLeases(options.orm, options.logger);
   const activity = new ActivityTally(freshEm(options.orm), options.logger);
+  const noteAccess = new NoteAccessLog(freshEm(options.orm), options.logger);
   const stop = async () => {
     await activity.stop();
+    await noteAccess.stop();
     await live.close();
     await socketLeases.close();
     await background.stop();
@@ -157,7 +162,7 @@ async function createDomain(options: AppOptions) {
     await reads?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, activity, stop };
+  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, activity, noteAccess, stop };
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
@@ -311,7 +316,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     serverSecret: options.credentials.serverSecret,
     search: { embedder: domain.embedder, index: domain.vectorIndex },
     outbound: { allowLoopback: options.outboundAllowLoopback },
-    memory: options.memory,
+    memory: { ...options.memory, access: domain.noteAccess },
     live: domain.live,
     sessions: options.sessions ?? DEFAULT_SESSION_SETTINGS,
     activity: domain.activity,
@@ -371,6 +376,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     subscriptions,
     live: domain.live,
     reads: domain.reads,
+    noteAccess: domain.noteAccess,
     async stop() {
       await subscriptions.close();
       await domain.stop();

@@ -242,7 +242,7 @@ function replicaMetrics(registry: Registry, reads: ReadRouter | null): void {
   });
   new Counter({
     name: 'wks_read_requests_total',
-    help: 'Read requests (REST GETs, GraphQL queries, MCP reads) by where their reads went: replica, or primary and why (own_write, lag, unavailable).',
+    help: 'Read requests (REST GETs, GraphQL queries, MCP reads) by where their statements went: replica; primary_write (routed to the replica, but a statement wrote on the primary); or primary and why (own_write, lag, unavailable).',
     labelNames: ['target'],
     registers: [registry],
     collect() {

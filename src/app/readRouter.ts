@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { callerWriteLsn, primaryWalLsn, recordCallerWrite, replicaReplay } from '../store/readRouting.js';
 import { freshEm } from '../db/orm.js';
-import { replicaTarget, type SqlTarget } from '../db/sql.js';
+import { replicaTarget, type SqlTarget, type StatementTally } from '../db/sql.js';
 
 /** A WAL position `X/Y` (hex) as a number, for comparison. */
 export function lsnValue(lsn: string): bigint {
@@ -20,6 +20,8 @@ export interface ReadRouterOptions {
 
 /** Where the reads of requests went, and why (for /metrics). */
 export type ReadRoute = 'replica' | 'primary_own_write' | 'primary_lag' | 'primary_unavailable';
+/** Where a read request's statements went: its route, or `primary_write` for one routed to the replica that also wrote on the primary. */
+export type ReadOutcome = ReadRoute | 'primary_write';
 
 /**
  * Routes the plain reads of read requests (REST GETs, GraphQL queries, MCP reads) to a streaming
@@ -33,8 +35,6 @@ export type ReadRoute = 'replica' | 'primary_own_write' | 'primary_lag' | 'prima
  * the replica lags.
  */
 export class ReadRouter {
-  /** The statement target whose plain reads go to the replica. */
-  readonly target: SqlTarget;
   private readonly primary: SqlTarget;
   private readonly pool: pg.Pool;
   private replayed: bigint | null = null;
@@ -43,10 +43,10 @@ export class ReadRouter {
   private samples: { at: number; lsn: bigint }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
-  readonly routed: Record<ReadRoute, number> = { replica: 0, primary_own_write: 0, primary_lag: 0, primary_unavailable: 0 };
+  readonly routed: Record<ReadOutcome, number> = { replica: 0, primary_write: 0, primary_own_write: 0, primary_lag: 0, primary_unavailable: 0 };
 
   constructor(
-    orm: MikroORM,
+    private readonly orm: MikroORM,
     readUrl: string,
     private readonly options: ReadRouterOptions,
     private readonly logger: Logger,
@@ -55,7 +55,6 @@ export class ReadRouter {
     this.pool = new pg.Pool({ connectionString: readUrl, types, max: 10 });
     this.pool.on('error', () => undefined);
     this.primary = freshEm(orm);
-    this.target = replicaTarget(freshEm(orm), this.pool);
   }
 
   async start(): Promise<void> {
@@ -76,10 +75,19 @@ export class ReadRouter {
   }
 
   /** Where a read request of `caller` (null: anonymous) goes. */
-  async route(caller: string | null): Promise<ReadRoute> {
-    const route = await this.decide(caller);
-    this.routed[route]++;
-    return route;
+  route(caller: string | null): Promise<ReadRoute> {
+    return this.decide(caller);
+  }
+
+  /** A statement target of one request routed to the replica: its plain reads go there, and `tally` counts where each statement went. */
+  requestTarget(): { target: SqlTarget; tally: StatementTally } {
+    const tally: StatementTally = { replica: 0, primary: 0 };
+    return { target: replicaTarget(freshEm(this.orm), this.pool, tally), tally };
+  }
+
+  /** Counts a read request once answered, by where its statements went (wks_read_requests_total). */
+  count(outcome: ReadOutcome): void {
+    this.routed[outcome]++;
   }
 
   private async decide(caller: string | null): Promise<ReadRoute> {

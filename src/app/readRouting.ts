@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import type { Middleware } from '../http/middleware.js';
 import type { Principal } from '../context.js';
 import type { ReadRouter } from './readRouter.js';
-import type { SqlTarget } from '../db/sql.js';
+import type { SqlTarget, StatementTally } from '../db/sql.js';
+import type { ReadRoute } from './readRouter.js';
 
 /**
  * Whose writes a read must see: an agent key (or OAuth grant), a signed-in member (their session's
@@ -42,12 +43,26 @@ export function readRouting(router: ReadRouter | null): Middleware {
     const api = ctx.path.startsWith('/api/');
     if (!api && ctx.path !== '/graphql' && ctx.path !== '/mcp') return next();
     const caller = callerOf(ctx.state.principal as Principal | undefined);
+    let decided: ReadRoute | null = null;
+    let tally: StatementTally | null = null;
     const route = async () => {
-      if ((await router.route(caller)) === 'replica') ctx.state.readTarget = router.target;
+      decided = await router.route(caller);
+      if (decided !== 'replica') return;
+      const routed = router.requestTarget();
+      tally = routed.tally;
+      ctx.state.readTarget = routed.target;
+    };
+    // Counted once answered, by where its statements really went: a request routed to the replica that wrote on the primary says so.
+    const count = () => {
+      if (decided) router.count(decided === 'replica' && tally!.primary > 0 ? 'primary_write' : decided);
     };
     if (api && READS.has(ctx.method)) {
       await route();
-      return next();
+      try {
+        return await next();
+      } finally {
+        count();
+      }
     }
     let routed = false;
     let recorded = READS.has(ctx.method) || !caller; // nothing to record: a GET or HEAD, or no caller
@@ -68,6 +83,7 @@ export function readRouting(router: ReadRouter | null): Middleware {
     try {
       await next();
     } finally {
+      count();
       await routing.recordWrite();
     }
   };

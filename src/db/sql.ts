@@ -18,10 +18,18 @@ interface Attached {
   direct: pg.ClientConfig | null;
   /** A read replica's pool (DATABASE_READ_URL): only on a target made by `replicaTarget`. */
   replica?: pg.Pool;
+  /** Where a request's statements went (a request routed to the replica: see StatementTally). */
+  tally?: StatementTally;
   /** Where the pools report the connections they hand out (see watchPgPool). */
   waits: PoolWaits;
 }
 const pools = new WeakMap<object, Attached>();
+
+/** Where the statements `sql` sent for one request went: the replica, or the primary (a write, or a transaction's statement). */
+export interface StatementTally {
+  replica: number;
+  primary: number;
+}
 
 /** What `sql` needs of an EntityManager (the shared statement EntityManager is typed as just this). */
 export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionContext' | 'getPlatform'>;
@@ -162,9 +170,13 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
   const attached = attachedTo(em);
   const config = statement(em, attached.inline, text, params, attached.pooled ? undefined : name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
-  if (trx) return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
-  const pool = attached.replica && onlyReads(config.text) ? attached.replica : attached.pool;
-  const result = await pool.query(config);
+  if (trx) {
+    if (attached.tally) attached.tally.primary++;
+    return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
+  }
+  const toReplica = attached.replica !== undefined && onlyReads(config.text);
+  if (attached.tally) attached.tally[toReplica ? 'replica' : 'primary']++;
+  const result = await (toReplica ? attached.replica! : attached.pool).query(config);
   return result.rows as T[];
 }
 
@@ -213,8 +225,8 @@ export function relaxedPool(em: SqlTarget): pg.Pool {
  * A statement target beside `em` (a fresh EntityManager that never holds a transaction) whose
  * plain reads go to the replica's pool; every other statement still goes to the primary.
  */
-export function replicaTarget(em: SqlTarget & object, replica: pg.Pool): SqlTarget {
-  pools.set(em, { ...attachedTo(em), replica });
+export function replicaTarget(em: SqlTarget & object, replica: pg.Pool, tally?: StatementTally): SqlTarget {
+  pools.set(em, { ...attachedTo(em), replica, tally });
   return em;
 }
 
@@ -224,8 +236,8 @@ export function replicaTarget(em: SqlTarget & object, replica: pg.Pool): SqlTarg
  * transactions, forks and writes, and what MikroORM itself loads and flushes, stay on the primary).
  */
 export function readingLike<E extends SqlTarget & object>(em: E, target: SqlTarget): E {
-  const replica = pools.get(target)?.replica;
-  if (replica) pools.set(em, { ...attachedTo(em), replica });
+  const { replica, tally } = pools.get(target) ?? {};
+  if (replica) pools.set(em, { ...attachedTo(em), replica, tally });
   return em;
 }
 

@@ -35,8 +35,7 @@ import {
   noteVersion,
   PUT_NOTE,
   putNoteValues,
-  readAndTouchNote,
-  readNote,
+    readNote,
   type EntryRow,
   type NoteRow,
 } from '../store/memoryNotes.js';
@@ -194,9 +193,6 @@ export async function recountMemoryUsage(em: EntityManager, organizationId: stri
   await recountUsage(em, 'organization', organizationId);
 }
 
-/** accessedAt is written at most once a second per note, so hot reads do not queue on one row lock. */
-const ACCESS_RESOLUTION_MS = 1000;
-
 /** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
 function plainNote(row: NoteRow): MemoryNote {
   return {
@@ -215,31 +211,18 @@ function plainNote(row: NoteRow): MemoryNote {
 }
 
 /**
- * Reads a note by path; `accessedAt` advances (1-second resolution): one statement reads the note
- * and, only when its access time is more than a second old, moves it to now (in the note's narrow
- * access row, a HOT update: see store/memoryNotes). With `ifNoneMatch` naming the current version,
- * a 304 instead (the read still counts as an access).
+ * Reads a note by path: one plain read (a replica may serve it). The read is recorded as the note's
+ * access, written apart (services/noteAccess.ts); the answer shows it, and other answers within
+ * about a second. With `ifNoneMatch` naming the current version, a 304 instead (the read still
+ * counts as an access).
  */
 export async function getNote(ctx: RequestContext, scope: Scope, rawPath: string, ifNoneMatch?: string | null): Promise<MemoryNote> {
-  const path = normalizePath(rawPath);
-  let note: NoteRow | undefined;
-  try {
-    note = await readAndTouchNote(ctx.db, scope.workspaceId, path, new Date(), ACCESS_RESOLUTION_MS);
-  } catch (error) {
-    // Deleted by a transaction that committed meanwhile: the read stands as of before (or finds nothing now).
-    if (!isForeignKeyViolation(error)) throw error;
-    note = await readNote(ctx.db, scope.workspaceId, path);
-  }
+  const note = await readNote(ctx.db, scope.workspaceId, normalizePath(rawPath));
   if (!note) throw new NotFoundError('Memory note');
+  const stored = new Date(note.accessed_at);
+  const accessedAt = ctx.memory.access?.touch(note.id, note.workspace_id, stored) ?? stored;
   if (ifNoneMatch && etagMatches(ifNoneMatch, versionEtag(note.version))) throw new NotModifiedError(versionEtag(note.version));
-  return plainNote(note);
-}
-
-/** Whether a statement failed on a foreign key (23503). */
-function isForeignKeyViolation(error: unknown): boolean {
-  return (
-    error instanceof Error && (error.name === 'ForeignKeyConstraintViolationException' || (error as { code?: string }).code === '23503')
-  );
+  return { ...plainNote(note), accessedAt };
 }
 
 /**

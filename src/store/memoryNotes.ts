@@ -203,38 +203,42 @@ function versionsParam(versions: number[] | null): string | null {
   return versions === null ? null : pgArray(versions.map(String));
 }
 
-/** The texts of readNote and readAndTouchNote, built once (sql's text caches then find the same string, its hash kept). */
+/** The text of readNote, built once (sql's text caches then find the same string, its hash kept). */
 const READ_NOTE = `select ${NOTE_COLUMNS_OF('n')} from memory_notes n where n.workspace_id = ? and n.path = ?`;
-const READ_AND_TOUCH = `with n as (${READ_NOTE}),
-     touched as (
-       insert into memory_note_access as a (note_id, workspace_id, accessed_at)
-       select n.id, n.workspace_id, ?::timestamptz from n where n.accessed_at <= ?::timestamptz - ?::int * interval '1 millisecond'
-       on conflict (note_id) do update set accessed_at = greatest(a.accessed_at, excluded.accessed_at)
-       returning accessed_at)
-     select ${STORED_COLUMNS}, coalesce((select accessed_at from touched), n.accessed_at) as accessed_at from n`;
 
-/** The note at a path of a workspace, its access time included. */
+/** The note at a path of a workspace, its access time included: a plain read (a replica may serve it). */
 export async function readNote(db: SqlTarget, workspaceId: string, path: string): Promise<NoteRow | undefined> {
   const [row] = await sql<NoteRow>(db, READ_NOTE, [workspaceId, path], 'memory_note_read');
   return row;
 }
 
+/** One note's latest read, as a process gathered it. */
+export interface NoteAccess {
+  noteId: number;
+  workspaceId: string;
+  at: Date;
+}
+
 /**
- * The note at a path of a workspace, read as a GET reads it (prepared as 'memory_note_get'): when
- * its access time is at least `resolution` before `now`, it advances to `now` (never back) in the
- * note's memory_note_access row, in the same statement; the note with the access time it has then.
- * A note deleted by a transaction that commits while this one runs makes it fail with a foreign
- * key violation (see isForeignKeyViolation): read it again with readNote.
+ * Records reads' access times in one statement: each note's memory_note_access row advances to the
+ * time given (never back: a HOT update of a narrow row). Notes deleted since are skipped; one
+ * deleted while this statement runs fails it on the foreign key (the caller tries once more).
  */
-export async function readAndTouchNote(
-  db: SqlTarget,
-  workspaceId: string,
-  path: string,
-  now: Date,
-  resolutionMs: number,
-): Promise<NoteRow | undefined> {
-  const [row] = await sql<NoteRow>(db, READ_AND_TOUCH, [workspaceId, path, now, now, resolutionMs], 'memory_note_get');
-  return row;
+export async function recordNoteAccesses(db: SqlTarget, accesses: readonly NoteAccess[]): Promise<void> {
+  await sql(
+    db,
+    `insert into memory_note_access as a (note_id, workspace_id, accessed_at)
+     select u.note_id, u.workspace_id, u.at
+       from unnest(?::int[], ?::uuid[], ?::timestamptz[]) as u(note_id, workspace_id, at)
+       join memory_notes n on n.id = u.note_id and n.workspace_id = u.workspace_id
+      where n.accessed_at < u.at
+     on conflict (note_id) do update set accessed_at = greatest(a.accessed_at, excluded.accessed_at)`,
+    [
+      pgArray(accesses.map((a) => String(a.noteId))),
+      pgArray(accesses.map((a) => a.workspaceId)),
+      pgArray(accesses.map((a) => a.at.toISOString())),
+    ],
+  );
 }
 
 /** The version of the note at a path, or null when there is none. */
