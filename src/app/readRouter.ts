@@ -43,7 +43,13 @@ export class ReadRouter {
   private samples: { at: number; lsn: bigint }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
-  readonly routed: Record<ReadOutcome, number> = { replica: 0, primary_write: 0, primary_own_write: 0, primary_lag: 0, primary_unavailable: 0 };
+  readonly routed: Record<ReadOutcome, number> = {
+    replica: 0,
+    primary_write: 0,
+    primary_own_write: 0,
+    primary_lag: 0,
+    primary_unavailable: 0,
+  };
 
   constructor(
     private readonly orm: MikroORM,

@@ -35,7 +35,7 @@ import {
   noteVersion,
   PUT_NOTE,
   putNoteValues,
-    readNote,
+  readNote,
   type EntryRow,
   type NoteRow,
 } from '../store/memoryNotes.js';
