@@ -8,6 +8,7 @@ COPY scripts ./scripts
 COPY src ./src
 COPY rest ./rest
 COPY schema ./schema
+COPY console ./console
 RUN npm run build
 
 # Runtime stage: production dependencies and the build, no compiler and no sources.

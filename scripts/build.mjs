@@ -1,7 +1,8 @@
 // `npm run build [-- --out-dir DIR]`: the production build. tsc compiles the service (tsconfig.build.json:
 // src/, rest/, mikro-orm.config.ts and the operational scripts) to JavaScript with decorator metadata,
-// then the files the code reads at run time beside its own modules are copied next to the output, so
-// dist/ runs on its own with package.json and node_modules beside it (the Docker image's layout).
+// then the files the code reads at run time (beside its own modules, and the review console's folder)
+// are copied to the same places under the output, so dist/ runs on its own with package.json and
+// node_modules beside it (the Docker image's layout).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ const ASSET = /\.(mjs|cjs|json)$/;
 /** Read at run time relative to rest/ and src/webhooks/: the REST endpoints' GraphQL documents. */
 const OPERATIONS = 'schema/operations';
 /** Served as they are by src/app/console.ts: the review console's browser modules and style sheet (not compiled). */
-const CONSOLE = 'src/app/console';
+const CONSOLE = 'console';
 
 const flag = process.argv.indexOf('--out-dir');
 const outDir = resolve(ROOT, flag > 0 ? process.argv[flag + 1] : 'dist');

@@ -37,7 +37,7 @@ function warnIfStale() {
   } catch {
     return;
   }
-  for (const dir of ['src', 'rest', 'schema/operations']) {
+  for (const dir of ['src', 'rest', 'schema/operations', 'console']) {
     if (!existsSync(join(ROOT, dir))) continue; // an image holds the build alone
     for (const file of readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })) {
       const path = join(file.parentPath, file.name);

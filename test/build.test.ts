@@ -50,6 +50,9 @@ describe('npm run build', () => {
       expect(compiled).toContain(file);
     }
     for (const file of ['src/openapi/specThread.mjs', 'src/search/embedThread.mjs']) expect(compiled).toContain(file);
+    // The review console's folder sits beside src/ in the build as in the sources, copied as it is.
+    const consoleFiles = readdirSync(join(ROOT, 'console')).filter((f) => /\.(js|css)$/.test(f));
+    expect(compiled.filter((f) => f.startsWith('console/')).sort()).toEqual(consoleFiles.map((f) => `console/${f}`).sort());
     const operations = readdirSync(join(ROOT, 'schema/operations'), { recursive: true }).filter((f) => String(f).endsWith('.graphql'));
     expect(compiled.filter((f) => f.startsWith('schema/operations/') && f.endsWith('.graphql'))).toHaveLength(operations.length);
     expect(compiled.some((f) => f.startsWith('test/') || f.endsWith('.ts'))).toBe(false);

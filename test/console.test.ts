@@ -211,7 +211,7 @@ describe('/console over HTTP', () => {
 });
 
 describe('the console line diff (run in Node)', () => {
-  const load = async () => await import(new URL('../src/app/console/diff.js', import.meta.url).href);
+  const load = async () => await import(new URL('../console/diff.js', import.meta.url).href);
 
   it('keeps the longest common subsequence of lines and pairs replaced lines side by side', async () => {
     const { lineDiff, sideBySide, splitLines, diffStats } = await load();

@@ -16,10 +16,11 @@ export const CONSOLE_CSP = sameOriginCsp();
 
 /**
  * The console's own files: plain ES modules and one style sheet, read as they are (no build step).
- * Beside this module in both layouts: src/app/console/ when run from the sources, dist/src/app/console/
- * after `npm run build` (which copies them).
+ * They live in the project's top-level console/ folder, two levels above this module in both layouts:
+ * console/ beside src/ when run from the sources, dist/console/ beside dist/src/ after `npm run build`
+ * (which compiles src/ into dist/src/ and copies the folder to dist/console/).
  */
-const DIR = fileURLToPath(new URL('./console/', import.meta.url));
+const DIR = fileURLToPath(new URL('../../console/', import.meta.url));
 const TYPES: Record<string, string> = { '.js': JS, '.css': CSS };
 const FILE_NAME = /^[\w-]+\.(?:js|css)$/;
 const ENTRY = 'main.js';
@@ -45,7 +46,7 @@ async function loadAssets(names: string[]): Promise<Map<string, Asset>> {
     if (built) return built;
     if (importers.includes(name)) throw new Error(`console modules import each other in a cycle: ${[...importers, name].join(' → ')}`);
     const source = sources.get(name);
-    if (source === undefined) throw new Error(`src/app/console/${importers.at(-1)} imports ./${name}, which does not exist`);
+    if (source === undefined) throw new Error(`console/${importers.at(-1)} imports ./${name}, which does not exist`);
     const text = name.endsWith('.js')
       ? source.replace(RELATIVE_IMPORT, (_all, keyword: string, quote: string, dep: string) => {
           return `${keyword}${quote}./${dep}?v=${build(dep, [...importers, name]).hash}${quote}`;
@@ -115,7 +116,7 @@ export async function consoleAssetHref(load: () => Promise<Map<string, Asset>>, 
 
 /**
  * GET /console: the review console, a single-page app (plain JavaScript and CSS from
- * src/app/console/, served under /console/assets/) that signs in with the admin token and speaks
+ * the top-level console/ folder, served under /console/assets/) that signs in with the admin token and speaks
  * GraphQL only: POST /graphql and subscriptions over a WebSocket on /graphql. Nothing is loaded
  * from elsewhere, and no script or style is inline.
  */
