@@ -1,8 +1,8 @@
 import { GRAPHQL_EXPLORERS } from './app/explorer.js';
 import { DEFAULT_SOCKET_LIMITS } from './app/socketGuard.js';
 import { createLogger } from './app/logger.js';
-import { DEFAULT_OAUTH_SETTINGS } from './oauth/settings.js';
-import { publicUrlWarning } from './oauth/resources.js';
+import { DEFAULT_OAUTH_SETTINGS } from './identity/oauthSettings.js';
+import { publicUrlWarning } from './identity/resources.js';
 import { parseTrustProxy, type TrustProxy } from './http/clientAddress.js';
 import { startServer } from './server.js';
 import { DEFAULT_RETENTION } from './app/background.js';

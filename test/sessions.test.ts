@@ -4,7 +4,7 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { DEFAULT_SESSION_SETTINGS } from '../src/auth/sessions.js';
+import { DEFAULT_SESSION_SETTINGS } from '../src/identity/sessions.js';
 import { sql } from '../src/db/sql.js';
 import { freshEm } from '../src/db/orm.js';
 import { startTestApp, type TestApp } from './support/app.js';

@@ -19,7 +19,7 @@ export class UnsafeRedirectError extends OAuthError {}
 
 /**
  * A refusal after it is, addressed to the client at its redirect URI (RFC 6749 §4.1.2.1). Whether the
- * browser is sent there is the authorization endpoint's call (src/oauth/authorize.ts): only once the
+ * browser is sent there is the authorization endpoint's call (authorize.ts): only once the
  * person has signed in and seen who the client is, never by itself (RFC 9700 §4.11.2).
  */
 export class RedirectedError extends OAuthError {

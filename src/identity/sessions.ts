@@ -14,8 +14,8 @@ import type { SqlTarget } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
 import { liveSession, touchSession, type SessionRow } from '../store/sessions.js';
-import { digestSecret, newSecret, safeEqual } from './keys.js';
-import type { Role } from './permissions.js';
+import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
+import type { Role } from '../auth/permissions.js';
 
 /** SESSION_IDLE_MINUTES, SESSION_MAX_HOURS and PUBLIC_URL (docs/configuration.md). */
 export interface SessionSettings {

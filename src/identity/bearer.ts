@@ -10,7 +10,7 @@ import type { Middleware } from '../http/middleware.js';
 import { lookupAccessToken, touchGrant, type AccessRow } from '../store/oauth.js';
 import { audienceAccepts, doorOf, metadataUrlOf, resourcesFor, type Resources } from './resources.js';
 import { ACCESS_PREFIX } from './secrets.js';
-import type { OAuthSettings } from './settings.js';
+import type { OAuthSettings } from './oauthSettings.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -16,7 +16,7 @@ import { ClientNotFetched, OAuthError, type MetadataFetcher } from './clients.js
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
 import { CODE_PREFIX } from './secrets.js';
-import { CODE_TTL_S } from './settings.js';
+import { CODE_TTL_S } from './oauthSettings.js';
 
 /** The signed-in member of a request's session (the console's sign-in). */
 export interface SignedInMember {

@@ -12,10 +12,10 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import type { Context } from 'koa';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
-import { safeReturnTo, sessionDepsOf, setCookie, cookieOf } from '../auth/sessions.js';
+import { safeReturnTo, sessionDepsOf, setCookie, cookieOf } from './sessions.js';
 import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
-import { membersForEmail, refuseWithoutSecondFactor } from '../services/people.js';
+import { membersForEmail, refuseWithoutSecondFactor } from './people.js';
 import { SIGN_IN_PATH, startSession } from './signIn.js';
 import { SIGN_IN_NOTICES, type SignInNotice } from './signInNotices.js';
 

@@ -11,7 +11,7 @@ import {
   type ClientRow,
 } from '../store/oauth.js';
 import { CLIENT_PREFIX } from './secrets.js';
-import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './settings.js';
+import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';
 
 /** A client as the authorization server uses it. */
 export interface OAuthClient {
