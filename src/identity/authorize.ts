@@ -4,15 +4,9 @@ import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { effectivePermissions, type Role } from '../auth/permissions.js';
 import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
 import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauth.js';
-import {
-  checkAuthorizationRequest,
-  redirectWith,
-  REQUEST_PARAMS,
-  RedirectedError,
-  UnsafeRedirectError,
-  type AuthorizationRequest,
-} from './authorizationRequest.js';
-import { ClientNotFetched, OAuthError, type MetadataFetcher } from './clients.js';
+import { checkAuthorizationRequest, redirectWith, REQUEST_PARAMS, type AuthorizationRequest } from './authorizationRequest.js';
+import type { MetadataFetcher } from './clients.js';
+import { ClientNotFetched, OAuthError, RedirectedError, UnsafeRedirectError } from './errors.js';
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
 import { CODE_PREFIX } from './secrets.js';

@@ -10,6 +10,7 @@ import {
   upsertMetadataClient,
   type ClientRow,
 } from '../store/oauth.js';
+import { ClientNotFetched, OAuthError } from './errors.js';
 import { CLIENT_PREFIX } from './secrets.js';
 import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';
 
@@ -21,19 +22,6 @@ export interface OAuthClient {
   redirectUris: string[];
 }
 
-/** A refusal in OAuth's own terms (`error` and `error_description`, RFC 6749 §5.2 / RFC 7591 §3.2.2). */
-export class OAuthError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-    readonly status = 400,
-    /** Seconds to wait before asking again (a 429's Retry-After). */
-    readonly retryAfterSeconds: number | null = null,
-  ) {
-    super(description);
-  }
-}
-
 /**
  * How this request may fetch a Client ID Metadata Document: under the outbound rules, after charging
  * the fetch budget (the caller's address and the whole service). `charge` throws an OAuthError (429)
@@ -42,13 +30,6 @@ export class OAuthError extends Error {
 export interface MetadataFetcher {
   allowLoopback: boolean;
   charge(): Promise<void>;
-}
-
-/** A metadata-document client the request may not fetch and the database does not hold: a person signs in first. */
-export class ClientNotFetched extends OAuthError {
-  constructor() {
-    super('invalid_client', "The client's metadata document is fetched once a person has signed in", 401);
-  }
 }
 
 const MAX_REDIRECT_URIS = 10;

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
 import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
-import { OAuthError, resolveClient } from './clients.js';
+import { resolveClient } from './clients.js';
+import { OAuthError } from './errors.js';
 import { createOAuthGrant, issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
 import { ourResource, type Resources } from './resources.js';
 import { digestSecret } from '../auth/keys.js';
