@@ -24,7 +24,7 @@ export interface Retention {
 }
 
 export const DEFAULT_RETENTION: Retention = { eventsDays: 365, searchLogDays: 90 };
-import { deleteUnusedClients, purgeExpiredOAuth } from '../store/oauth.js';
+import { deleteUnusedClients, purgeExpiredOAuth } from '../store/oauthGrants.js';
 import { forgetEndedSignIns } from '../store/sessions.js';
 
 interface BackgroundOptions {

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { effectivePermissions, type Role } from '../auth/permissions.js';
 import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
-import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauth.js';
+import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauthGrants.js';
 import { checkAuthorizationRequest, redirectWith, REQUEST_PARAMS, type AuthorizationRequest } from './authorizationRequest.js';
 import type { MetadataFetcher } from './clients.js';
 import { ClientNotFetched, OAuthError, RedirectedError, UnsafeRedirectError } from './errors.js';

@@ -9,7 +9,7 @@ import {
   recordMetadataFailure,
   upsertMetadataClient,
   type ClientRow,
-} from '../store/oauth.js';
+} from '../store/oauthGrants.js';
 import { ClientNotFetched, OAuthError } from './errors.js';
 import { CLIENT_PREFIX } from './secrets.js';
 import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';

@@ -12,7 +12,7 @@ import type { AgentPrincipal, RequestContext } from '../context.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { recordAudit } from '../services/audit.js';
-import { findGrant, insertGrant, insertToken, listGrants, revokeGrantRow, type GrantRow } from '../store/oauth.js';
+import { findGrant, insertGrant, insertToken, listGrants, revokeGrantRow, type GrantRow } from '../store/oauthGrants.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
 import type { OAuthSettings } from './oauthSettings.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
-import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
+import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauthGrants.js';
 import { resolveClient } from './clients.js';
 import { OAuthError } from './errors.js';
 import { createOAuthGrant, issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
