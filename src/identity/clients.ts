@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
 import type { SqlTarget } from '../db/sql.js';
-import {
-  deleteUnusedClients,
-  findClient,
-  findMetadataFailure,
-  insertRegisteredClient,
-  recordMetadataFailure,
-  upsertMetadataClient,
-  type ClientRow,
-} from '../store/oauthGrants.js';
+import { deleteUnusedClients, findClient, insertRegisteredClient, upsertMetadataClient, type ClientRow } from '../store/oauthClients.js';
+import { findMetadataFailure, recordMetadataFailure } from '../store/oauthMetadataFailures.js';
 import { ClientNotFetched, OAuthError } from './errors.js';
 import { CLIENT_PREFIX } from './secrets.js';
 import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
-import { deleteToken, lockToken } from '../store/oauthGrants.js';
+import { deleteToken, lockToken } from '../store/oauthTokens.js';
 import { OAuthError } from './errors.js';
 import { revokeGrantIn } from './grants.js';
 import { digestSecret } from '../auth/keys.js';

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
-import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauthGrants.js';
+import { codeClient, lockCode, useCode } from '../store/oauthCodes.js';
+import { lockToken, useToken } from '../store/oauthTokens.js';
 import { resolveClient } from './clients.js';
 import { OAuthError } from './errors.js';
 import { createOAuthGrant, issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
