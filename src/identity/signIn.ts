@@ -24,7 +24,7 @@ import { DomainError, InvalidRequestError, invalidField } from '../errors.js';
 import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import { beginSession, signInWithLink, signOut, type SignInGrant } from './people.js';
-import { pageHead, sameOriginCsp, sendPage } from '../app/pageAssets.js';
+import { pageHead, sameOriginCsp, sendPage } from '../http/page.js';
 import { noticeText } from './signInNotices.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';
