@@ -43,7 +43,7 @@ export interface AgentPrincipal {
 }
 
 /**
- * A person signed in to the console or GraphQL with a session cookie (src/auth/sessions.ts): a
+ * A person signed in to the console or GraphQL with a session cookie (src/identity/sessions.ts): a
  * member, who may do what their role's column of the role table says, in their organization only.
  */
 export interface MemberPrincipal {

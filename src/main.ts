@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './app/logger.js';
-import { publicUrlWarning } from './oauth/resources.js';
+import { publicUrlWarning } from './identity/resources.js';
 import { optionsFromConfig, startServer } from './server.js';
 
 /** The configuration, every setting checked at once: each bad value is named and the start stops (status 2). */

@@ -6,8 +6,8 @@ import type { Logger } from 'pino';
 import type { DbConnection } from '../mikro-orm.config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
-import type { OidcSettings } from './app/oidcSignIn.js';
-import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auth/sessions.js';
+import type { OidcSettings } from './identity/oidcSignIn.js';
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './identity/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
 import { DEFAULT_RETENTION, type Retention } from './app/background.js';
 import { renderClientErrors } from './app/errors.js';
@@ -21,7 +21,7 @@ import { loadCredentials } from './services/settings.js';
 import { defaultOf, type Config } from './config.js';
 import { embedderFromEnv } from './search/embedder.js';
 
-import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './oauth/settings.js';
+import { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from './identity/oauthSettings.js';
 import type { TrustProxy } from './http/clientAddress.js';
 
 export { VERSION } from './app/createApp.js';

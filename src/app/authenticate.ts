@@ -2,15 +2,15 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { KeyCache } from '../auth/keyCache.js';
 import { resolvePrincipal, type Credentials, type KeyLookup, type KeyRow } from '../auth/principal.js';
 import type { Principal } from '../context.js';
-import { memberPrincipal, requireCsrf, sessionOf } from '../auth/sessions.js';
+import { memberPrincipal, requireCsrf, sessionOf } from '../identity/sessions.js';
 import type { SqlTarget } from '../db/sql.js';
 import { relaxedPool } from '../db/sql.js';
 import { KEY_LOOKUP_SQL } from '../store/agentKeys.js';
 import { MemoryRateLimiter, PostgresRateLimiter, rateLimitedError, type RateLimiter, type RateLimitResult } from '../rateLimit.js';
 import type { Middleware } from '../http/middleware.js';
-import { isAccessToken, resolveAccessToken } from '../oauth/bearer.js';
-import { doorOf, resourcesFor } from '../oauth/resources.js';
-import type { OAuthSettings } from '../oauth/settings.js';
+import { isAccessToken, resolveAccessToken } from '../identity/bearer.js';
+import { doorOf, resourcesFor } from '../identity/resources.js';
+import type { OAuthSettings } from '../identity/oauthSettings.js';
 
 /** The rate limiter for this process: shared through PostgreSQL when there is a server, in memory on the embedded database. */
 export function createRateLimiter(orm: MikroORM, shared: boolean, limits: { max: number; windowSeconds: number }): RateLimiter {

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
+import type { SqlTarget } from '../db/sql.js';
 import { backgroundEmbedder, DisabledEmbedder, type Embedder } from '../search/embedder.js';
 import type { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
@@ -27,7 +28,10 @@ export const DEFAULT_RETENTION: Retention = {
   eventsDays: defaultOf('EVENT_RETENTION_DAYS'),
   searchLogDays: defaultOf('SEARCH_LOG_RETENTION_DAYS'),
 };
-import { deleteUnusedClients, purgeExpiredOAuth } from '../store/oauth.js';
+import { deleteUnusedClients } from '../store/oauthClients.js';
+import { purgeExpiredCodes } from '../store/oauthCodes.js';
+import { forgetMetadataFailures } from '../store/oauthMetadataFailures.js';
+import { purgeExpiredTokens } from '../store/oauthTokens.js';
 import { forgetEndedSignIns } from '../store/sessions.js';
 import { defaultOf } from '../config.js';
 
@@ -180,4 +184,11 @@ const NEAR_BACKFILL_BATCHES = 10;
 
 async function backfillNearKeysFor(db: Parameters<typeof backfillNearKeys>[0], batches: number): Promise<void> {
   for (let i = 0; i < batches; i++) if ((await backfillNearKeys(db)) === 0) return;
+}
+
+/** OAuth housekeeping, one statement after another: tokens and codes past their expiry, metadata fetch failures no longer remembered. */
+async function purgeExpiredOAuth(db: SqlTarget): Promise<void> {
+  await purgeExpiredTokens(db);
+  await purgeExpiredCodes(db);
+  await forgetMetadataFailures(db);
 }

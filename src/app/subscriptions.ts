@@ -8,7 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { KeyCache } from '../auth/keyCache.js';
 import { safeEqual } from '../auth/keys.js';
 import { resolvePrincipal, type Credentials } from '../auth/principal.js';
-import { csrfTokenOf, memberPrincipal, sessionTokenInCookies, signedInByToken, type SessionDeps } from '../auth/sessions.js';
+import { csrfTokenOf, memberPrincipal, sessionTokenInCookies, signedInByToken, type SessionDeps } from '../identity/sessions.js';
 import type { Principal, RequestContext } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { classifyError, UnauthorizedError, type DomainError } from '../errors.js';

@@ -2,7 +2,7 @@ import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
 import { Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
-import * as grants from '../services/oauthGrants.js';
+import * as grants from '../identity/grants.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
 
 /** OAuth grants (connected apps): listed and revoked by the admin token, or by a signed-in member. */

@@ -3,7 +3,7 @@ import { InputRule } from '../contract/declared.js';
 import { ROLE_TABLE, roleMay, type PersonAction, type Permission } from '../auth/permissions.js';
 import { acting, Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
-import * as people from '../services/people.js';
+import * as people from '../identity/people.js';
 
 @ObjectType({ description: 'A single-use sign-in link for a member, valid 15 minutes. Its token is shown only in this response.' })
 class SignInLink {

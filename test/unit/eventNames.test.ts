@@ -12,6 +12,8 @@ import { EVENT_TYPES, TARGET_TYPES } from '../../src/webhooks/events.js';
 const SERVICES = fileURLToPath(new URL('../../src/services/', import.meta.url));
 /** Statements that record events (`'…' as action`) may live in the store beside the services. */
 const STORE = fileURLToPath(new URL('../../src/store/', import.meta.url));
+/** The identity wing records its own events (sign-in, sessions, OAuth grants). */
+const IDENTITY = fileURLToPath(new URL('../../src/identity/', import.meta.url));
 
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -24,7 +26,7 @@ const sources = (dir: string): string[] =>
 const EVENT_NAME = /'([a-z_]+(?:\.[a-z_]+)+)'/g;
 
 /**
- * The names the services' code and the store's statements record, by where each was written:
+ * The names the services' and the identity wing's code and the store's statements record, by where each was written:
  * `action: …` in an event's input (every event name in that expression, e.g. both sides of a
  * conditional), the first argument of a `…Event('…', …)` helper, a SQL statement's `'…' as action`,
  * and `targetType: '…'`.
@@ -32,7 +34,7 @@ const EVENT_NAME = /'([a-z_]+(?:\.[a-z_]+)+)'/g;
 function recorded() {
   const actions = new Map<string, string>();
   const targets = new Map<string, string>();
-  for (const [dir, path] of [SERVICES, STORE].flatMap((dir) => sources(dir).map((path) => [dir, path]))) {
+  for (const [dir, path] of [SERVICES, STORE, IDENTITY].flatMap((dir) => sources(dir).map((path) => [dir, path]))) {
     const text = readFileSync(path, 'utf8');
     const file = path.slice(dir.length);
     for (const [, expression] of text.matchAll(/\baction:([^,}\n]*)/g)) {

@@ -2,9 +2,9 @@
 // redirect URIs a client may register, PKCE S256, and where a token is accepted.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redirectUriProblem } from '../../src/oauth/clients.js';
-import { audienceAccepts, doorOf, ourResource, type Resources } from '../../src/oauth/resources.js';
-import { verifierMatches } from '../../src/oauth/secrets.js';
+import { redirectUriProblem } from '../../src/identity/clients.js';
+import { audienceAccepts, doorOf, ourResource, type Resources } from '../../src/identity/resources.js';
+import { verifierMatches } from '../../src/identity/secrets.js';
 
 const resources: Resources = {
   issuer: 'https://docs.example.com',

@@ -3,20 +3,15 @@ import type { Context } from 'koa';
 import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { effectivePermissions, type Role } from '../auth/permissions.js';
 import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
-import { consentMember, insertCode, organizationWorkspaces, type ConsentMemberRow } from '../store/oauth.js';
-import {
-  checkAuthorizationRequest,
-  redirectWith,
-  REQUEST_PARAMS,
-  RedirectedError,
-  UnsafeRedirectError,
-  type AuthorizationRequest,
-} from './authorizationRequest.js';
-import { ClientNotFetched, OAuthError, type MetadataFetcher } from './clients.js';
+import { insertCode } from '../store/oauthCodes.js';
+import { consentMember, organizationWorkspaces, type ConsentMemberRow } from '../store/oauthConsent.js';
+import { checkAuthorizationRequest, redirectWith, REQUEST_PARAMS, type AuthorizationRequest } from './authorizationRequest.js';
+import type { MetadataFetcher } from './clients.js';
+import { ClientNotFetched, OAuthError, RedirectedError, UnsafeRedirectError } from './errors.js';
 import { consentPage, errorPage, pageCsp } from './consentPage.js';
 import type { Resources } from './resources.js';
 import { CODE_PREFIX } from './secrets.js';
-import { CODE_TTL_S } from './settings.js';
+import { CODE_TTL_S } from './oauthSettings.js';
 
 /** The signed-in member of a request's session (the console's sign-in). */
 export interface SignedInMember {

@@ -32,7 +32,7 @@ import {
   type SessionListRow,
   type SigningInMember,
 } from '../store/sessions.js';
-import { auditedWrite, type EventCaller } from './audit.js';
+import { auditedWrite, type EventCaller } from '../services/audit.js';
 
 /** A sign-in link is valid this long, and used once. */
 export const SIGN_IN_LINK_SECONDS = 15 * 60;

@@ -1,4 +1,4 @@
-import { csrfTokenOf, sessionOf } from '../auth/sessions.js';
+import { csrfTokenOf, sessionOf } from './sessions.js';
 import type { Sessions } from './authorize.js';
 
 /**

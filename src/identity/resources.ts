@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { OAuthSettings } from './settings.js';
+import type { OAuthSettings } from './oauthSettings.js';
 
 /**
  * The protected resources (RFC 8707 audiences) this service is: `/mcp`, `/api/v1`, and the service

@@ -12,12 +12,13 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import type { Context } from 'koa';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
-import { safeReturnTo, sessionDepsOf, setCookie, cookieOf } from '../auth/sessions.js';
+import { safeReturnTo, sessionDepsOf, setCookie, cookieOf } from './sessions.js';
 import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
-import { membersForEmail, refuseWithoutSecondFactor } from '../services/people.js';
+import { membersForEmail, refuseWithoutSecondFactor } from './people.js';
 import { SIGN_IN_PATH, startSession } from './signIn.js';
-import { SIGN_IN_NOTICES, type SignInNotice } from './signInNotices.js';
+import { SignInRefused } from './errors.js';
+import type { SignInNotice } from './signInNotices.js';
 
 /** OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_NAME (docs/configuration.md). */
 export interface OidcSettings {
@@ -75,13 +76,6 @@ function loopbackHttp(issuer: URL): boolean {
 /** This service's origin as the provider sees it: PUBLIC_URL, else the request's own (the app trusts no proxy header). */
 function ownOrigin(ctx: Context): string {
   return sessionDepsOf(ctx).settings.publicUrl?.replace(/\/$/, '') ?? `${ctx.protocol}://${ctx.host}`;
-}
-
-/** Why a sign-in failed: a notice code, shown on the sign-in page as its fixed sentence (never the provider's answer). */
-class SignInRefused extends Error {
-  constructor(readonly notice: SignInNotice) {
-    super(SIGN_IN_NOTICES[notice]);
-  }
 }
 
 /** The provider's configuration, discovered on first use (and again after a failure). */

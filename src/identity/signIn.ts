@@ -1,5 +1,5 @@
 /**
- * How a person signs in and out of the console and GraphQL (sessions: src/auth/sessions.ts):
+ * How a person signs in and out of the console and GraphQL (sessions: sessions.ts):
  *   GET  /console/sign-in            the sign-in page (`?return_to=` a same-origin path; anything else is ignored)
  *   POST /console/sign-in/link       redeems a sign-in link's token (JSON; the page reads it from the link's fragment)
  *   GET  /console/sign-in/oidc       starts OpenID Connect at the identity provider (see oidcSignIn.ts)
@@ -19,12 +19,12 @@ import {
   memberPrincipal,
   sessionOf,
   setSessionCookie,
-} from '../auth/sessions.js';
+} from './sessions.js';
 import { DomainError, InvalidRequestError, invalidField } from '../errors.js';
 import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
-import { beginSession, signInWithLink, signOut, type SignInGrant } from '../services/people.js';
-import { pageHead, sameOriginCsp, sendPage } from './pageAssets.js';
+import { beginSession, signInWithLink, signOut, type SignInGrant } from './people.js';
+import { pageHead, sameOriginCsp, sendPage } from '../http/page.js';
 import { noticeText } from './signInNotices.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';

@@ -1,14 +1,22 @@
+/**
+ * OAuth grants, the one home of each: a grant created when its code is redeemed, its token pairs
+ * issued, the grant (its whole token family) revoked, and the grants a caller may list and revoke
+ * over GraphQL and in the console.
+ */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { roleMay } from '../auth/permissions.js';
-import { signalAuthChanged } from '../auth/keyCache.js';
+import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
+import { digestSecret, newSecret } from '../auth/keys.js';
 import type { AgentPrincipal, RequestContext } from '../context.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { revokeGrantIn } from '../oauth/grants.js';
-import { findGrant, insertGrant, listGrants, type GrantRow } from '../store/oauth.js';
+import { recordAudit } from '../services/audit.js';
+import { findGrant, insertGrant, listGrants, revokeGrantRow, type GrantRow } from '../store/oauthGrants.js';
+import { insertToken } from '../store/oauthTokens.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
-import { recordAudit } from './audit.js';
+import type { OAuthSettings } from './oauthSettings.js';
+import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';
 
 /** Whose grants a caller may see and revoke: an organization's (all of them, or one member's). */
 interface GrantViewer {
@@ -123,4 +131,52 @@ export async function createOAuthGrant(em: EntityManager, grant: NewGrant, reque
     payload: { object: { clientId: grant.clientId, clientName: grant.clientName, scopes: grant.scopes, resource: grant.resource } },
   });
   return id;
+}
+
+/** What the token endpoint answers (RFC 6749 §5.1). */
+export interface TokenAnswer {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+/** Issues a new access and refresh token pair of a grant (only their digests are stored). */
+export async function issueTokens(
+  em: EntityManager,
+  serverSecret: string,
+  settings: Pick<OAuthSettings, 'accessTokenTtlS' | 'refreshTokenTtlS'>,
+  grantId: string,
+  scopes: readonly string[],
+): Promise<TokenAnswer> {
+  const access = newSecret(ACCESS_PREFIX);
+  const refresh = newSecret(REFRESH_PREFIX);
+  const now = Date.now();
+  await insertToken(em, grantId, 'access', digestSecret(serverSecret, access), new Date(now + settings.accessTokenTtlS * 1000));
+  await insertToken(em, grantId, 'refresh', digestSecret(serverSecret, refresh), new Date(now + settings.refreshTokenTtlS * 1000));
+  return {
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: settings.accessTokenTtlS,
+    refresh_token: refresh,
+    scope: scopes.join(' '),
+  };
+}
+
+/**
+ * Revokes a grant and every token of it, inside `em`'s transaction, and tells every process's key
+ * cache at commit (call `signalAuthChanged` after the commit for this one's).
+ */
+export async function revokeGrantIn(em: EntityManager, grantId: string, reason: string): Promise<boolean> {
+  const revoked = await revokeGrantRow(em, grantId, reason);
+  await announceAuthChange(em);
+  return revoked;
+}
+
+/** Revokes a grant in its own transaction: in force in every process within seconds. */
+export async function revokeGrant(em: EntityManager, grantId: string, reason: string): Promise<boolean> {
+  const revoked = await em.transactional((trx) => revokeGrantIn(trx, grantId, reason));
+  signalAuthChanged();
+  return revoked;
 }

@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
 import type { SqlTarget } from '../db/sql.js';
-import {
-  deleteUnusedClients,
-  findClient,
-  findMetadataFailure,
-  insertRegisteredClient,
-  recordMetadataFailure,
-  upsertMetadataClient,
-  type ClientRow,
-} from '../store/oauth.js';
+import { deleteUnusedClients, findClient, insertRegisteredClient, upsertMetadataClient, type ClientRow } from '../store/oauthClients.js';
+import { findMetadataFailure, recordMetadataFailure } from '../store/oauthMetadataFailures.js';
+import { ClientNotFetched, OAuthError } from './errors.js';
 import { CLIENT_PREFIX } from './secrets.js';
-import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './settings.js';
+import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';
 
 /** A client as the authorization server uses it. */
 export interface OAuthClient {
@@ -19,19 +13,6 @@ export interface OAuthClient {
   kind: 'registered' | 'metadata';
   name: string;
   redirectUris: string[];
-}
-
-/** A refusal in OAuth's own terms (`error` and `error_description`, RFC 6749 §5.2 / RFC 7591 §3.2.2). */
-export class OAuthError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-    readonly status = 400,
-    /** Seconds to wait before asking again (a 429's Retry-After). */
-    readonly retryAfterSeconds: number | null = null,
-  ) {
-    super(description);
-  }
 }
 
 /**
@@ -42,13 +23,6 @@ export class OAuthError extends Error {
 export interface MetadataFetcher {
   allowLoopback: boolean;
   charge(): Promise<void>;
-}
-
-/** A metadata-document client the request may not fetch and the database does not hold: a person signs in first. */
-export class ClientNotFetched extends OAuthError {
-  constructor() {
-    super('invalid_client', "The client's metadata document is fetched once a person has signed in", 401);
-  }
 }
 
 const MAX_REDIRECT_URIS = 10;

@@ -1,6 +1,7 @@
 import { isPermission, PERMISSIONS } from '../auth/permissions.js';
 import type { SqlTarget } from '../db/sql.js';
-import { ClientNotFetched, OAuthError, redirectUriProblem, resolveClient, type MetadataFetcher, type OAuthClient } from './clients.js';
+import { redirectUriProblem, resolveClient, type MetadataFetcher, type OAuthClient } from './clients.js';
+import { ClientNotFetched, OAuthError, RedirectedError, UnsafeRedirectError } from './errors.js';
 import { ourResource, type Resources } from './resources.js';
 import { CHALLENGE } from './secrets.js';
 
@@ -12,24 +13,6 @@ export interface AuthorizationRequest {
   codeChallenge: string;
   resource: string;
   scopes: string[];
-}
-
-/** A refusal before the redirect URI is known to be the client's: shown on a page, never redirected (no open redirect). */
-export class UnsafeRedirectError extends OAuthError {}
-
-/**
- * A refusal after it is, addressed to the client at its redirect URI (RFC 6749 §4.1.2.1). Whether the
- * browser is sent there is the authorization endpoint's call (src/oauth/authorize.ts): only once the
- * person has signed in and seen who the client is, never by itself (RFC 9700 §4.11.2).
- */
-export class RedirectedError extends OAuthError {
-  constructor(
-    error: string,
-    description: string,
-    readonly to: { client: OAuthClient; redirectUri: string; state: string | null },
-  ) {
-    super(error, description);
-  }
 }
 
 /** The parameters an authorization request carries (and the consent form carries back). */

@@ -6,11 +6,12 @@ import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { decideConsent, showConsent, type Sessions } from './authorize.js';
-import { OAuthError, registerClient, type MetadataFetcher } from './clients.js';
-import { ENDPOINTS, wellKnownDocument } from './metadata.js';
+import { registerClient, type MetadataFetcher } from './clients.js';
+import { OAuthError } from './errors.js';
+import { ENDPOINTS, wellKnownDocument } from './oauthMetadata.js';
 import { resourcesFor } from './resources.js';
 import { revokeToken } from './revocation.js';
-import type { OAuthSettings } from './settings.js';
+import type { OAuthSettings } from './oauthSettings.js';
 import { tokenRequest } from './token.js';
 
 /** What the authorization server is built from. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
-import { deleteToken, lockToken } from '../store/oauth.js';
-import { OAuthError } from './clients.js';
+import { deleteToken, lockToken } from '../store/oauthTokens.js';
+import { OAuthError } from './errors.js';
 import { revokeGrantIn } from './grants.js';
 import { digestSecret } from '../auth/keys.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';

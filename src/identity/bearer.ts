@@ -7,10 +7,11 @@ import type { AgentPrincipal, Principal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { DomainError, UnauthorizedError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
-import { lookupAccessToken, touchGrant, type AccessRow } from '../store/oauth.js';
+import { touchGrant } from '../store/oauthGrants.js';
+import { lookupAccessToken, type AccessRow } from '../store/oauthTokens.js';
 import { audienceAccepts, doorOf, metadataUrlOf, resourcesFor, type Resources } from './resources.js';
 import { ACCESS_PREFIX } from './secrets.js';
-import type { OAuthSettings } from './settings.js';
+import type { OAuthSettings } from './oauthSettings.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

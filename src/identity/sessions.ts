@@ -11,12 +11,12 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { MemberPrincipal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
-import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
 import { liveSession, touchSession, type SessionRow } from '../store/sessions.js';
-import { digestSecret, newSecret, safeEqual } from './keys.js';
-import type { Role } from './permissions.js';
+import { digestSecret, newSecret, safeEqual } from '../auth/keys.js';
+import type { Role } from '../auth/permissions.js';
 import { defaultOf } from '../config.js';
+import { CsrfError } from './errors.js';
 
 /** SESSION_IDLE_MINUTES, SESSION_MAX_HOURS and PUBLIC_URL (docs/configuration.md). */
 export interface SessionSettings {
@@ -109,13 +109,6 @@ function csrfFor(serverSecret: string, sessionId: string): string {
 /** The token a page served to this session embeds, for the state-changing requests it makes. */
 export function csrfTokenOf(signedIn: SignedIn): string {
   return signedIn.csrf;
-}
-
-/** 403 for a refused CSRF check (the error envelope's `permission_denied`). */
-export class CsrfError extends DomainError {
-  constructor() {
-    super('permission_denied', 'The CSRF token of this session is missing or wrong; reload the page and try again.', { missing: [] });
-  }
 }
 
 /**

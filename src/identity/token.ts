@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { signalAuthChanged } from '../auth/keyCache.js';
-import { codeClient, lockCode, lockToken, useCode, useToken } from '../store/oauth.js';
-import { OAuthError, resolveClient } from './clients.js';
-import { createOAuthGrant } from '../services/oauthGrants.js';
-import { issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
+import { codeClient, lockCode, useCode } from '../store/oauthCodes.js';
+import { lockToken, useToken } from '../store/oauthTokens.js';
+import { resolveClient } from './clients.js';
+import { OAuthError } from './errors.js';
+import { createOAuthGrant, issueTokens, revokeGrantIn, type TokenAnswer } from './grants.js';
 import { ourResource, type Resources } from './resources.js';
 import { digestSecret } from '../auth/keys.js';
 import { CODE_PREFIX, REFRESH_PREFIX, verifierMatches } from './secrets.js';
-import type { OAuthSettings } from './settings.js';
+import type { OAuthSettings } from './oauthSettings.js';
 
 /** What the token endpoint needs. */
 export interface TokenDeps {
