@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SqlTarget } from './db/sql.js';
 import type { Role } from './auth/permissions.js';
-import type { Plan } from './auth/plans.js';
+import type { Plan } from './plans.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
 import type { LiveHub } from './live/hub.js';

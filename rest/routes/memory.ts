@@ -1,5 +1,5 @@
 import { NEAR_LIMIT, NEAR_MIN_TRIGRAMS, NEAR_THRESHOLD } from '../../src/services/nearDuplicates.js';
-import { memoryQuotasInWords } from '../../src/auth/plans.js';
+import { memoryQuotasInWords } from '../../src/plans.js';
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';

@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { effectivePermissions, PERMISSIONS, roleMay, rolePermissions, type Permission, type PersonAction } from './permissions.js';
-import type { PlanFeature } from './plans.js';
+import type { PlanFeature } from '../plans.js';
 import { workspaceInOrganization, workspaceOrganization } from '../store/organizations.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Role } from './permissions.js';
-import type { Plan } from './plans.js';
+import type { Plan } from '../plans.js';
 
 /** A key as its lookup reads it: the key, its member and organization (cached per process by KeyCache). */
 export interface KeyRow {

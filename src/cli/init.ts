@@ -1,5 +1,5 @@
 import { PERMISSIONS, ROLES } from '../auth/permissions.js';
-import { PLANS } from '../auth/plans.js';
+import { PLANS } from '../plans.js';
 import { ServiceClient } from './client.js';
 import { CliError, positionals, type CliContext, type Command } from './command.js';
 import { ask } from './prompt.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
-import type { Plan } from '../auth/plans.js';
+import type { Plan } from '../plans.js';
 
 @ObjectType({ description: 'A customer organization: owns workspaces, members and their keys.' })
 @Entity({ tableName: 'organizations' })

@@ -3,7 +3,7 @@ import { acting } from '../auth/access.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, generateKeySecret } from '../auth/keys.js';
 import { isPermission, ROLES, type Role } from '../auth/permissions.js';
-import { MEMORY_QUOTA, PLANS, type Plan } from '../auth/plans.js';
+import { MEMORY_QUOTA, PLANS, type Plan } from '../plans.js';
 import type { MemberPrincipal, RequestContext } from '../context.js';
 import { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
 import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';

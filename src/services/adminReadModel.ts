@@ -1,7 +1,7 @@
 import type { EntityClass } from '@mikro-orm/core';
 import { acting } from '../auth/access.js';
 import { ROLES } from '../auth/permissions.js';
-import { MEMORY_QUOTA } from '../auth/plans.js';
+import { MEMORY_QUOTA } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { ARTICLE_STATUSES } from '../entities/Article.js';
 import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entities/index.js';

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
 import { seesRestricted } from '../auth/visibility.js';
 import type { Permission } from '../auth/permissions.js';
-import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
+import { RESTRICTED_VISIBILITY } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';

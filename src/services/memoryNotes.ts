@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Scope } from '../auth/authorize.js';
-import { MEMORY_QUOTA } from '../auth/plans.js';
+import { MEMORY_QUOTA } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import {

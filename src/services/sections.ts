@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requirePlan, type Scope } from '../auth/authorize.js';
 import { seesRestricted } from '../auth/visibility.js';
-import { RESTRICTED_VISIBILITY } from '../auth/plans.js';
+import { RESTRICTED_VISIBILITY } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { Section, type Visibility } from '../entities/Section.js';
 import { ConflictError, invalidField } from '../errors.js';

@@ -20,7 +20,7 @@ import {
 } from '../archive/format.js';
 import { RecordInserter } from '../archive/inserter.js';
 import { RECORD_TYPES, type RecordType } from '../archive/recordTypes.js';
-import { MEMORY_QUOTA, RESTRICTED_VISIBILITY, type Plan } from '../auth/plans.js';
+import { MEMORY_QUOTA, RESTRICTED_VISIBILITY, type Plan } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { ConflictError, DomainError, NotFoundError, PlanRequiredError } from '../errors.js';
 import { isUuid } from '../ids.js';

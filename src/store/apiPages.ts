@@ -1,5 +1,5 @@
 /** Statements on the articles generated from a workspace's OpenAPI spec (api_state 'generated', or 'detached': kept, never rewritten by a sync). */
-import { articleVisible } from '../auth/visibility.js';
+import { articleVisible } from './visibility.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import type { SpecOperation } from '../openapi/parsedSpec.js';
 import { ENQUEUE_EMBEDDING } from './embeddings.js';

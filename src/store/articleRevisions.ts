@@ -1,5 +1,5 @@
 /** Statements on article_revisions (the versions the revision trigger records), and what the trigger records of a change. */
-import { revisionVisible } from '../auth/visibility.js';
+import { revisionVisible } from './visibility.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 
 const ENTRY_COLUMNS = `r.version, r.title, r.status, r.visibility, s.key as section, r.position, r.action, r.changed, r.summary,

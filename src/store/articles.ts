@@ -1,5 +1,5 @@
 /** Statements on articles (read with their section's key), and the workspace's content revision that names their tree. */
-import { articleVisible } from '../auth/visibility.js';
+import { articleVisible } from './visibility.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import type { ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';

@@ -1,5 +1,5 @@
 /** Statements on content_gap_groups (groups of similar unanswered questions). */
-import { articleVisible } from '../auth/visibility.js';
+import { articleVisible } from './visibility.js';
 import { pgArray, sql, type Row, type SqlTarget } from '../db/sql.js';
 
 /** Sample questions a listed group carries (newest first). */

@@ -1,5 +1,5 @@
 /** Statements on memory_notes: a note's reads, its PUT and delete (with revision, quota slot and embedding work), the index, backlinks. */
-import { MEMORY_QUOTA } from '../auth/plans.js';
+import { MEMORY_QUOTA } from '../plans.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { ENQUEUE_EMBEDDING, UNEMBED_DELETED } from './embeddings.js';
 import { nearKeysParam } from './noteNearKeys.js';

@@ -1,5 +1,5 @@
 /** Statements on memory_usage (the count of a workspace's notes that a plan's quota limits) and the plan it is counted against. */
-import type { Plan } from '../auth/plans.js';
+import type { Plan } from '../plans.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type SqlTarget } from '../db/sql.js';
 

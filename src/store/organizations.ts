@@ -1,5 +1,5 @@
 /** Statements on organizations and their workspaces: existence, plan, a workspace's organization, the rows an archive's export or import starts from. */
-import type { Plan } from '../auth/plans.js';
+import type { Plan } from '../plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 
 /** Whether an organization with this id exists. */

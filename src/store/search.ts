@@ -1,5 +1,5 @@
 /** Search's statements over articles and changelog entries: the full-text ranking, which ranked items a key may see, and the suggestions' reads. */
-import { articleVisible } from '../auth/visibility.js';
+import { articleVisible } from './visibility.js';
 import { pgArray, runsConcurrently, sql, type SqlTarget } from '../db/sql.js';
 import type { ItemType } from './embeddings.js';
 import { headlineSql } from './headline.js';

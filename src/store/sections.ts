@@ -1,5 +1,5 @@
 /** Statements on sections (with their visible article counts), and the workspace lock that serialises their list. */
-import { articleVisible, sectionVisible } from '../auth/visibility.js';
+import { articleVisible, sectionVisible } from './visibility.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import type { Visibility } from '../entities/Section.js';
 

@@ -1,5 +1,5 @@
 /** A workspace's usage in one statement: its plan, note quota counter and notes, uploads, articles by status and searches per day. */
-import type { Plan } from '../auth/plans.js';
+import type { Plan } from '../plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 
 /** A workspace's usage as the statement reads it (no row when the workspace does not exist). */
