@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
 import type { Params, Row, SqlTarget } from '../db/sql.js';
-import { AuditEvent } from '../entities/AuditEvent.js';
+import type { AuditEvent } from '../entities/AuditEvent.js';
 import { signalWebhookWork } from '../webhooks/signal.js';
-import { eventPayloads, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
+import { eventPayloads, latestWorkspaceEvents, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
 import type { EventType } from '../webhooks/events.js';
 
 export interface AuditInput {
@@ -80,7 +80,7 @@ export async function auditedWrite<T = Row>(
 
 /** The newest audit events of a workspace. */
 export async function listAuditEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {
-  const events = await em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  const events = await latestWorkspaceEvents(em, workspaceId, limit);
   if (!events.length) return events;
   const payloads = await eventPayloads(
     em,
