@@ -64,9 +64,14 @@ export async function lockWorkspaceWithPlan(db: SqlTarget, id: string): Promise<
   return ws;
 }
 
-/** A write (for auditedWrite) inserting a workspace: `?`s for its id, organization and name; returns the id. */
-export const INSERT_WORKSPACE =
-  'insert into workspaces (id, organization_id, name, created_at) values (?, ?, ?, clock_timestamp()) returning id';
+/** Inserts a workspace of an organization, created now. */
+export async function insertWorkspace(db: SqlTarget, id: string, organizationId: string, name: string): Promise<void> {
+  await sql(db, 'insert into workspaces (id, organization_id, name, created_at) values (?, ?, ?, clock_timestamp())', [
+    id,
+    organizationId,
+    name,
+  ]);
+}
 
 /** An organization as a managed entity (changes to it are written when the transaction commits), if it exists. */
 export function loadOrganization(em: EntityManager, id: string): Promise<Organization | null> {
