@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { DomainError } from './errors.js';
+import { deleteEndedWindows, grantRequests, returnRequests, selectAndGrant } from './store/rateLimitCounters.js';
 
 /** The outcome of counting one request against a key's window. */
 export interface RateLimitResult {
@@ -25,12 +26,6 @@ function windowOf(windowSeconds: number, now: number) {
 
 function result(max: number, count: number, resetSeconds: number): RateLimitResult {
   return { allowed: count <= max, limit: max, remaining: Math.max(0, max - count), resetSeconds };
-}
-
-/** The grant statement's answer. */
-interface GrantRow {
-  count: number;
-  granted: number;
 }
 
 /** An answer from a lease: granted (with what is left for the key) or refused. */
@@ -85,17 +80,6 @@ const LEASE_MAX = 1000;
 const IDLE_RETURN_MS = 1000;
 /** A busy key asks for its next lease when less than this share of the last one is left. */
 const REFILL_AT = 1 / 4;
-
-/**
- * The grant statement: adds up to `want` ($3) requests to the window starting at $2 and ending at $5 without passing
- * `max` ($4); returns the new count and the grant.
- */
-const GRANT = (keySql: string, from = '') => `
-  insert into rate_limit_counters as c (key, window_start, window_end, count, granted)
-  select ${keySql}, $2, $5, least($3::int, $4::int), least($3::int, $4::int) ${from}
-  on conflict (key, window_start) do update
-    set granted = least($3::int, greatest($4::int - c.count, 0)), count = c.count + least($3::int, greatest($4::int - c.count, 0))
-  returning count, granted`;
 
 /**
  * Fixed windows counted in PostgreSQL, so the limit holds across processes: a window's row counts
@@ -154,10 +138,11 @@ export class PostgresRateLimiter implements RateLimiter {
   private async grant(key: string, lease: Lease, start: number, end: number, now: number, using: number): Promise<number> {
     const want = this.leaseSize(lease, now);
     let granted = 0;
-    lease.pending = this.pool.query<GrantRow>(GRANT('$1'), [key, new Date(start), want, this.max, new Date(end)]).then(({ rows }) => {
-      granted = Number(rows[0].granted);
+    const window = { start: new Date(start), end: new Date(end) };
+    lease.pending = grantRequests(this.pool, key, window, want, this.max).then((row) => {
+      granted = Number(row.granted);
       lease.granted = granted;
-      this.record(key, start, Number(rows[0].count), Math.max(0, granted - using));
+      this.record(key, start, Number(row.count), Math.max(0, granted - using));
     });
     try {
       await lease.pending;
@@ -178,13 +163,9 @@ export class PostgresRateLimiter implements RateLimiter {
   ): Promise<{ row?: T; result?: RateLimitResult }> {
     const now = Date.now();
     const { start, end, resetSeconds } = windowOf(this.windowSeconds, now);
-    const { rows } = await this.pool.query<T & { rate_count: number | null; rate_granted: number | null }>(
-      `with found as (${select}), hit as (${GRANT('id::text', 'from found where usable')})
-       select found.*, (select count from hit) as rate_count, (select granted from hit) as rate_granted from found`,
-      [param, new Date(start), 1, this.max, new Date(end)],
-    );
-    if (!rows[0]) return {};
-    const { rate_count: count, rate_granted: granted, ...row } = rows[0];
+    const found = await selectAndGrant<T>(this.pool, select, param, { start: new Date(start), end: new Date(end) }, this.max);
+    if (!found) return {};
+    const { rate_count: count, rate_granted: granted, ...row } = found;
     if (count === null) return { row: row as unknown as T };
     const lease = this.leaseOf(row.id, start, now);
     this.used(lease, now);
@@ -237,7 +218,7 @@ export class PostgresRateLimiter implements RateLimiter {
     const returns: Promise<unknown>[] = [];
     if (this.purgedFor !== start) {
       this.purgedFor = start;
-      returns.push(this.pool.query('delete from rate_limit_counters where window_end < $1', [new Date(start)]));
+      returns.push(deleteEndedWindows(this.pool, new Date(start)));
     }
     for (const [key, lease] of this.leases) {
       if (lease.window !== start) {
@@ -248,13 +229,7 @@ export class PostgresRateLimiter implements RateLimiter {
         const n = lease.tokens;
         lease.tokens = 0;
         lease.remaining += n;
-        returns.push(
-          this.pool.query('update rate_limit_counters set count = greatest(count - $3, 0) where key = $1 and window_start = $2', [
-            key,
-            new Date(start),
-            n,
-          ]),
-        );
+        returns.push(returnRequests(this.pool, key, new Date(start), n));
       }
     }
     await Promise.all(returns);

@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import pino from 'pino';
 import { startEmbedded } from '../db/embedded.js';
 import { freshEm, migrate, openOrm } from '../db/orm.js';
-import { sql } from '../db/sql.js';
 import { embedderFromEnv } from '../search/embedder.js';
-import { ENQUEUE_EMBEDDING, VectorIndex } from '../search/vectors.js';
+import { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
 import { clusterQuestion } from '../services/contentGaps.js';
+import { enqueueAllItems, queuedItemCount } from '../store/embeddings.js';
 
 export interface BackfillOptions {
   /** A PostgreSQL URL; without it the embedded database in `dataDir` is opened (the service must not be running on it). */
@@ -34,26 +34,13 @@ export async function backfillEmbeddings(
   try {
     await migrate(orm, connection, Boolean(url));
     const em = freshEm(orm);
-    const filter = options.workspace ? 'where workspace_id = ?' : '';
-    const params = options.workspace ? [options.workspace] : [];
     const queued = await em.transactional(async (tx) => {
       let n = 0;
       // Notes only of workspaces that search them by meaning (the others embed no note).
-      for (const [type, table] of [
-        ['article', 'articles'],
-        ['changelog', 'changelog_entries'],
-        ['note', 'memory_notes t join embedding_stamps s on s.workspace_id = t.workspace_id and s.notes_embedded'],
-      ] as const) {
-        const items = `select t.id, t.workspace_id from ${table.includes(' ') ? table : `${table} t`} ${filter.replace('workspace_id', 't.workspace_id')}`;
-        n += (await sql(tx, `${ENQUEUE_EMBEDDING(type, items)} returning 1`, params)).length;
-      }
+      for (const type of ['article', 'changelog', 'note'] as const) n += await enqueueAllItems(tx, type, options.workspace);
       return n;
     });
-    const [{ n: pending }] = await sql<{ n: number }>(
-      em,
-      `select count(*)::int as n from embedding_queue ${options.workspace ? 'where workspace_id = ?' : ''}`,
-      params,
-    );
+    const pending = await queuedItemCount(em, options.workspace);
     const embedder = embedderFromEnv(options.env);
     options.onQueued?.(queued, pending, embedder.model);
     const worker = new EmbeddingWorker(orm, embedder, await VectorIndex.open(em), clusterQuestion, pino({ level: 'warn' }));

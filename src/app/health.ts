@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { freshEm } from '../db/orm.js';
-import { sql } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import type { Middleware } from '../http/middleware.js';
+import { pingDatabase } from '../store/probes.js';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -31,7 +31,7 @@ export function health(orm: MikroORM, embedded: EmbeddedDatabase | null): Middle
 
 async function databaseAnswers(orm: MikroORM): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), READY_TIMEOUT_MS).unref());
-  const probe = sql(freshEm(orm), 'select 1').then(
+  const probe = pingDatabase(freshEm(orm)).then(
     () => true,
     () => false,
   );

@@ -6,9 +6,10 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { open, type FileHandle } from 'node:fs/promises';
-import { pgArray, sql } from '../db/sql.js';
 import { InvalidRequestError } from '../errors.js';
-import { ENQUEUE_EMBEDDING } from '../search/vectors.js';
+import { insertArchivedRows, reserveIds } from '../store/archive.js';
+import { deleteArticleRevisions } from '../store/articleRevisions.js';
+import { enqueueItems, type ContentType } from '../store/embeddings.js';
 import { insertUpload, insertUploadPart, UPLOAD_PART_BYTES } from '../store/uploads.js';
 import { Pacer } from './bounds.js';
 import type { ArchiveCheck, DerivedUpload } from './contents.js';
@@ -19,25 +20,8 @@ import { TYPE_BY_NAME, type RecordType } from './recordTypes.js';
 const BATCH_ROWS = 100;
 const BATCH_BYTES = 64 * 1024;
 
-/** Columns that hold a member's or agent key's id, and the table that holds it. */
-const FOREIGN_IDS: Record<string, string> = {
-  agent_key_id: 'agent_keys',
-  member_id: 'members',
-  reviewed_by: 'members',
-  written_by_key_id: 'agent_keys',
-  replaced_by_key_id: 'agent_keys',
-};
-
-/** Types whose rows are queued for embedding once inserted (notes only where the workspace searches them by meaning). */
-const EMBEDDED: Record<string, string> = {
-  article: ENQUEUE_EMBEDDING('article', 'select id, workspace_id from articles where id = any(?::int[])'),
-  changelog_entry: ENQUEUE_EMBEDDING('changelog', 'select id, workspace_id from changelog_entries where id = any(?::int[])'),
-  memory_note: ENQUEUE_EMBEDDING(
-    'note',
-    `select n.id, n.workspace_id from memory_notes n join embedding_stamps s on s.workspace_id = n.workspace_id and s.notes_embedded
-      where n.id = any(?::int[])`,
-  ),
-};
+/** Types whose rows are queued for embedding once inserted, as what (notes only where the workspace searches them by meaning). */
+const EMBEDDED: Record<string, ContentType> = { article: 'article', changelog_entry: 'changelog', memory_note: 'note' };
 
 const UPLOAD_LINK = /\/uploads\/([A-Za-z0-9_-]{16,64})\./g;
 
@@ -97,41 +81,21 @@ export class RecordInserter {
       columns.unshift('id');
     }
     await this.insert(spec, columns, rows);
-    if (spec.type === 'article' && this.into.replaceRevisions)
-      await sql(this.tx, 'delete from article_revisions where workspace_id = ? and article_id = any(?::int[])', [
-        this.into.workspaceId,
-        pgArray(fresh),
-      ]);
-    if (EMBEDDED[spec.type]) await sql(this.tx, EMBEDDED[spec.type], [pgArray(fresh)]);
+    if (spec.type === 'article' && this.into.replaceRevisions) await deleteArticleRevisions(this.tx, this.into.workspaceId, fresh);
+    if (EMBEDDED[spec.type]) await enqueueItems(this.tx, EMBEDDED[spec.type], this.into.workspaceId, fresh);
   }
 
   /** New serial ids for a batch, in order; the type's ref → id list grows by them. */
   private async freshIds(spec: RecordType, count: number): Promise<number[]> {
-    const ids = await sql<{ id: number }>(
-      this.tx,
-      `select nextval(pg_get_serial_sequence(?, 'id'))::int as id from generate_series(1, ?)`,
-      [spec.table, count],
-    );
-    const fresh = ids.map((r) => r.id).sort((a, b) => a - b);
+    const fresh = await reserveIds(this.tx, spec.table, count);
     this.ids.set(spec.type, (this.ids.get(spec.type) ?? []).concat(fresh));
     return fresh;
   }
 
   /** One insert of the batch's rows; ids of members and keys outside the organization become null. */
   private async insert(spec: RecordType, columns: string[], rows: Record<string, unknown>[]): Promise<void> {
-    const list = columns.map((c) => `"${c}"`).join(', ');
-    const foreign = columns.filter((c) => FOREIGN_IDS[c]);
-    const select = columns.map((c) =>
-      FOREIGN_IDS[c]
-        ? `(select f.id from ${FOREIGN_IDS[c]} f where f.id = r."${c}" and f.organization_id = ?::uuid) as "${c}"`
-        : `r."${c}"`,
-    );
     try {
-      await sql(
-        this.tx,
-        `insert into ${spec.table} (${list}) select ${select.join(', ')} from jsonb_populate_recordset(null::${spec.table}, ?::jsonb) r`,
-        [...foreign.map(() => this.into.organizationId), JSON.stringify(rows)],
-      );
+      await insertArchivedRows(this.tx, spec.table, columns, rows, this.into.organizationId);
     } catch (error) {
       throw refusedByDatabase(error, spec.type);
     }

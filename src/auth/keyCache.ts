@@ -1,11 +1,12 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { sql, type SqlTarget } from '../db/sql.js';
+import { listenForAuthChanges } from '../store/authChanges.js';
+import { pingConnection } from '../store/probes.js';
 import type { KeyRow } from './keyRow.js';
 
-/** The PostgreSQL channel on which every change that affects authentication is announced. */
-const AUTH_CHANGED_CHANNEL = 'wks_auth_changed';
+/** Announces, inside the changing transaction, that keys, members or plans changed (delivered to every process at commit). */
+export { notifyAuthChanged as announceAuthChange } from '../store/authChanges.js';
 
 /** How a process's listening connection names itself in pg_stat_activity (with its pid: one process's listener can be told apart). */
 export function listenerApplicationName(pid = process.pid): string {
@@ -13,11 +14,6 @@ export function listenerApplicationName(pid = process.pid): string {
 }
 
 const local = new EventEmitter();
-
-/** Announces, inside the changing transaction, that keys, members or plans changed (delivered to every process at commit). */
-export async function announceAuthChange(em: SqlTarget): Promise<void> {
-  await sql(em, `select pg_notify('${AUTH_CHANGED_CHANNEL}', '')`);
-}
 
 /** Tells this process's caches at once (call after the commit; other processes hear the notification). */
 export function signalAuthChanged(): void {
@@ -27,7 +23,7 @@ export function signalAuthChanged(): void {
 /**
  * Key lookups (key, member and organization) kept in process, so an authenticated request needs no
  * database round trip. Changes reach every process: the transactions that revoke a key or change an
- * organization notify AUTH_CHANGED_CHANNEL, every process listens (AuthChangeListener) and empties
+ * organization announce it (announceAuthChange: a NOTIFY), every process listens (AuthChangeListener) and empties
  * its cache when it hears it; while the listening connection is down the cache is not used. An entry
  * is also re-read after `maxAgeMs`, so nothing stays stale for long even if a notification were lost.
  * Expiry is checked on every request against the cached `expires_at`.
@@ -107,7 +103,7 @@ const LISTENER_HEARTBEAT_MS = 3000;
 const HEARTBEAT_TIMEOUT_MS = 1500;
 
 /**
- * Keeps one connection LISTENing on AUTH_CHANGED_CHANNEL and empties the cache on every
+ * Keeps one connection LISTENing for the announcement of auth changes and empties the cache on every
  * notification. When the connection fails, the cache is switched off and the connection is
  * re-established (every second) before the cache is used again. A connection that dies without
  * an error (a dropped network path, an expired NAT entry) is caught by TCP keep-alive and by a
@@ -152,7 +148,7 @@ export class AuthChangeListener {
     this.client = client;
     try {
       await client.connect();
-      await client.query(`listen ${AUTH_CHANGED_CHANNEL}`);
+      await listenForAuthChanges(client);
       if (this.client === client && !this.closed) {
         this.cache.setEnabled(true);
         this.startHeartbeat(client, lost);
@@ -169,7 +165,7 @@ export class AuthChangeListener {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer to the heartbeat within ${HEARTBEAT_TIMEOUT_MS} ms`)), HEARTBEAT_TIMEOUT_MS);
       });
-      Promise.race([client.query('select 1'), timeout]).then(
+      Promise.race([pingConnection(client), timeout]).then(
         () => clearTimeout(timer),
         (error) => {
           clearTimeout(timer);

@@ -5,9 +5,13 @@ import { digestSecret, generateKeySecret } from '../auth/keys.js';
 import { isPermission, ROLES, type Role } from '../auth/permissions.js';
 import { MEMORY_QUOTA, PLANS, type Plan } from '../plans.js';
 import type { MemberPrincipal, RequestContext } from '../context.js';
-import { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
+import type { AgentKey, Member, Organization, Workspace } from '../entities/index.js';
 import { ConflictError, DomainError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { loadAgentKey, newAgentKey } from '../store/agentKeys.js';
+import { flushChanges } from '../store/entities.js';
+import { loadMember, memberEmailTaken, memberReference, newMember } from '../store/members.js';
+import { loadOrganization, loadWorkspaceOf, newOrganization, newWorkspace } from '../store/organizations.js';
 import { recordAudit } from './audit.js';
 import { recountMemoryUsage } from './memoryNotes.js';
 
@@ -22,7 +26,7 @@ function checkRole(role: string): Role {
 }
 
 async function findOrganization(em: EntityManager, id: string): Promise<Organization> {
-  const org = isUuid(id) ? await em.findOne(Organization, { id }) : null;
+  const org = isUuid(id) ? await loadOrganization(em, id) : null;
   if (!org) throw new NotFoundError('Organization');
   return org;
 }
@@ -34,7 +38,7 @@ export async function createOrganization(
 ): Promise<Organization> {
   const plan = checkPlan(input.plan, 'plan');
   return ctx.em.transactional((em) => {
-    const org = em.create(Organization, {
+    const org = newOrganization(em, {
       name: input.name,
       plan,
       requireTwoFactor: input.requireTwoFactor ?? false,
@@ -72,7 +76,7 @@ export async function updateOrganization(
     if (MEMORY_QUOTA[before] === null && MEMORY_QUOTA[org.plan] !== null) {
       // Unlimited plans keep no note count: write the plan change first (it waits for creates in
       // flight), then count.
-      await em.flush();
+      await flushChanges(em);
       await recountMemoryUsage(em, org.id);
     }
     if (input.requireTwoFactor !== undefined && input.requireTwoFactor !== null) org.requireTwoFactor = input.requireTwoFactor;
@@ -85,7 +89,7 @@ export async function updateOrganization(
 export async function createWorkspace(ctx: RequestContext, input: { organizationId: string; name: string }): Promise<Workspace> {
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
-    const workspace = em.create(Workspace, { organization, name: input.name, createdAt: new Date() });
+    const workspace = newWorkspace(em, { organization, name: input.name, createdAt: new Date() });
     recordAudit(em, ctx, {
       action: 'workspace.created',
       targetType: 'workspace',
@@ -106,9 +110,9 @@ export async function createMember(
   return ctx.em.transactional(async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const email = input.email.trim().toLowerCase();
-    if (await em.count(Member, { organization, email }))
+    if (await memberEmailTaken(em, organization, email))
       throw new ConflictError(`A member with e-mail ${email} already exists in this organization.`, { field: 'email' });
-    const member = em.create(Member, {
+    const member = newMember(em, {
       organization,
       email,
       role,
@@ -155,18 +159,16 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
     ]);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return ctx.em.transactional(async (em) => {
-    const member = isUuid(input.memberId) ? await em.findOne(Member, { id: input.memberId }) : null;
+    const member = isUuid(input.memberId) ? await loadMember(em, input.memberId) : null;
     if (!member || (own && member.organization.id !== own)) throw new NotFoundError('Member');
     refuseKeyAboveRank(actor, member);
     let workspace: Workspace | null = null;
     if (input.workspaceId) {
-      workspace = isUuid(input.workspaceId)
-        ? await em.findOne(Workspace, { id: input.workspaceId, organization: member.organization })
-        : null;
+      workspace = isUuid(input.workspaceId) ? await loadWorkspaceOf(em, input.workspaceId, member.organization) : null;
       if (!workspace) throw new NotFoundError('Workspace');
     }
     const key = generateKeySecret();
-    const agentKey = em.create(AgentKey, {
+    const agentKey = newAgentKey(em, {
       organization: member.organization,
       member,
       workspace,
@@ -174,7 +176,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
       permissions: [...new Set(input.permissions)],
       digest: digestSecret(ctx.serverSecret, key),
       expiresAt: input.expiresAt ?? null,
-      createdBy: actor ? em.getReference(Member, actor.memberId) : null,
+      createdBy: actor ? memberReference(em, actor.memberId) : null,
       createdAt: new Date(),
     });
     recordAudit(em, ctx, {
@@ -194,7 +196,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
 export async function revokeAgentKey(ctx: RequestContext, id: string): Promise<AgentKey> {
   const own = acting(ctx).organizationId;
   return changingAuth(ctx, async (em) => {
-    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }) : null;
+    const agentKey = isUuid(id) ? await loadAgentKey(em, id) : null;
     if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
     agentKey.revokedAt ??= new Date();
     recordAudit(em, ctx, {
@@ -216,7 +218,7 @@ export async function updateMember(
 ): Promise<Member> {
   const role = input.role === undefined || input.role === null ? null : checkRole(input.role);
   return changingAuth(ctx, async (em) => {
-    const member = isUuid(id) ? await em.findOne(Member, { id }) : null;
+    const member = isUuid(id) ? await loadMember(em, id) : null;
     if (!member) throw new NotFoundError('Member');
     const previous: Record<string, unknown> = {};
     if (role !== null && role !== member.role) {
@@ -247,7 +249,7 @@ export async function updateAgentKey(
   const { organizationId: own, member: actor } = acting(ctx);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
   return changingAuth(ctx, async (em) => {
-    const agentKey = isUuid(id) ? await em.findOne(AgentKey, { id }, { populate: ['member'] }) : null;
+    const agentKey = isUuid(id) ? await loadAgentKey(em, id, true) : null;
     if (!agentKey || (own && agentKey.organization.id !== own)) throw new NotFoundError('Agent key');
     refuseKeyAboveRank(actor, agentKey.member);
     const previous: Record<string, unknown> = {};

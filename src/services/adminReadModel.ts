@@ -8,6 +8,7 @@ import { AgentKey, AuditEvent, Member, Organization, Workspace } from '../entiti
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { encodeCursor } from '../pagination.js';
+import { entitiesByIds } from '../store/entities.js';
 import { keysetPositions, type KeysetList, type PageRow } from '../store/keysetPages.js';
 import { workspaceUsageRow } from '../store/usage.js';
 import type { Connection } from '../types/connection.js';
@@ -65,7 +66,13 @@ async function keysetPage<T extends object>(ctx: RequestContext, spec: ListSpec<
   const after = args.after ? decodeAfter(args.after, spec.idType) : null;
   const rows = await keysetPositions(ctx.em, spec, after, size + 1);
   const positions = rows.filter((r) => r.id !== null).slice(0, size);
-  const nodes = positions.length ? await ctx.em.find(spec.entity, { id: { $in: positions.map((r) => r.id) } } as never) : [];
+  const nodes = positions.length
+    ? await entitiesByIds(
+        ctx.em,
+        spec.entity,
+        positions.map((r) => r.id!),
+      )
+    : [];
   const byId = new Map(nodes.map((n) => [String((n as unknown as { id: unknown }).id), n]));
   const edges = positions.flatMap((row) => {
     const node = byId.get(row.id!);

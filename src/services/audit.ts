@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
 import type { Params, Row, SqlTarget } from '../db/sql.js';
-import { AuditEvent } from '../entities/AuditEvent.js';
+import type { AuditEvent } from '../entities/AuditEvent.js';
 import { signalWebhookWork } from '../webhooks/signal.js';
-import { eventPayloads, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
+import { eventPayloads, latestWorkspaceEvents, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
 import type { EventType } from '../webhooks/events.js';
 
 export interface AuditInput {
@@ -16,15 +16,23 @@ export interface AuditInput {
   payload?: Record<string, unknown> | null;
 }
 
-/**
- * Records a successful mutation as one event: the audit trail's row and the webhook outbox's at
- * once (the dispatcher reads events in commit order; see WebhookDispatcher). Call it with the
- * transaction's EntityManager: the event is written in that transaction, just before it commits
- * (one statement for all of the transaction's events), or not at all.
- */
 /** Who an event is recorded under: the request's caller (an agent key, a signed-in member, or the admin token). */
 export type EventCaller = Pick<RequestContext, 'principal' | 'requestId' | 'adminActing'>;
 
+/**
+ * Records a successful mutation as one event: the audit trail's row and the webhook outbox's at
+ * once (the dispatcher reads events in commit order; see WebhookDispatcher). The event is queued
+ * in the transaction of `em` and written in it just before it commits (one statement for all of
+ * the transaction's events, in the order recorded), or not at all; without a transaction it throws.
+ *
+ * Which event path — the write's transaction decides: a write inside a transaction
+ * (`em.transactional`) records its events with recordAudit on that transaction's EntityManager,
+ * after the writes they describe; a write that is one statement outside any transaction records
+ * them with auditedWrite, in that statement. Never auditedWrite inside a transaction (its event
+ * would be written ahead of the events queued before it, and webhooks and live subscribers get
+ * events in the order written); never a second statement for a lone write's event (a failure
+ * between the two would lose it).
+ */
 export function recordAudit(em: EntityManager, ctx: EventCaller, input: AuditInput): void {
   queueEvent(em, eventValues(ctx, input));
   signalWebhookWork();
@@ -59,12 +67,21 @@ function eventValues(ctx: EventCaller, input: AuditInput): unknown[] {
 /**
  * Runs a write (`write`: a data-modifying statement with RETURNING, or a select of rows a
  * data-modifying CTE in `with` returned) and, in the same statement, writes an event (the audit
- * trail's and the webhook outbox's row) for each row it returns; resolves with those rows. `params` fill the `?` of
- * `with`, then of `write` (or their `:name` placeholders). With `actionColumn`, each row's event
- * type is that column of the row (when one statement may update or create) instead of
- * `input.action`; with `payloadColumn`, that column (jsonb) is the event's payload; `name` prepares the statement once per connection (see `sql`). Outside a
+ * trail's and the webhook outbox's row) for each row it returns — none when it wrote none; resolves
+ * with those rows. `params` fill the `?` of `with`, then of `write` (or their `:name` placeholders).
+ * With `actionColumn`, each row's event type is that column of the row (when one statement may
+ * update or create) instead of `input.action`; with `payloadColumn`, that column (jsonb) is the
+ * event's payload; `name` prepares the statement once per connection (see `sql`). Outside a
  * transaction that is one round trip and one atomic commit: the events exist exactly when the
  * write does.
+ *
+ * Which event path — the write's transaction decides: a write that is one statement outside any
+ * transaction (autocommit, `ctx.db`) records its events with auditedWrite, in that statement; a
+ * write inside a transaction (`em.transactional`) records them with recordAudit on that
+ * transaction's EntityManager. Never auditedWrite inside a transaction (its event would be written
+ * ahead of the events queued before it, and webhooks and live subscribers get events in the order
+ * written); never a second statement for a lone write's event (a failure between the two would lose
+ * it).
  */
 export async function auditedWrite<T = Row>(
   em: SqlTarget,
@@ -80,7 +97,7 @@ export async function auditedWrite<T = Row>(
 
 /** The newest audit events of a workspace. */
 export async function listAuditEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {
-  const events = await em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+  const events = await latestWorkspaceEvents(em, workspaceId, limit);
   if (!events.length) return events;
   const payloads = await eventPayloads(
     em,

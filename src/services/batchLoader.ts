@@ -1,5 +1,6 @@
 import { wrap, type EntityClass } from '@mikro-orm/core';
 import type { RequestContext } from '../context.js';
+import { entitiesByIds } from '../store/entities.js';
 
 type Waiter<T> = { resolve: (value: T | null) => void; reject: (error: unknown) => void };
 
@@ -35,7 +36,7 @@ export function loadById<T extends object>(ctx: RequestContext, entity: EntityCl
 async function flush<T extends object>(ctx: RequestContext, entity: EntityClass<T>, pending: Map<string, Waiter<object>[]>): Promise<void> {
   batches.get(ctx)?.delete(entity);
   try {
-    const found = await ctx.em.find(entity, { id: { $in: [...pending.keys()] } } as never);
+    const found = await entitiesByIds(ctx.em, entity, [...pending.keys()]);
     const byId = new Map(found.map((e) => [(e as unknown as { id: string }).id, e]));
     for (const [id, waiters] of pending) for (const w of waiters) w.resolve(byId.get(id) ?? null);
   } catch (error) {

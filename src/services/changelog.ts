@@ -1,12 +1,13 @@
 import { requirePermissions, type Scope } from '../auth/authorize.js';
 import type { RequestContext } from '../context.js';
-import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
+import type { ChangelogEntry, ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { signalEmbeddingWork } from '../search/vectors.js';
 import { eventObject, objectPayload } from '../webhooks/objects.js';
-import { listChangelogRows } from '../store/changelog.js';
+import { insertChangelogEntry, listChangelogRows, loadChangelogEntry, removeChangelogEntry } from '../store/changelog.js';
 import { enqueueEmbedding, removeEmbeddings } from '../store/embeddings.js';
+import { flushChanges } from '../store/entities.js';
 import { recordAudit } from './audit.js';
 
 export interface ListChangelogArgs {
@@ -55,7 +56,7 @@ export async function createChangelogEntry(
 ): Promise<ChangelogEntry> {
   return ctx.em.transactional(async (em) => {
     const now = new Date();
-    const entry = em.create(ChangelogEntry, {
+    const entry = await insertChangelogEntry(em, {
       workspace: scope.workspaceId,
       author: scope.agent.keyName,
       title: input.title,
@@ -66,7 +67,6 @@ export async function createChangelogEntry(
       createdAt: now,
       updatedAt: now,
     });
-    await em.flush();
     await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
     signalEmbeddingWork();
     recordAudit(em, ctx, {
@@ -108,7 +108,7 @@ export async function updateChangelogEntry(ctx: RequestContext, scope: Scope, id
     }
     entry.updatedAt = new Date();
     // Written now, so the entity's own update hooks have run before the event takes its state.
-    await em.flush();
+    await flushChanges(em);
     recordAudit(em, ctx, {
       action: statusChanges ? 'changelog.status_changed' : 'changelog.updated',
       targetType: 'changelog_entry',
@@ -125,7 +125,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, scope: Scope, id
   return ctx.em.transactional(async (em) => {
     const entry = await findEntry(em, scope, id);
     const payload = objectPayload('ChangelogEntry', entry);
-    em.remove(entry);
+    removeChangelogEntry(em, entry);
     await removeEmbeddings(em, 'changelog', [id]);
     recordAudit(em, ctx, {
       action: 'changelog.deleted',
@@ -139,7 +139,7 @@ export async function deleteChangelogEntry(ctx: RequestContext, scope: Scope, id
 }
 
 async function findEntry(em: RequestContext['em'], scope: Scope, id: number): Promise<ChangelogEntry> {
-  const entry = await em.findOne(ChangelogEntry, { id, workspace: scope.workspaceId });
+  const entry = await loadChangelogEntry(em, scope.workspaceId, id);
   if (!entry) throw new NotFoundError('Changelog entry');
   return entry;
 }

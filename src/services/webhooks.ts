@@ -3,12 +3,12 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
-import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
+import type { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
 import { InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { isAllowedAddress, NOT_ALLOWED } from '../net/safeFetch.js';
 import { organizationExists, workspaceInOrganization } from '../store/organizations.js';
-import { deleteWebhookRow } from '../store/webhooks.js';
+import { attemptsOf, deleteWebhookRow, deliveriesOf, loadWebhook, newWebhook, webhooksOf } from '../store/webhooks.js';
 import { isKnownFilter } from '../webhooks/events.js';
 import { recordAudit } from './audit.js';
 
@@ -53,7 +53,7 @@ function checkEvents(events: string[] | null | undefined): string[] | null {
 }
 
 async function find(em: EntityManager, id: string): Promise<Webhook> {
-  const hook = isUuid(id) ? await em.findOne(Webhook, { id }) : null;
+  const hook = isUuid(id) ? await loadWebhook(em, id) : null;
   if (!hook) throw new NotFoundError('Webhook');
   return hook;
 }
@@ -69,7 +69,7 @@ export async function createWebhook(
     if (!isUuid(input.organizationId) || !(await organizationExists(em, input.organizationId))) throw new NotFoundError('Organization');
     if (input.workspaceId && (!isUuid(input.workspaceId) || !(await workspaceInOrganization(em, input.workspaceId, input.organizationId))))
       throw new NotFoundError('Workspace');
-    const hook = em.create(Webhook, {
+    const hook = newWebhook(em, {
       id: randomUUID(),
       organizationId: input.organizationId,
       workspaceId: input.workspaceId ?? null,
@@ -150,7 +150,7 @@ export async function rotateSecret(ctx: RequestContext, id: string): Promise<Web
 
 export async function listWebhooks(ctx: RequestContext, organizationId: string): Promise<Webhook[]> {
   if (!isUuid(organizationId)) return [];
-  return ctx.em.find(Webhook, { organizationId }, { orderBy: { createdAt: 'asc' } });
+  return webhooksOf(ctx.em, organizationId);
 }
 
 /** Deliveries of a subscription, newest first, each with its attempts. */
@@ -160,9 +160,12 @@ export async function listDeliveries(
   limit: number,
 ): Promise<(WebhookDelivery & { attemptLog: WebhookAttempt[] })[]> {
   await find(ctx.em, webhookId);
-  const deliveries = await ctx.em.find(WebhookDelivery, { webhookId }, { orderBy: { id: 'desc' }, limit });
+  const deliveries = await deliveriesOf(ctx.em, webhookId, limit);
   const attempts = deliveries.length
-    ? await ctx.em.find(WebhookAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { id: 'asc' } })
+    ? await attemptsOf(
+        ctx.em,
+        deliveries.map((d) => d.id),
+      )
     : [];
   return deliveries.map((d) => Object.assign(d, { attemptLog: attempts.filter((a) => a.deliveryId === d.id) }));
 }

@@ -25,9 +25,9 @@ import type { RequestContext } from '../context.js';
 import { ConflictError, DomainError, NotFoundError, PlanRequiredError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { countRows, exportPage, hasRows, setMemoryUsage } from '../store/archive.js';
-import { findWorkspace, INSERT_WORKSPACE, lockWorkspaceWithPlan, organizationPlan } from '../store/organizations.js';
+import { findWorkspace, insertWorkspace, lockWorkspaceWithPlan, organizationPlan } from '../store/organizations.js';
 import type { EventType } from '../webhooks/events.js';
-import { auditedWrite, recordAudit, type AuditInput } from './audit.js';
+import { recordAudit, type AuditInput } from './audit.js';
 
 const PAGE = 500;
 /** Uploads are read a few at a time: a page of them holds up to ~13 MiB of base64 each. */
@@ -186,12 +186,7 @@ async function targetWorkspace(tx: EntityManager, ctx: RequestContext, header: A
       { organizationId },
     );
   const id = randomUUID();
-  await auditedWrite(
-    tx,
-    ctx,
-    { action: 'workspace.created', targetType: 'workspace', targetId: id, organizationId, workspaceId: id },
-    { write: INSERT_WORKSPACE },
-    [id, organizationId, target.name ?? header.workspace.name],
-  );
+  await insertWorkspace(tx, id, organizationId, target.name ?? header.workspace.name);
+  recordAudit(tx, ctx, { action: 'workspace.created', targetType: 'workspace', targetId: id, organizationId, workspaceId: id });
   return { workspaceId: id, organizationId, plan };
 }

@@ -1,6 +1,12 @@
-/** Statements on agent_keys: the key lookup by digest (with its member and organization) and the last-used touch. */
+/**
+ * Statements on agent_keys: the key lookup by digest (with its member and organization), the
+ * last-used touch, and the keys the admin operations mint and change.
+ */
+import type { RequiredEntityData } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { KeyRow } from '../auth/keyRow.js';
 import { sql, type SqlTarget } from '../db/sql.js';
+import { AgentKey } from '../entities/AgentKey.js';
 
 /**
  * The key lookup by digest (`$1`): the key, its member and organization, and whether the key is
@@ -23,4 +29,14 @@ export async function lookupKey(db: SqlTarget, digest: string): Promise<KeyRow |
 /** Records when a key was last used. */
 export async function touchKey(db: SqlTarget, id: string, at: Date): Promise<void> {
   await sql(db, 'update agent_keys set last_used_at = ? where id = ?', [at, id]);
+}
+
+/** A key as a managed entity (changes to it are written when the transaction commits), with its member loaded if asked; null if none has the id. */
+export function loadAgentKey(em: EntityManager, id: string, withMember = false): Promise<AgentKey | null> {
+  return withMember ? em.findOne(AgentKey, { id }, { populate: ['member'] }) : em.findOne(AgentKey, { id });
+}
+
+/** A new key, inserted when the transaction commits (its id is known at once). */
+export function newAgentKey(em: EntityManager, data: RequiredEntityData<AgentKey>): AgentKey {
+  return em.create(AgentKey, data);
 }

@@ -1,4 +1,7 @@
-/** Statements of workspace archives: counting and paging a record type's rows for export, checking an import's target is empty, its memory usage. */
+/**
+ * Statements of workspace archives: counting and paging a record type's rows for export, checking
+ * an import's target is empty, reserving ids and inserting a batch of records, its memory usage.
+ */
 import { sql, type SqlTarget } from '../db/sql.js';
 import { ACCESSED_AT } from './memoryNotes.js';
 
@@ -71,4 +74,45 @@ export async function setMemoryUsage(db: SqlTarget, workspaceId: string, used: n
     `insert into memory_usage (workspace_id, used) values (?, ?) on conflict (workspace_id) do update set used = excluded.used`,
     [workspaceId, used],
   );
+}
+
+/** `count` new ids from the serial sequence of `table`'s id, ascending. */
+export async function reserveIds(db: SqlTarget, table: string, count: number): Promise<number[]> {
+  const ids = await sql<{ id: number }>(db, `select nextval(pg_get_serial_sequence(?, 'id'))::int as id from generate_series(1, ?)`, [
+    table,
+    count,
+  ]);
+  return ids.map((r) => r.id).sort((a, b) => a - b);
+}
+
+/** Columns that hold a member's or agent key's id, and the table that holds it. */
+const FOREIGN_IDS: Record<string, string> = {
+  agent_key_id: 'agent_keys',
+  member_id: 'members',
+  reviewed_by: 'members',
+  written_by_key_id: 'agent_keys',
+  replaced_by_key_id: 'agent_keys',
+};
+
+/**
+ * Inserts rows of `table` in one statement, each an object of `columns` (its workspace_id among
+ * them); a member's or agent key's id that names none of the organization `organizationId`
+ * becomes null (an archive names them; only the importing organization's survive).
+ */
+export async function insertArchivedRows(
+  db: SqlTarget,
+  table: string,
+  columns: readonly string[],
+  rows: readonly Record<string, unknown>[],
+  organizationId: string,
+): Promise<void> {
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  const foreign = columns.filter((c) => FOREIGN_IDS[c]);
+  const select = columns.map((c) =>
+    FOREIGN_IDS[c] ? `(select f.id from ${FOREIGN_IDS[c]} f where f.id = r."${c}" and f.organization_id = ?::uuid) as "${c}"` : `r."${c}"`,
+  );
+  await sql(db, `insert into ${table} (${list}) select ${select.join(', ')} from jsonb_populate_recordset(null::${table}, ?::jsonb) r`, [
+    ...foreign.map(() => organizationId),
+    JSON.stringify(rows),
+  ]);
 }

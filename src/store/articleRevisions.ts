@@ -1,6 +1,6 @@
 /** Statements on article_revisions (the versions the revision trigger records), and what the trigger records of a change. */
 import { revisionVisible } from './visibility.js';
-import { sql, type SqlTarget } from '../db/sql.js';
+import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 
 const ENTRY_COLUMNS = `r.version, r.title, r.status, r.visibility, s.key as section, r.position, r.action, r.changed, r.summary,
   r.agent_key_id, r.member_id, r.proposal_id, r.restored_from, octet_length(r.markdown) as size, r.created_at`;
@@ -62,4 +62,9 @@ export async function revisionWithMarkdown(
 /** Sets the transaction-local setting the revision trigger reads (who makes the transaction's article writes, and how; JSON). */
 export async function setArticleChange(db: SqlTarget, value: string): Promise<void> {
   await sql(db, "select set_config('wks.article_change', ?, true)", [value]);
+}
+
+/** Deletes the revisions of these articles of a workspace (an import replaces what the insert trigger recorded with the archive's). */
+export async function deleteArticleRevisions(db: SqlTarget, workspaceId: string, articleIds: readonly number[]): Promise<void> {
+  await sql(db, 'delete from article_revisions where workspace_id = ? and article_id = any(?::int[])', [workspaceId, pgArray(articleIds)]);
 }

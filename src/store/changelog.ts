@@ -1,6 +1,8 @@
-/** Statements on changelog_entries that the ORM does not run: the list's keyset page. */
+/** Statements on changelog_entries: the list's keyset page (plain rows), and the entries its writes change (managed entities). */
+import type { RequiredEntityData } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type SqlTarget } from '../db/sql.js';
-import type { ChangelogStatus } from '../entities/ChangelogEntry.js';
+import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 
 /** A row of changelog_entries as the list reads it. */
 export interface ChangelogRow {
@@ -38,4 +40,21 @@ export function listChangelogRows(
       order by coalesce(published_at, created_at) desc, id desc limit ?`,
     params,
   );
+}
+
+/** A workspace's entry as a managed entity (changes to it are written when the transaction commits), if it has one with the id. */
+export function loadChangelogEntry(em: EntityManager, workspaceId: string, id: number): Promise<ChangelogEntry | null> {
+  return em.findOne(ChangelogEntry, { id, workspace: workspaceId });
+}
+
+/** Inserts an entry now (in the EntityManager's transaction), so its id is known; the entry, managed. */
+export async function insertChangelogEntry(em: EntityManager, data: RequiredEntityData<ChangelogEntry>): Promise<ChangelogEntry> {
+  const entry = em.create(ChangelogEntry, data);
+  await em.flush();
+  return entry;
+}
+
+/** Deletes a managed entry when the transaction commits. */
+export function removeChangelogEntry(em: EntityManager, entry: ChangelogEntry): void {
+  em.remove(entry);
 }

@@ -14,6 +14,44 @@ export const ENQUEUE_EMBEDDING = (itemType: ItemType, items: string) =>
    select '${itemType}', item.id, item.workspace_id, clock_timestamp(), null, 0 from (${items}) as item(id, workspace_id)
    on conflict (item_type, item_id) do update set enqueued_at = excluded.enqueued_at, claimed_until = null, attempts = 0`;
 
+/** The content that is embedded, as rows `t` of (id, workspace_id): notes only of workspaces that search them by meaning. */
+const CONTENT = {
+  article: 'articles t',
+  changelog: 'changelog_entries t',
+  note: 'memory_notes t join embedding_stamps s on s.workspace_id = t.workspace_id and s.notes_embedded',
+} as const;
+
+/** A type of content that is embedded (articles, changelog entries, memory notes). */
+export type ContentType = keyof typeof CONTENT;
+
+/**
+ * Queues items of one type and workspace for embedding, by id (an import's fresh rows); items that
+ * are not embedded (notes of a workspace that does not search them by meaning) are skipped.
+ */
+export async function enqueueItems(db: SqlTarget, itemType: ContentType, workspaceId: string, ids: readonly number[]): Promise<void> {
+  await sql(
+    db,
+    ENQUEUE_EMBEDDING(itemType, `select t.id, t.workspace_id from ${CONTENT[itemType]} where t.workspace_id = ? and t.id = any(?::int[])`),
+    [workspaceId, pgArray(ids)],
+  );
+}
+
+/** Queues every item of one type for embedding, of one workspace or (null) of every workspace (the operator's backfill); how many. */
+export async function enqueueAllItems(db: SqlTarget, itemType: ContentType, workspaceId: string | null): Promise<number> {
+  const items = `select t.id, t.workspace_id from ${CONTENT[itemType]} ${workspaceId ? 'where t.workspace_id = ?' : ''}`;
+  return (await sql(db, `${ENQUEUE_EMBEDDING(itemType, items)} returning 1`, workspaceId ? [workspaceId] : [])).length;
+}
+
+/** How many items wait in the queue, of one workspace or (null) of every workspace. */
+export async function queuedItemCount(db: SqlTarget, workspaceId: string | null): Promise<number> {
+  const [{ n }] = await sql<{ n: number }>(
+    db,
+    `select count(*)::int as n from embedding_queue ${workspaceId ? 'where workspace_id = ?' : ''}`,
+    workspaceId ? [workspaceId] : [],
+  );
+  return n;
+}
+
 /** Marks an item for (re-)embedding; call inside the write's transaction so both commit together. */
 export async function enqueueEmbedding(em: EntityManager, workspaceId: string, itemType: ItemType, itemId: number): Promise<void> {
   await sql(em, ENQUEUE_EMBEDDING(itemType, 'select ?::int, ?::uuid'), [itemId, workspaceId]);

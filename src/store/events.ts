@@ -2,6 +2,7 @@
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgArray, sql, toPositional, type Params, type Row, type SqlTarget } from '../db/sql.js';
+import { AuditEvent } from '../entities/AuditEvent.js';
 
 /** The message id (for webhooks) and the writing transaction's id are the database's defaults. */
 export const EVENT_COLUMNS =
@@ -102,6 +103,11 @@ function bindWrite(
     return named[name];
   });
   return { with: withPart.text, write: writePart.text, values };
+}
+
+/** A workspace's newest `limit` events (without their payloads: see eventPayloads), newest first. */
+export function latestWorkspaceEvents(em: EntityManager, workspaceId: string, limit: number): Promise<AuditEvent[]> {
+  return em.find(AuditEvent, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
 }
 
 /** The payloads of events by id (ids as text). */

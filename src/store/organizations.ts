@@ -1,6 +1,13 @@
-/** Statements on organizations and their workspaces: existence, plan, a workspace's organization, the rows an archive's export or import starts from. */
+/**
+ * Statements on organizations and their workspaces: existence, plan, a workspace's organization, the
+ * rows an archive's export or import starts from, and the entities the admin operations change.
+ */
+import type { RequiredEntityData } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Plan } from '../plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
+import { Organization } from '../entities/Organization.js';
+import { Workspace } from '../entities/Workspace.js';
 
 /** Whether an organization with this id exists. */
 export async function organizationExists(db: SqlTarget, id: string): Promise<boolean> {
@@ -57,6 +64,31 @@ export async function lockWorkspaceWithPlan(db: SqlTarget, id: string): Promise<
   return ws;
 }
 
-/** A write (for auditedWrite) inserting a workspace: `?`s for its id, organization and name; returns the id. */
-export const INSERT_WORKSPACE =
-  'insert into workspaces (id, organization_id, name, created_at) values (?, ?, ?, clock_timestamp()) returning id';
+/** Inserts a workspace of an organization, created now. */
+export async function insertWorkspace(db: SqlTarget, id: string, organizationId: string, name: string): Promise<void> {
+  await sql(db, 'insert into workspaces (id, organization_id, name, created_at) values (?, ?, ?, clock_timestamp())', [
+    id,
+    organizationId,
+    name,
+  ]);
+}
+
+/** An organization as a managed entity (changes to it are written when the transaction commits), if it exists. */
+export function loadOrganization(em: EntityManager, id: string): Promise<Organization | null> {
+  return em.findOne(Organization, { id });
+}
+
+/** A new organization, inserted when the transaction commits (its id is known at once). */
+export function newOrganization(em: EntityManager, data: RequiredEntityData<Organization>): Organization {
+  return em.create(Organization, data);
+}
+
+/** A workspace of this organization as a managed entity, if it exists and belongs to it. */
+export function loadWorkspaceOf(em: EntityManager, id: string, organization: Organization): Promise<Workspace | null> {
+  return em.findOne(Workspace, { id, organization });
+}
+
+/** A new workspace, inserted when the transaction commits (its id is known at once). */
+export function newWorkspace(em: EntityManager, data: RequiredEntityData<Workspace>): Workspace {
+  return em.create(Workspace, data);
+}

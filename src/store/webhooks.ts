@@ -1,5 +1,33 @@
 /** Statements on webhooks, webhook_deliveries, webhook_attempts and the old outbox webhook_events: subscriptions, deliveries and their attempts. */
+import type { RequiredEntityData } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { Webhook, WebhookAttempt, WebhookDelivery } from '../entities/Webhook.js';
+
+/** A subscription as a managed entity (changes to it are written when the transaction commits), if it exists. */
+export function loadWebhook(em: EntityManager, id: string): Promise<Webhook | null> {
+  return em.findOne(Webhook, { id });
+}
+
+/** A new subscription, inserted when the transaction commits. */
+export function newWebhook(em: EntityManager, data: RequiredEntityData<Webhook>): Webhook {
+  return em.create(Webhook, data);
+}
+
+/** An organization's subscriptions, oldest first. */
+export function webhooksOf(em: EntityManager, organizationId: string): Promise<Webhook[]> {
+  return em.find(Webhook, { organizationId }, { orderBy: { createdAt: 'asc' } });
+}
+
+/** A subscription's latest `limit` deliveries, newest first. */
+export function deliveriesOf(em: EntityManager, webhookId: string, limit: number): Promise<WebhookDelivery[]> {
+  return em.find(WebhookDelivery, { webhookId }, { orderBy: { id: 'desc' }, limit });
+}
+
+/** The attempts of these deliveries, in the order they were made. */
+export function attemptsOf(em: EntityManager, deliveryIds: number[]): Promise<WebhookAttempt[]> {
+  return em.find(WebhookAttempt, { deliveryId: { $in: deliveryIds } }, { orderBy: { id: 'asc' } });
+}
 
 /** Deletes a subscription (deliveries still due then fail as 'subscription deleted'). */
 export async function deleteWebhookRow(db: SqlTarget, id: string): Promise<void> {
