@@ -19,7 +19,7 @@ import type { Credentials } from '../auth/principal.js';
 import type { RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
 import { DomainError, invalidField, NotFoundError, PermissionDeniedError, UnauthorizedError } from '../errors.js';
-import { exportWorkspace, importWorkspace, type ImportTarget } from '../services/workspaceArchive.js';
+import { exportWorkspace, importWorkspace, type ImportTarget } from '../archive/workspaceArchive.js';
 import type { Middleware } from '../http/middleware.js';
 import { readSetting } from '../config.js';
 

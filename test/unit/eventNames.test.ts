@@ -14,6 +14,8 @@ const SERVICES = fileURLToPath(new URL('../../src/services/', import.meta.url));
 const STORE = fileURLToPath(new URL('../../src/store/', import.meta.url));
 /** The identity wing records its own events (sign-in, sessions, OAuth grants). */
 const IDENTITY = fileURLToPath(new URL('../../src/identity/', import.meta.url));
+/** The workspace archive's import records its own (workspace.created, the import's event). */
+const ARCHIVE = fileURLToPath(new URL('../../src/archive/', import.meta.url));
 
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -34,7 +36,7 @@ const EVENT_NAME = /'([a-z_]+(?:\.[a-z_]+)+)'/g;
 function recorded() {
   const actions = new Map<string, string>();
   const targets = new Map<string, string>();
-  for (const [dir, path] of [SERVICES, STORE, IDENTITY].flatMap((dir) => sources(dir).map((path) => [dir, path]))) {
+  for (const [dir, path] of [SERVICES, STORE, IDENTITY, ARCHIVE].flatMap((dir) => sources(dir).map((path) => [dir, path]))) {
     const text = readFileSync(path, 'utf8');
     const file = path.slice(dir.length);
     for (const [, expression] of text.matchAll(/\baction:([^,}\n]*)/g)) {

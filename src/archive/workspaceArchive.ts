@@ -7,8 +7,8 @@ import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { archiveBounds } from '../archive/bounds.js';
-import { ArchiveCheck } from '../archive/contents.js';
+import { archiveBounds } from './bounds.js';
+import { ArchiveCheck } from './contents.js';
 import {
   ArchiveWriter,
   archiveRecords,
@@ -17,9 +17,9 @@ import {
   verifyArchive,
   type ArchiveHeader,
   type Counts,
-} from '../archive/format.js';
-import { RecordInserter } from '../archive/inserter.js';
-import { RECORD_TYPES, type RecordType } from '../archive/recordTypes.js';
+} from './format.js';
+import { RecordInserter } from './inserter.js';
+import { RECORD_TYPES, type RecordType } from './recordTypes.js';
 import { MEMORY_QUOTA, RESTRICTED_VISIBILITY, type Plan } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { ConflictError, DomainError, NotFoundError, PlanRequiredError } from '../errors.js';
@@ -27,7 +27,7 @@ import { isUuid } from '../ids.js';
 import { countRows, exportPage, hasRows, setMemoryUsage } from '../store/archive.js';
 import { findWorkspace, insertWorkspace, lockWorkspaceWithPlan, organizationPlan } from '../store/organizations.js';
 import type { EventType } from '../webhooks/events.js';
-import { recordAudit, type AuditInput } from './audit.js';
+import { recordAudit, type AuditInput } from '../services/audit.js';
 
 const PAGE = 500;
 /** Uploads are read a few at a time: a page of them holds up to ~13 MiB of base64 each. */
