@@ -6,14 +6,9 @@ import { findMetadataFailure, recordMetadataFailure } from '../store/oauthMetada
 import { ClientNotFetched, OAuthError } from './errors.js';
 import { CLIENT_PREFIX } from './secrets.js';
 import { METADATA_CACHE_S, METADATA_FAILURE_S, METADATA_FETCH, UNUSED_METADATA_TTL_S, UNUSED_REGISTRATION_TTL_S } from './oauthSettings.js';
+import type { OAuthClient } from './oauthClient.js';
 
-/** A client as the authorization server uses it. */
-export interface OAuthClient {
-  id: string;
-  kind: 'registered' | 'metadata';
-  name: string;
-  redirectUris: string[];
-}
+export type { OAuthClient };
 
 /**
  * How this request may fetch a Client ID Metadata Document: under the outbound rules, after charging

@@ -4,7 +4,7 @@
  * identity provider failed.
  */
 import { DomainError } from '../errors.js';
-import type { OAuthClient } from './clients.js';
+import type { OAuthClient } from './oauthClient.js';
 import { SIGN_IN_NOTICES, type SignInNotice } from './signInNotices.js';
 
 /** A refusal in OAuth's own terms (`error` and `error_description`, RFC 6749 §5.2 / RFC 7591 §3.2.2). */
