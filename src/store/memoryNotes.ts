@@ -63,17 +63,18 @@ const QUOTA_OF = (plan: string) =>
     .map(([p, n]) => `when '${p}' then ${n ?? 'null'}`)
     .join(' ')} end`;
 
-/**
- * The PUT of a note, for auditedWrite (prepared once per connection as 'memory_note_put'): updates
- * the note at the path and keeps the replaced state as a revision (trimming the oldest beyond
- * `:keep`), or creates it (taking a quota slot in memory_usage under a share lock on the
- * organization), and queues embedding work; each row carries its event's action and payload.
- */
-export const PUT_NOTE = {
-  with: `cur as (
+// The parts of PUT_NOTE, one rule each, so the quota, the revision or the embedding queue is changed in its own part.
+/** `cur`: the note at the path as it stands, locked for the rest of the statement (none: a create). */
+const CURRENT = `cur as (
               select id, version, kind, body, links, tags, written_by_key_id, updated_at, ${ACCESSED_AT('memory_notes')} as accessed_at from memory_notes
-               where workspace_id = :workspace and path = :path for update),
-            upd as (
+               where workspace_id = :workspace and path = :path for update)`;
+
+/**
+ * `upd`: the update, when one is allowed (`:may_update`) and the preconditions hold (If-Match and
+ * If-None-Match versions): the next version, and the row with its event's action and payload (the
+ * new object and the previous one). The access time carries over.
+ */
+const UPDATE = `upd as (
               update memory_notes n set kind = :kind, body = :body, links = :links::text[], tags = :tags::text[],
                      version = cur.version + 1, written_by_key_id = :key, updated_at = :now, near_keys = :near_keys::int[],
                      accessed_at = cur.accessed_at
@@ -82,35 +83,60 @@ export const PUT_NOTE = {
                  and (:match::int[] is null or cur.version = any(:match::int[]))
                  and not coalesce(cur.version = any(:none_match::int[]), false)
               returning ${NOTE_COLUMNS.replace(/(\w+)/g, 'n.$1')}, 'memory.note.updated' as action,
-                        wks_event_payload(${noteJson('n')}, ${NOTE_PREVIOUS}) as payload),
-            kept as (
+                        wks_event_payload(${noteJson('n')}, ${NOTE_PREVIOUS}) as payload)`;
+
+/** `kept`: the replaced state kept as a revision, when the update happened and history is on (`:keep` > 0). */
+const KEEP_REVISION = `kept as (
               insert into memory_note_revisions (workspace_id, path, version, kind, body, links, tags, written_by_key_id, written_at, replaced_by_key_id, replaced_at)
               select :workspace, :path, cur.version, cur.kind, cur.body, cur.links, cur.tags, cur.written_by_key_id, cur.updated_at, :key, :now
-                from cur where exists (select 1 from upd) and :keep::int > 0),
-            trimmed as (
+                from cur where exists (select 1 from upd) and :keep::int > 0)`;
+
+/** `trimmed`: the path's revisions beyond the newest `:keep` dropped. */
+const TRIM_REVISIONS = `trimmed as (
               delete from memory_note_revisions
-               where workspace_id = :workspace and path = :path and version <= (select version from upd) - :keep::int - 1),
-            plan as (
+               where workspace_id = :workspace and path = :path and version <= (select version from upd) - :keep::int - 1)`;
+
+/**
+ * `plan`: a create only (`:may_create`, no note at the path): the organization's quota by its plan,
+ * under a share lock, so a plan change waits for the creates in flight.
+ */
+const PLAN_QUOTA = `plan as (
               select ${QUOTA_OF('o.plan')} as quota from organizations o
-               where o.id = :organization and :may_create and not exists (select 1 from cur) for share),
-            slot as (
+               where o.id = :organization and :may_create and not exists (select 1 from cur) for share)`;
+
+/** `slot`: a slot taken in memory_usage when the plan has a quota; none past it (nothing is then inserted, and the service answers 409). */
+const QUOTA_SLOT = `slot as (
               insert into memory_usage as u (workspace_id, used) select :workspace, 1 from plan where quota is not null
               on conflict (workspace_id) do update set used = u.used + 1 where u.used < (select quota from plan)
-              returning used),
-            ins as (
+              returning used)`;
+
+/** `ins`: the create: its version continues the path's history (a note made again after a delete), with the event's action and payload. */
+const INSERT = `ins as (
               insert into memory_notes (workspace_id, path, kind, body, links, tags, version, written_by_key_id, created_at, updated_at, accessed_at, near_keys)
               select :workspace, :path, :kind, :body, :links::text[], :tags::text[],
                      coalesce((select max(r.version) from memory_note_revisions r where r.workspace_id = :workspace and r.path = :path), 0) + 1,
                      :key, :now, :now, :now, :near_keys::int[]
                 from plan where quota is null or exists (select 1 from slot)
-              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload),
-            queued as (${ENQUEUE_EMBEDDING(
-              'note',
-              `select w.id, w.workspace_id
+              returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload)`;
+
+/** `queued`: embedding work for a note whose body or tags changed, or a new one, when `:embed` and the workspace's notes are embedded. */
+const QUEUE_EMBEDDING = `queued as (${ENQUEUE_EMBEDDING(
+  'note',
+  `select w.id, w.workspace_id
                  from (select n.id, n.workspace_id from upd n, cur where cur.body is distinct from n.body or cur.tags is distinct from n.tags
                        union all select id, workspace_id from ins) w
                 where :embed and exists (select 1 from embedding_stamps s where s.workspace_id = :workspace and s.notes_embedded)`,
-            )} returning 1)`,
+)} returning 1)`;
+
+/**
+ * The PUT of a note, for auditedWrite (prepared once per connection as 'memory_note_put'): updates
+ * the note at the path and keeps the replaced state as a revision (trimming the oldest beyond
+ * `:keep`), or creates it (taking a quota slot in memory_usage under a share lock on the
+ * organization), and queues embedding work; each row carries its event's action and payload.
+ */
+export const PUT_NOTE = {
+  // The parts in order: each reads only parts named before it (one statement, one snapshot; the text is joined once, at load).
+  with: [CURRENT, UPDATE, KEEP_REVISION, TRIM_REVISIONS, PLAN_QUOTA, QUOTA_SLOT, INSERT, QUEUE_EMBEDDING].join(',\n            '),
   write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
   actionColumn: 'action',
   payloadColumn: 'payload',
