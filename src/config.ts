@@ -76,7 +76,7 @@ export const SETTINGS = {
   MEMORY_HISTORY_KEPT: int(50, { min: 0 }),
   MEMORY_NEAR_DUPLICATES: onUnlessOff,
   MEMORY_EMBEDDINGS: onUnlessOff,
-  EMBEDDINGS: oneOf(['off', 'glove'] as const, 'local model'),
+  EMBEDDINGS: oneOf(['local', 'off', 'glove'] as const, 'local model'),
   EMBEDDINGS_URL: text('local model'),
   EMBEDDINGS_MODEL: text('local model'),
   EMBEDDINGS_API_KEY: text('local model'),

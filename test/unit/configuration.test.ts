@@ -73,6 +73,9 @@ describe('configuration', () => {
     expect(config.PUBLIC_URL).toBe('https://docs.example.com');
     expect(config.CORS_ORIGINS).toEqual(['https://a.example', 'https://b.example']);
     expect(config.RATE_LIMIT_MAX).toBe(600);
+    // The embedder's names: unset or local (the sentence encoder), off, glove; anything else stops the start.
+    expect(loadConfig({ EMBEDDINGS: 'local' }).EMBEDDINGS).toBe('local');
+    expect(fails({ EMBEDDINGS: 'on' })).toEqual(['EMBEDDINGS must be one of local, off, glove, got "on"']);
   });
 
   it('nothing but src/config.ts reads the environment (the command line has its own)', () => {
