@@ -14,6 +14,7 @@ import { buildAppSchema } from '../src/schema.js';
 import { startServer } from '../src/server.js';
 import { ROUTES } from '../rest/routes/index.js';
 import { SAMPLE_BODIES } from '../test/support/samples.js';
+import { PERMISSIONS } from '../src/auth/permissions.js';
 
 const out = process.argv[2];
 if (!out) {
@@ -74,26 +75,7 @@ const key = (
     {
       m: member.id,
       w: ws.id,
-      p: [
-        'article.read',
-        'article.create',
-        'article.update',
-        'article.publish',
-        'proposal.read',
-        'proposal.create',
-        'section.create',
-        'upload.image',
-        'changelog.read',
-        'changelog.update',
-        'changelog.publish',
-        'memory.read',
-        'memory.write',
-        'search.read',
-        'content_gap.report',
-        'openapi.read',
-        'openapi.manage',
-        'guidance.update',
-      ],
+      p: PERMISSIONS,
     },
   )
 ).data.createAgentKey.key;

@@ -136,6 +136,16 @@ export function readSetting<K extends SettingName>(name: K, env: NodeJS.ProcessE
 /** A setting's default (what it is when unset). */
 export const defaultOf = <K extends SettingName>(name: K): Config[K] => SETTINGS[name].parse(undefined) as Config[K];
 
+/** The embedder's settings of `env` alone (a server started without the whole configuration: tests, scripts). */
+export function embedderSettings(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    EMBEDDINGS: readSetting('EMBEDDINGS', env),
+    EMBEDDINGS_URL: readSetting('EMBEDDINGS_URL', env),
+    EMBEDDINGS_MODEL: readSetting('EMBEDDINGS_MODEL', env),
+    EMBEDDINGS_API_KEY: readSetting('EMBEDDINGS_API_KEY', env),
+  };
+}
+
 /** Every setting of `env`, checked together: a ConfigError lists every bad value and every broken pair. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];

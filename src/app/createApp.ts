@@ -16,7 +16,7 @@ import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { buildAppSchema } from '../schema.js';
 import { embedderFromEnv, type Embedder } from '../search/embedder.js';
-import { loadConfig } from '../config.js';
+import { embedderSettings } from '../config.js';
 import { fullTextCap } from '../search/fullTextCap.js';
 import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
@@ -115,7 +115,7 @@ export interface App {
 /** The parts every door shares: schema, search, background work, the key cache and the rate limiter. */
 async function createDomain(options: AppOptions) {
   const schema = await buildAppSchema();
-  const embedder = options.embedder ?? embedderFromEnv(loadConfig(process.env));
+  const embedder = options.embedder ?? embedderFromEnv(embedderSettings());
   fullTextCap(); // a bad SEARCH_FULLTEXT_CAP stops the start, not the first search
   const vectorIndex = await VectorIndex.open(freshEm(options.orm));
   const background = startBackground({

@@ -12,7 +12,7 @@ import type { AgentPrincipal, RequestContext } from '../context.js';
 import { invalidField, NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { recordAudit } from '../services/audit.js';
-import { findGrant, insertGrant, listGrants, revokeGrantRow, type GrantRow } from '../store/oauthGrants.js';
+import { findGrant, insertGrant, listGrants, revokeGrantRow, type GrantRow, type NewGrant } from '../store/oauthGrants.js';
 import { insertToken } from '../store/oauthTokens.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
 import type { OAuthSettings } from './oauthSettings.js';
@@ -93,18 +93,8 @@ export async function revokeOAuthGrant(ctx: RequestContext, id: string, organiza
   return toGrant((await findGrant(ctx.db, grant.id))!);
 }
 
-/** What a grant is made of when its authorization code is redeemed. */
-export interface NewGrant {
-  memberId: string;
-  organizationId: string;
-  workspaceId: string;
-  clientId: string;
-  clientName: string;
-  scopes: string[];
-  resource: string;
-  /** The consent proved a second factor (the session's `mfa`): the organization's two-factor rule counts it on every call. */
-  mfa: boolean;
-}
+/** What a grant is made of when its authorization code is redeemed (its store row, less the id). */
+export type { NewGrant };
 
 /**
  * Creates the grant a redeemed code starts (the family its tokens belong to), inside `em`'s

@@ -1,24 +1,24 @@
 /** Statements on oauth_grants: a grant created from a redeemed code, used, listed, and revoked with its token family. */
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 
+/** What a grant is made of when its authorization code is redeemed. */
+export interface NewGrant {
+  memberId: string;
+  organizationId: string;
+  workspaceId: string;
+  clientId: string;
+  clientName: string;
+  scopes: string[];
+  resource: string;
+  /** The consent proved a second factor (the session's `mfa`): the organization's two-factor rule counts it on every call. */
+  mfa: boolean;
+}
+
 /**
  * Creates a grant from a redeemed code (its organization is the member's, its `mfa` the code's:
  * whether the consent proved a second factor) and marks the client used.
  */
-export async function insertGrant(
-  db: SqlTarget,
-  row: {
-    id: string;
-    organizationId: string;
-    memberId: string;
-    workspaceId: string;
-    clientId: string;
-    clientName: string;
-    scopes: string[];
-    resource: string;
-    mfa: boolean;
-  },
-): Promise<void> {
+export async function insertGrant(db: SqlTarget, row: NewGrant & { id: string }): Promise<void> {
   await sql(
     db,
     `insert into oauth_grants (id, organization_id, member_id, workspace_id, client_id, client_name, scopes, resource, mfa, last_used_at)

@@ -84,8 +84,8 @@ describe('configuration', () => {
       .filter((path) => !path.includes('/src/cli/') && !path.endsWith('/src/config.ts'))
       .filter((path) => /process\.env\b/.test(readFileSync(path, 'utf8')))
       .map((path) => path.slice(root.length));
-    // The start, createApp and fullTextCap hand process.env to the table's own parse (loadConfig, readSetting).
-    expect(readers.sort()).toEqual(['src/app/createApp.ts', 'src/main.ts', 'src/search/fullTextCap.ts']);
+    // The start and fullTextCap hand process.env to the table's own parse (loadConfig, readSetting).
+    expect(readers.sort()).toEqual(['src/main.ts', 'src/search/fullTextCap.ts']);
   });
 
   it('npm start names every bad value and stops with status 2 before opening any database', async () => {
