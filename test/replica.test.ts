@@ -211,6 +211,35 @@ describe.skipIf(!PG_BIN && !process.env.CI)('read replica (DATABASE_READ_URL, st
     });
   });
 
+  it("a note-GET-only load from keys that never write is served by the replica (≥ 90 %): the metric and the primary's statement counts agree", async () => {
+    const t = await tenant(app);
+    const NOTES = 10;
+    for (let i = 0; i < NOTES; i++) expect((await put(t.key, `load/${i}`)).status).toBe(200);
+    const readers = [await reader(t), await reader(t)];
+    await until(async () => (await paths(readers[0])).length === NOTES, 'the replica to replay the notes', 10_000, 50);
+    await queryOnce(pair!.primaryUrl, 'create extension if not exists pg_stat_statements');
+    await queryOnce(pair!.primaryUrl, 'select pg_stat_statements_reset()');
+    const before = routed();
+    const GETS = 200;
+    for (let i = 0; i < GETS; i += 10) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, j) => app.api('GET', `${W}/memory/note?path=load/${(i + j) % NOTES}`, { key: readers[j % 2] })),
+      );
+      for (const res of answers) expect(res.status).toBe(200);
+    }
+    const after = routed();
+    const delta = Object.fromEntries(Object.keys(after).map((k) => [k, after[k as keyof typeof after] - before[k as keyof typeof before]]));
+    expect(Object.values(delta).reduce((a, b) => a + b, 0)).toBe(GETS);
+    expect(delta.replica / GETS).toBeGreaterThanOrEqual(0.9);
+    // The note's read statement, as the primary counted it: only the GETs the metric says went there.
+    const [{ calls }] = await queryOnce<{ calls: number }>(
+      pair!.primaryUrl,
+      `select coalesce(sum(calls), 0)::int as calls from pg_stat_statements
+        where query like 'select % from memory_notes n where n.workspace_id = $1 and n.path = $2'`,
+    );
+    expect(calls).toBe(GETS - delta.replica);
+  });
+
   it('serves GraphQL queries, MCP read tool calls and the EntityManager reads of a GET from the replica, recording no write for them', async () => {
     const t = await tenant(app);
     const other = await readerKey(t);

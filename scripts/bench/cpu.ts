@@ -11,10 +11,10 @@ const TICKS = 100;
  * utime + stime of one process, in ticks, and with `children` the times of its exited children
  * too (a PostgreSQL backend that ends is counted in its postmaster's); null when it is gone.
  */
-function processTicks(pid: number, children = false): number | null {
+function processTicks(pid: number, children = false, file = `/proc/${pid}/stat`): number | null {
   try {
     // Fields after the command name (which may hold spaces) start at state: utime, stime, cutime and cstime are the 12th to 15th after it.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
   } catch {
@@ -42,18 +42,27 @@ function postgresTicks(): number | null {
   return total;
 }
 
-/** CPU milliseconds the server and the database spent between `start()` and the returned stop function. */
-export function cpuMeter(serverPid: number | undefined, localDatabase: boolean): () => { server: number | null; database: number | null } {
+/** Ticks of a process's main thread alone (its thread id is the process id): in Node, the thread that answers requests. */
+const mainThreadTicks = (pid: number) => processTicks(pid, false, `/proc/${pid}/task/${pid}/stat`);
+
+/**
+ * CPU milliseconds the server (all its threads, and its main thread alone: the one that answers
+ * requests, without worker threads such as the embedding model's) and the database spent
+ * between `start()` and the returned stop function.
+ */
+export function cpuMeter(
+  serverPid: number | undefined,
+  localDatabase: boolean,
+): () => { server: number | null; serverMain: number | null; database: number | null } {
   const server0 = serverPid ? processTicks(serverPid) : null;
+  const main0 = serverPid ? mainThreadTicks(serverPid) : null;
   const db0 = localDatabase ? postgresTicks() : null;
-  return () => {
-    const server1 = serverPid ? processTicks(serverPid) : null;
-    const db1 = localDatabase ? postgresTicks() : null;
-    return {
-      server: server0 !== null && server1 !== null ? ((server1 - server0) * 1000) / TICKS : null,
-      database: db0 !== null && db1 !== null ? ((db1 - db0) * 1000) / TICKS : null,
-    };
-  };
+  const ms = (a: number | null, b: number | null) => (a !== null && b !== null ? ((b - a) * 1000) / TICKS : null);
+  return () => ({
+    server: ms(server0, serverPid ? processTicks(serverPid) : null),
+    serverMain: ms(main0, serverPid ? mainThreadTicks(serverPid) : null),
+    database: ms(db0, localDatabase ? postgresTicks() : null),
+  });
 }
 
 /** Whether DATABASE_URL names this machine (its PostgreSQL processes are then ours to read). */
@@ -61,4 +70,20 @@ export function isLocalDatabase(databaseUrl: string | undefined): boolean {
   if (!databaseUrl) return false;
   const host = new URL(databaseUrl).hostname;
   return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]';
+}
+
+/** CPU milliseconds (user + system) one process has spent so far (`mainThread`: its main thread's alone), or NaN without /proc. */
+export function processCpuMs(pid: number, mainThread = false): number {
+  const ticks = mainThread ? mainThreadTicks(pid) : processTicks(pid);
+  return ticks === null ? NaN : (ticks * 1000) / TICKS;
+}
+
+/** The kernel's share (system time) of a process's main thread so far, in milliseconds, or NaN without /proc. */
+export function mainThreadSystemMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / TICKS;
+  } catch {
+    return NaN;
+  }
 }

@@ -196,3 +196,57 @@ export async function settledService(b: Bench): Promise<void> {
   }
   await embeddingIdle(b);
 }
+
+/** The note's fields as PostGraphile names them (the plain table's columns; `id` is `rowId` there). */
+const POSTGRAPHILE_NOTE_FIELDS = 'rowId workspaceId path kind body links tags createdAt updatedAt accessedAt';
+
+/** PostGraphile's GET: the note by its unique (workspace, path) key, every seeded note in turn, scattered. */
+export function postgraphileGets(b: Bench): AutocannonLoad {
+  let n = 0;
+  const query = `query($w: UUID!, $p: String!) { noteByWorkspaceIdAndPath(workspaceId: $w, path: $p) { ${POSTGRAPHILE_NOTE_FIELDS} } }`;
+  return {
+    options: {
+      url: `${b.base}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({ query, variables: { w: b.workspaceId, p: notePath(scattered(n++)) } }),
+          }),
+        },
+      ],
+    },
+  };
+}
+
+/** PostGraphile's PUT: the generated update by (workspace, path), with the same bodies as noteUpdates. */
+export function postgraphileUpdates(b: Bench): AutocannonLoad {
+  let u = 0;
+  const bodies = Array.from({ length: 64 }, (_, i) => noteBody(i));
+  const query = `mutation($w: UUID!, $p: String!, $patch: NotePatch!) {
+    updateNoteByWorkspaceIdAndPath(input: { workspaceId: $w, path: $p, notePatch: $patch }) { note { ${POSTGRAPHILE_NOTE_FIELDS} } } }`;
+  return {
+    options: {
+      url: `${b.base}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [
+        {
+          setupRequest: (req) => {
+            const path = notePath(scattered(u++));
+            const patch = {
+              body: `${bodies[u % 64]}\nupdated ${u}`,
+              kind: 'note',
+              links: [],
+              tags: [],
+              updatedAt: new Date().toISOString(),
+            };
+            return { ...req, body: JSON.stringify({ query, variables: { w: b.workspaceId, p: path, patch } }) };
+          },
+        },
+      ],
+    },
+  };
+}

@@ -20,7 +20,7 @@ export interface Loaded {
 /** One autocannon run with the CPU the server and the database spent on it, and what its background did. */
 interface Measured {
   result: autocannon.Result;
-  cpu: { server: number | null; database: number | null };
+  cpu: { server: number | null; serverMain: number | null; database: number | null };
   background?: string;
   /** What the run wrote into the database (with AutocannonLoad.databaseStats). */
   written?: Written;
@@ -92,7 +92,7 @@ export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
 /** `, CPU per request: server 0.41 ms, database 0.62 ms` for the log line (nothing when not measured). */
 function cpuText(row: Row): string {
   const parts = [
-    row.serverCpuMs != null ? `server ${row.serverCpuMs} ms` : null,
+    row.serverCpuMs != null ? `server ${row.serverCpuMs} ms (main thread ${row.serverMainCpuMs} ms)` : null,
     row.databaseCpuMs != null ? `database ${row.databaseCpuMs} ms` : null,
   ].filter(Boolean);
   return parts.length ? `, CPU per request: ${parts.join(', ')}` : '';
@@ -124,6 +124,7 @@ function medianRow(v: Loaded, measured: Measured[]): Row {
         .join('; ') || undefined,
     perRound,
     serverCpuMs: perRequest(median.cpu.server, r),
+    serverMainCpuMs: perRequest(median.cpu.serverMain, r),
     databaseCpuMs: perRequest(median.cpu.database, r),
     ...writtenFields(median.written, r.requests.total),
   };

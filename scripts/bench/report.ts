@@ -15,7 +15,7 @@ export function printTable(rows: Row[]): void {
     'p95 ms',
     'p97.5 ms',
     'p99 ms',
-    'server CPU ms/req',
+    'server CPU ms/req (main thread)',
     'db CPU ms/req',
     'errors',
     'note',
@@ -30,7 +30,7 @@ export function printTable(rows: Row[]): void {
     dash(r.p95),
     dash(r.p97_5),
     String(r.p99),
-    dash(r.serverCpuMs ?? null),
+    r.serverCpuMs == null ? '—' : `${r.serverCpuMs} (${dash(r.serverMainCpuMs ?? null)})`,
     dash(r.databaseCpuMs ?? null),
     String(r.errors),
     r.note ?? '',
@@ -72,10 +72,22 @@ const num = (n: number) => n.toLocaleString('en-US');
 const met = (ok: boolean) => (ok ? 'met' : 'missed');
 
 /** The targets of a comparison and whether they were met, e.g. `(targets ≥ 0.6×: met; service p99 < 60 ms: missed)`. */
-function verdict({ ratio: { target, of: side }, value, of }: Comparison): string {
-  if (!target || value === null || !of) return '';
-  if (target.p99Below === undefined) return `   (target ≥ ${target.min}×: ${met(value >= target.min)})`;
-  return `   (targets ≥ ${target.min}×: ${met(value >= target.min)}; ${side.name} p99 < ${target.p99Below} ms: ${met(of.p99 < target.p99Below)})`;
+function verdict({ ratio: { target, of: side, over: other }, value, of, over }: Comparison): string {
+  if (!target || value === null || !of || !over) return '';
+  const parts = [`≥ ${target.min}×: ${met(value >= target.min)}`];
+  if (target.p99Below !== undefined) parts.push(`${side.name} p99 < ${target.p99Below} ms: ${met(of.p99 < target.p99Below)}`);
+  if (target.p99AtMost !== undefined)
+    parts.push(
+      `${side.name} p99 ≤ ${target.p99AtMost}× ${other.name}'s (${+(of.p99 / over.p99).toFixed(2)}×): ${met(of.p99 <= target.p99AtMost * over.p99)}`,
+    );
+  if (target.cpuAtMost !== undefined && of.serverCpuMs != null) {
+    const main = of.serverMainCpuMs ?? of.serverCpuMs;
+    parts.push(
+      `${side.name} CPU ≤ ${target.cpuAtMost} ms per request (process ${of.serverCpuMs} ms: ${met(of.serverCpuMs <= target.cpuAtMost)}; ` +
+        `main thread ${main} ms: ${met(main <= target.cpuAtMost)})`,
+    );
+  }
+  return `   (target${parts.length > 1 ? 's' : ''} ${parts.join('; ')})`;
 }
 
 /** `WAL per request: service 9,120 B (rows 4.00) vs plain 4,010 B (rows 1.00) → 2.27× (target ≤ 2×: missed)`. */

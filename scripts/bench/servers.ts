@@ -1,8 +1,10 @@
 /** The processes the bench measures: the service, and the plain baselines (PostgreSQL only), each in a process of its own. */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { spawnService, type ServiceProcess } from '../../test/support/processes.js';
 import { log, OPTIONS } from './options.js';
-import { seedNotes } from './seeding.js';
+import { notePath, seedNotes } from './seeding.js';
 import { Tenant } from './tenant.js';
 import type { Server } from './types.js';
 import { METRICS_TOKEN } from './stall.js';
@@ -33,15 +35,36 @@ function serviceEnv(): Record<string, string> {
   };
 }
 
-/** The plain indexed baseline's own table (see PLAIN_TABLE_DDL). */
-export const PLAIN_TABLE = 'bench_plain_notes';
+/**
+ * The plain indexed baseline's own table (see PLAIN_TABLE_DDL), in a schema of its own so that
+ * PostGraphile, serving that schema, sees this one table and nothing of the service's.
+ */
+export const PLAIN_SCHEMA = 'bench_plain';
+export const PLAIN_TABLE = `${PLAIN_SCHEMA}.notes`;
+
+/**
+ * PostGraphile 5's server: JavaScript in a folder with its own package.json and lock, so the
+ * service's dependencies stay as they are; installed there (`npm ci`) the first time the bench needs it.
+ */
+const POSTGRAPHILE_DIR = 'scripts/bench/postgraphile';
+const POSTGRAPHILE_SERVER = `${POSTGRAPHILE_DIR}/server.mjs`;
+
+function installPostGraphile(): void {
+  if (existsSync(`${POSTGRAPHILE_DIR}/node_modules/postgraphile`)) return;
+  log(`installing PostGraphile 5 for the bench in ${POSTGRAPHILE_DIR} (npm ci, once)`);
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: POSTGRAPHILE_DIR, stdio: 'inherit' });
+}
+
+type Baseline = 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'postgraphile';
 
 /** How each plain baseline is started. */
-const BASELINES: Record<'plain-http' | 'plain-koa' | 'plain-koa-indexed', { entry: string; env: Record<string, string> }> = {
+const BASELINES: Record<Baseline, { entry: string; env: Record<string, string> }> = {
   'plain-http': { entry: 'scripts/bench/servers/plainHttp.ts', env: { POOL: '20' } },
   'plain-koa': { entry: 'scripts/bench/servers/plainKoa.ts', env: {} },
   'plain-koa-indexed': { entry: 'scripts/bench/servers/plainKoa.ts', env: { TABLE: PLAIN_TABLE } },
+  postgraphile: { entry: POSTGRAPHILE_SERVER, env: { SCHEMA: PLAIN_SCHEMA, NODE_ENV: 'production', GRAPHILE_ENV: 'production' } },
 };
+const isBaseline = (server: Server): server is Baseline => server in BASELINES;
 
 /**
  * The plain indexed baseline's table: exactly what the API's note search needs and nothing
@@ -50,14 +73,16 @@ const BASELINES: Record<'plain-http' | 'plain-koa' | 'plain-koa-indexed', { entr
  * path (A), the tags (B) and the body (C) as the service's does. Storage parameters are PostgreSQL's defaults.
  */
 const PLAIN_TABLE_DDL = [
-  `drop table if exists ${PLAIN_TABLE}`,
+  `drop table if exists public.bench_plain_notes`,
+  `drop schema if exists ${PLAIN_SCHEMA} cascade`,
+  `create schema ${PLAIN_SCHEMA}`,
   `create table ${PLAIN_TABLE} (id serial, workspace_id uuid not null, path text collate "C" not null, kind text not null,
      body text not null, links text[] not null, tags text[] not null, created_at timestamptz not null, updated_at timestamptz not null,
      accessed_at timestamptz not null,
      search tsvector generated always as (setweight(to_tsvector('english', translate(path, '/._-', '    ')), 'A')
-       || setweight(to_tsvector('english', wks_array_text(tags)), 'B') || setweight(to_tsvector('english', body), 'C')) stored,
+       || setweight(to_tsvector('english', public.wks_array_text(tags)), 'B') || setweight(to_tsvector('english', body), 'C')) stored,
      unique (workspace_id, path))`,
-  `create index ${PLAIN_TABLE}_search_idx on ${PLAIN_TABLE} using gin (search)`,
+  `create index notes_search_idx on ${PLAIN_TABLE} using gin (search)`,
 ];
 
 let plainTableFilled = false;
@@ -80,6 +105,21 @@ async function fillPlainTable(databaseUrl: string, workspaceId: string): Promise
   } finally {
     await client.end();
   }
+}
+
+/** PostGraphile answers GraphQL errors with 200: one query checked before the load, so a renamed field cannot pass for speed. */
+async function checkPostGraphile(url: string, workspaceId: string): Promise<void> {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'query($w: UUID!, $p: String!) { noteByWorkspaceIdAndPath(workspaceId: $w, path: $p) { rowId path } }',
+      variables: { w: workspaceId, p: notePath(0) },
+    }),
+  });
+  const json = (await res.json()) as { errors?: unknown; data?: { noteByWorkspaceIdAndPath: unknown } };
+  if (json.errors || !json.data?.noteByWorkspaceIdAndPath)
+    throw new Error(`PostGraphile does not serve the plain table: ${JSON.stringify(json)}`);
 }
 
 /** Running baseline processes by server, and how to stop them all. */
@@ -127,8 +167,9 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
         if (embedded.child.child.pid) pids.set(server, embedded.child.child.pid);
         continue;
       }
-      if (server !== 'plain-http' && server !== 'plain-koa' && server !== 'plain-koa-indexed' && server !== 'service-lean') continue;
-      if (server === 'plain-koa-indexed') await fillPlainTable(databaseUrl, workspaceId);
+      if (!isBaseline(server) && server !== 'service-lean') continue;
+      if (server === 'plain-koa-indexed' || server === 'postgraphile') await fillPlainTable(databaseUrl, workspaceId);
+      if (server === 'postgraphile') installPostGraphile();
       const child =
         server === 'service-lean'
           ? // A second service on the same database with note history and the near-duplicate check off: what they cost.
@@ -139,6 +180,7 @@ export async function startBaselines(servers: Set<Server>, databaseUrl: string, 
               BASELINES[server].entry,
             );
       started.push(child);
+      if (server === 'postgraphile') await checkPostGraphile(child.url, workspaceId);
       urls.set(server, child.url);
       if (child.child.pid) pids.set(server, child.child.pid);
     }

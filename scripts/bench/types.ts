@@ -20,6 +20,8 @@ export interface Row {
   perRound?: number[];
   /** CPU milliseconds per answered request in the median round: the server process's, and the local PostgreSQL's (null: not measured). */
   serverCpuMs?: number | null;
+  /** The server's main thread alone (the one answering requests; without worker threads such as the embedding model's). */
+  serverMainCpuMs?: number | null;
   databaseCpuMs?: number | null;
   /** With database statistics (AutocannonLoad.databaseStats), per answered request in the median round: WAL bytes and rows written. */
   walBytesPerRequest?: number;
@@ -35,10 +37,12 @@ export type Seed = 'notes' | 'hot-note' | 'articles' | 'search';
 /**
  * Where a variant's requests go (`database`: pgbench; `service-lean`: the service without note history and
  * near-duplicate check; `plain-koa-indexed`: the plain Koa server on a table of its own with only the note search's
- * index; `service-embedded`: a second service on a fresh embedded database, seeded like the first, beside the one on
- * PostgreSQL); every one but the service runs only when the bench runs on PostgreSQL.
+ * index; `postgraphile`: PostGraphile 5 serving that same table; `service-embedded`: a second service on a fresh
+ * embedded database, seeded like the first, beside the one on PostgreSQL); every one but the service runs only when
+ * the bench runs on PostgreSQL.
  */
-export type Server = 'service' | 'service-lean' | 'service-embedded' | 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'database';
+export type Server =
+  'service' | 'service-lean' | 'service-embedded' | 'plain-http' | 'plain-koa' | 'plain-koa-indexed' | 'postgraphile' | 'database';
 
 /** Everything a variant needs to build its requests, known once the service runs and the data is seeded. */
 export interface Bench {
@@ -142,8 +146,12 @@ export interface Ratio {
   label: string;
   of: { variant: string; name: string };
   over: { variant: string; name: string };
-  /** `walAtMost`: the first side's WAL per request at most this many times the second's (both measured with databaseStats). */
-  target?: { min: number; p99Below?: number; walAtMost?: number };
+  /**
+   * `p99Below`: the first side's p99 under this many ms; `p99AtMost`: at most this many times the second side's p99;
+   * `cpuAtMost`: the first side's server CPU per request at most this many ms; `walAtMost`: the first side's WAL per
+   * request at most this many times the second's (both measured with databaseStats).
+   */
+  target?: { min: number; p99Below?: number; p99AtMost?: number; cpuAtMost?: number; walAtMost?: number };
 }
 
 /** A row of the scenario table. */

@@ -10,6 +10,8 @@ import type { SqlTarget } from '../db/sql.js';
 import { activityRows, addActivity, type ActivityCount } from '../store/activity.js';
 import type { ActivityDay } from '../types/activity.js';
 
+const DAY_MS = 86_400_000;
+
 /** How often a process adds its counts to the database. */
 export const ACTIVITY_FLUSH_MS = 5_000;
 
@@ -30,8 +32,16 @@ export class ActivityTally implements ActivityCounter {
     this.timer.unref();
   }
 
+  /** The UTC day (YYYY-MM-DD) of `dayStart` … `dayStart` + 1 day, made once a day rather than once a request. */
+  private day = { start: 0, text: '' };
+
   count(workspaceId: string, door: Door, caller: CallerKind, kind: 'read' | 'write'): void {
-    const day = new Date().toISOString().slice(0, 10);
+    const now = Date.now();
+    if (now < this.day.start || now >= this.day.start + DAY_MS) {
+      const start = now - (now % DAY_MS);
+      this.day = { start, text: new Date(start).toISOString().slice(0, 10) };
+    }
+    const day = this.day.text;
     const key = `${workspaceId}|${day}|${door}|${caller}`;
     let entry = this.pending.get(key);
     if (!entry) this.pending.set(key, (entry = { workspaceId, day, door, caller, reads: 0, writes: 0 }));

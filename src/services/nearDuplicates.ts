@@ -26,6 +26,8 @@ const NEAR_BANDS = 16;
 const NEAR_ROWS = 4;
 const NEAR_SCORED = 5;
 const HASHES = NEAR_BANDS * NEAR_ROWS;
+// nearKeys splits a 32-bit hash into 6 bin bits and 26 value bits.
+if (HASHES !== 64) throw new Error('nearKeys assumes 64 MinHash bins');
 
 /**
  * The band keys of a body in a workspace (none when it is too short to compare). The HASHES
@@ -37,16 +39,20 @@ const HASHES = NEAR_BANDS * NEAR_ROWS;
  * only the first NEAR_MIN_TRIGRAMS distinct ones are counted.
  */
 export function nearKeys(workspaceId: string, body: string): number[] {
-  const mins = new Array<number>(HASHES).fill(-1);
+  // Values are below 2^26 (a 32-bit hash without its 6 bin bits); an empty bin's borrowed value may reach 2^32, hence doubles.
+  const mins = new Float64Array(HASHES).fill(-1);
   const firstSeen = new Set<number>();
+  let distinct = 0;
   eachTrigram(body, (gram) => {
-    if (firstSeen.size < NEAR_MIN_TRIGRAMS) firstSeen.add(gram);
+    if (distinct < NEAR_MIN_TRIGRAMS) distinct = firstSeen.add(gram).size;
     const h = Math.imul(gram ^ (gram >>> 15), 0x2c1b3c6d) >>> 0;
-    const bin = h % HASHES;
-    const value = Math.floor(h / HASHES);
-    if (mins[bin] === -1 || value < mins[bin]) mins[bin] = value;
+    // HASHES is 64: the low 6 bits pick the bin (h % 64), the other 26 compete (⌊h / 64⌋).
+    const bin = h & (HASHES - 1);
+    const value = h >>> 6;
+    const min = mins[bin];
+    if (min === -1 || value < min) mins[bin] = value;
   });
-  if (firstSeen.size < NEAR_MIN_TRIGRAMS) return [];
+  if (distinct < NEAR_MIN_TRIGRAMS) return [];
   for (let i = 0; i < HASHES; i++) {
     if (mins[i] !== -1) continue;
     let j = 1;
@@ -55,7 +61,7 @@ export function nearKeys(workspaceId: string, body: string): number[] {
   }
   const keys: number[] = [];
   for (let band = 0; band < NEAR_BANDS; band++)
-    keys.push(fnv(`${workspaceId}/${band}/${mins.slice(band * NEAR_ROWS, (band + 1) * NEAR_ROWS).join('/')}`) | 0);
+    keys.push(fnv(`${workspaceId}/${band}/${mins.subarray(band * NEAR_ROWS, (band + 1) * NEAR_ROWS).join('/')}`) | 0);
   return keys;
 }
 

@@ -43,7 +43,8 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       '-D',
       data[which],
       '-o',
-      `-p ${ports[which]} -k ${dir} -c listen_addresses=127.0.0.1`,
+      // pg_stat_statements: a test counts the statements each server really ran.
+      `-p ${ports[which]} -k ${dir} -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements`,
       '-l',
       join(dir, `${which}.log`),
       '-w',
