@@ -17,11 +17,15 @@ export const STAGES = [
   'metrics',
   'answer serialization (JSON)',
   'garbage collection',
+  'system calls (the kernel)',
   'V8 and native (unattributed)',
   'other',
 ] as const;
 
 export type Stage = (typeof STAGES)[number];
+
+/** The stage whose CPU the profile cannot tell (see BUILTINS): /proc's system time stands for it. */
+export const KERNEL: Stage = 'system calls (the kernel)';
 
 /** [script URL pattern, stage], first match wins. */
 /** Packages by stage (their files under node_modules). */
@@ -90,6 +94,12 @@ const BUILTINS: Record<string, Stage | null> = {
   '(program)': 'V8 and native (unattributed)',
   '(root)': 'V8 and native (unattributed)',
   stringify: 'answer serialization (JSON)',
+  // Sockets' system calls: their samples are mostly the thread waiting for a core after waking the
+  // receiver (the loopback hands it the bytes at once); the kernel's real CPU is read from /proc instead.
+  writev: 'system calls (the kernel)',
+  writeBuffer: 'system calls (the kernel)',
+  writeUtf8String: 'system calls (the kernel)',
+  writeLatin1String: 'system calls (the kernel)',
 };
 
 /**

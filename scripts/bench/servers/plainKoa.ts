@@ -3,7 +3,7 @@
  * never shipped: Koa + @koa/router + node-postgres (pool 10, as the service's statement pool), with
  * exactly the statements a note needs and nothing more — what an ordinary hand-written Koa service does.
  * It serves the service's own `memory_notes` table (paying for every index the service chose), or
- * with TABLE=bench_plain_notes a table of its own holding only what note search needs (see servers.ts).
+ * with TABLE=bench_plain.notes a table of its own holding only what note search needs (see servers.ts).
  *
  *   GET /note?path=…   selects the note by (workspace_id, path), then updates its accessed_at; JSON
  *   PUT /note          inserts the note, or on (workspace_id, path) conflict updates it; JSON of the row
