@@ -83,6 +83,8 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     await (await byText(page, '.pick-name', 'Org ')).click();
     await (await byText(page, '.pick-name', 'Workspace ')).click();
     await page.waitForFunction(() => location.hash.startsWith('#/proposals'), { timeout: 10_000 });
+    // The hash moves before the workspace's navigation is drawn: wait for it too (a loaded machine showed an empty nav).
+    await page.waitForSelector('nav a', { timeout: 10_000 });
   }
 
   beforeAll(async () => {
