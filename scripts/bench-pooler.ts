@@ -15,7 +15,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -23,21 +22,13 @@ import pg from 'pg';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { noteBody } from './bench/corpus.js';
 import { Tenant } from './bench/tenant.js';
+import { freePort } from '../test/support/processes.js';
 
 const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const SECONDS = arg('seconds', 10);
 const CONNECTIONS = arg('connections', 20);
 const NOTES = 1000;
 const NOTE_API = '/api/v1/workspaces/-/memory/note';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function onServer(url: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

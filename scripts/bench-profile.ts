@@ -12,10 +12,9 @@
  * `--json=<file>` also writes the table as JSON; `--keep=<dir>` keeps the .cpuprofile files.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
-import { spawnService, type ServiceProcess } from '../test/support/processes.js';
+import { freePort, spawnService, type ServiceProcess } from '../test/support/processes.js';
 import { mainThreadSystemMs, processCpuMs } from './bench/cpu.js';
 import { noteUpdates, SERVICE_NOTE_ROUTE, spreadGets } from './bench/loads.js';
 import { log, OPTIONS } from './bench/options.js';
@@ -201,15 +200,6 @@ async function main(): Promise<void> {
   } finally {
     await service.stop();
   }
-}
-
-/** A port no one listens on now (for the inspector). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 void main().catch((error) => {

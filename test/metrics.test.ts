@@ -1,10 +1,10 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './support/app.js';
 import { tenant } from './support/factories.js';
 import { ownDatabase } from './support/ownDatabase.js';
+import { freePort } from './support/processes.js';
 import { until } from './support/wait.js';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
@@ -125,7 +125,7 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
 
   it('shows an event not yet fanned out, then its pending delivery to a target that refuses, in the webhook backlogs', async () => {
     const t = await tenant(app);
-    const port = await closedPort();
+    const port = await freePort();
     const hook = await app.gql('mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }', {
       input: { organizationId: t.org.id, url: `http://127.0.0.1:${port}/hook` },
     });
@@ -208,15 +208,6 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
     expect(text).toMatch(/wks_db_pool_wait_seconds_bucket\{le="0\.0005",pool="statements"\} \d+/);
   });
 });
-
-/** A loopback port nothing listens on (connections to it are refused). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Scrapes until `done` holds of the text (5 s at most, see until); that text. */
 const scrapeUntil = (done: (text: string) => boolean, what: string): Promise<string> =>

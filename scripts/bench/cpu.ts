@@ -7,19 +7,25 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on every Linux this runs on). */
 const TICKS = 100;
 
+/** utime, stime, cutime and cstime of a `/proc/…/stat` file, in ticks; null when it is gone. */
+function statTimes(file: string): [number, number, number, number] | null {
+  try {
+    // Fields after the command name (which may hold spaces) start at state: utime, stime, cutime and cstime are the 12th to 15th after it.
+    const stat = readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [Number(fields[11]), Number(fields[12]), Number(fields[13]), Number(fields[14])];
+  } catch {
+    return null;
+  }
+}
+
 /**
  * utime + stime of one process, in ticks, and with `children` the times of its exited children
  * too (a PostgreSQL backend that ends is counted in its postmaster's); null when it is gone.
  */
 function processTicks(pid: number, children = false, file = `/proc/${pid}/stat`): number | null {
-  try {
-    // Fields after the command name (which may hold spaces) start at state: utime, stime, cutime and cstime are the 12th to 15th after it.
-    const stat = readFileSync(file, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
-  } catch {
-    return null;
-  }
+  const times = statTimes(file);
+  return times && times[0] + times[1] + (children ? times[2] + times[3] : 0);
 }
 
 /** Total ticks of every process whose command is `postgres` (the server and its backends), or null without /proc. */
@@ -43,7 +49,8 @@ function postgresTicks(): number | null {
 }
 
 /** Ticks of a process's main thread alone (its thread id is the process id): in Node, the thread that answers requests. */
-const mainThreadTicks = (pid: number) => processTicks(pid, false, `/proc/${pid}/task/${pid}/stat`);
+const mainThreadStat = (pid: number) => `/proc/${pid}/task/${pid}/stat`;
+const mainThreadTicks = (pid: number) => processTicks(pid, false, mainThreadStat(pid));
 
 /**
  * CPU milliseconds the server (all its threads, and its main thread alone: the one that answers
@@ -80,10 +87,6 @@ export function processCpuMs(pid: number, mainThread = false): number {
 
 /** The kernel's share (system time) of a process's main thread so far, in milliseconds, or NaN without /proc. */
 export function mainThreadSystemMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / TICKS;
-  } catch {
-    return NaN;
-  }
+  const times = statTimes(mainThreadStat(pid));
+  return times ? (times[1] * 1000) / TICKS : NaN;
 }

@@ -24,26 +24,28 @@ export function spreadGets(b: Bench, route: string, headers: Record<string, stri
 }
 
 /**
- * PUT requests to `url` updating the seeded notes in turn, scattered, with new bodies of 1–4 KB
- * (64 drawn once, each sent with its request number) or, `small`, of a few bytes (the database's
- * share shrinks, the server's shows).
+ * The seeded notes in turn, scattered, each with a new body of 1–4 KB (64 drawn once, each sent
+ * with its request number) or, `small`, of a few bytes (the database's share shrinks, the server's
+ * shows): what every PUT load of the bench sends, whichever server it goes to.
  */
-export function noteUpdates(url: string, headers: Record<string, string>, small = false): AutocannonLoad {
+function noteUpdateStream(small = false): () => { path: string; body: string } {
   let u = 0;
   const bodies = Array.from({ length: 64 }, (_, i) => (small ? '' : noteBody(i)));
+  return () => {
+    const path = notePath(scattered(u++));
+    return { path, body: `${bodies[u % 64]}\nupdated ${u}` };
+  };
+}
+
+/** PUT requests to `url` updating the seeded notes (see noteUpdateStream). */
+export function noteUpdates(url: string, headers: Record<string, string>, small = false): AutocannonLoad {
+  const next = noteUpdateStream(small);
   return {
     options: {
       url,
       method: 'PUT',
       headers: { ...headers, 'content-type': 'application/json' },
-      requests: [
-        {
-          setupRequest: (req) => {
-            const path = notePath(scattered(u++));
-            return { ...req, body: JSON.stringify({ path, body: `${bodies[u % 64]}\nupdated ${u}`, kind: 'note', links: [], tags: [] }) };
-          },
-        },
-      ],
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ ...next(), kind: 'note', links: [], tags: [] }) }) }],
     },
   };
 }
@@ -200,53 +202,35 @@ export async function settledService(b: Bench): Promise<void> {
 /** The note's fields as PostGraphile names them (the plain table's columns; `id` is `rowId` there). */
 const POSTGRAPHILE_NOTE_FIELDS = 'rowId workspaceId path kind body links tags createdAt updatedAt accessedAt';
 
-/** PostGraphile's GET: the note by its unique (workspace, path) key, every seeded note in turn, scattered. */
-export function postgraphileGets(b: Bench): AutocannonLoad {
-  let n = 0;
-  const query = `query($w: UUID!, $p: String!) { noteByWorkspaceIdAndPath(workspaceId: $w, path: $p) { ${POSTGRAPHILE_NOTE_FIELDS} } }`;
+/** PostGraphile's read of a note by its unique (workspace, path) key (variables `w`, `p`). */
+export const POSTGRAPHILE_NOTE_QUERY = `query($w: UUID!, $p: String!) { noteByWorkspaceIdAndPath(workspaceId: $w, path: $p) { ${POSTGRAPHILE_NOTE_FIELDS} } }`;
+
+/** POSTs to PostGraphile's /graphql, each request's operation and variables from `next`. */
+function postgraphilePosts(b: Bench, next: () => { query: string; variables: Record<string, unknown> }): AutocannonLoad {
   return {
     options: {
       url: `${b.base}/graphql`,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({ query, variables: { w: b.workspaceId, p: notePath(scattered(n++)) } }),
-          }),
-        },
-      ],
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify(next()) }) }],
     },
   };
 }
 
-/** PostGraphile's PUT: the generated update by (workspace, path), with the same bodies as noteUpdates. */
+/** PostGraphile's GET: every seeded note in turn, scattered. */
+export function postgraphileGets(b: Bench): AutocannonLoad {
+  let n = 0;
+  return postgraphilePosts(b, () => ({ query: POSTGRAPHILE_NOTE_QUERY, variables: { w: b.workspaceId, p: notePath(scattered(n++)) } }));
+}
+
+/** PostGraphile's PUT: its generated update by (workspace, path), with the service's updates (noteUpdateStream). */
 export function postgraphileUpdates(b: Bench): AutocannonLoad {
-  let u = 0;
-  const bodies = Array.from({ length: 64 }, (_, i) => noteBody(i));
+  const next = noteUpdateStream();
   const query = `mutation($w: UUID!, $p: String!, $patch: NotePatch!) {
     updateNoteByWorkspaceIdAndPath(input: { workspaceId: $w, path: $p, notePatch: $patch }) { note { ${POSTGRAPHILE_NOTE_FIELDS} } } }`;
-  return {
-    options: {
-      url: `${b.base}/graphql`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      requests: [
-        {
-          setupRequest: (req) => {
-            const path = notePath(scattered(u++));
-            const patch = {
-              body: `${bodies[u % 64]}\nupdated ${u}`,
-              kind: 'note',
-              links: [],
-              tags: [],
-              updatedAt: new Date().toISOString(),
-            };
-            return { ...req, body: JSON.stringify({ query, variables: { w: b.workspaceId, p: path, patch } }) };
-          },
-        },
-      ],
-    },
-  };
+  return postgraphilePosts(b, () => {
+    const { path, body } = next();
+    const patch = { body, kind: 'note', links: [], tags: [], updatedAt: new Date().toISOString() };
+    return { query, variables: { w: b.workspaceId, p: path, patch } };
+  });
 }

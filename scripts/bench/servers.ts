@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { spawnService, type ServiceProcess } from '../../test/support/processes.js';
+import { POSTGRAPHILE_NOTE_QUERY } from './loads.js';
 import { log, OPTIONS } from './options.js';
 import { notePath, seedNotes } from './seeding.js';
 import { Tenant } from './tenant.js';
@@ -113,7 +114,7 @@ async function checkPostGraphile(url: string, workspaceId: string): Promise<void
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      query: 'query($w: UUID!, $p: String!) { noteByWorkspaceIdAndPath(workspaceId: $w, path: $p) { rowId path } }',
+      query: POSTGRAPHILE_NOTE_QUERY,
       variables: { w: workspaceId, p: notePath(0) },
     }),
   });
