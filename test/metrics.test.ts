@@ -1,7 +1,7 @@
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startTestApp, type TestApp } from './support/app.js';
+import { fanOutPast, startTestApp, type TestApp } from './support/app.js';
 import { tenant } from './support/factories.js';
 import { ownDatabase } from './support/ownDatabase.js';
 import { freePort } from './support/processes.js';
@@ -136,8 +136,8 @@ describe('/metrics (Prometheus text format, METRICS_TOKEN)', () => {
     let text = await (await scrape(app)).text();
     expect(sample(text, 'wks_webhook_fanout_backlog_depth')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'wks_webhook_fanout_backlog_oldest_seconds')).toBeGreaterThan(0);
-    // One dispatcher pass fans it out and tries the delivery: refused, it stays pending for a retry.
-    await app.server.dispatchWebhooks();
+    // Dispatcher passes fan it out and try the delivery: refused, it stays pending for a retry.
+    await fanOutPast(app, t.workspace.id);
     await new Promise((resolve) => setTimeout(resolve, 20));
     text = await (await scrape(app)).text();
     expect(sample(text, 'wks_webhook_fanout_backlog_depth')).toBe(0);

@@ -3,7 +3,7 @@ import { enforceRetention, RETENTION_BATCH, RETENTION_LOCK } from '../src/app/ba
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import { DELETE_OLD_EVENTS, DELETE_OLD_SEARCHES } from '../src/store/retention.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { fanOutPast, startTestApp, type TestApp } from './support/app.js';
 import { tenant, type Tenant } from './support/factories.js';
 import { ownDatabase } from './support/ownDatabase.js';
 
@@ -43,7 +43,7 @@ describe('retention of the event table and the search log (housekeeping)', () =>
     );
     // Not yet fanned out to webhooks: kept whatever their age.
     expect((await enforceRetention(db(), { eventsDays: 30, searchLogDays: 0 })).events).toBe(0);
-    await app.server.dispatchWebhooks();
+    await fanOutPast(app, t.workspace.id);
     // A longer retention keeps them; 0 keeps everything for ever.
     expect((await enforceRetention(db(), { eventsDays: 60, searchLogDays: 0 })).events).toBe(0);
     expect((await enforceRetention(db(), { eventsDays: 0, searchLogDays: 0 })).events).toBe(0);

@@ -2,9 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { inject } from 'vitest';
+import { freshEm } from '../../src/db/orm.js';
+import { sql } from '../../src/db/sql.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { OpenApiChecker } from './openapiCheck.js';
 import { rawRequest } from './raw.js';
+import { until } from './wait.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -69,6 +72,24 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     ...overrides,
   });
   return { ...(await serviceClient(server.url, adminToken)), server, close: () => server.close() };
+}
+
+/**
+ * Runs webhook fan-out passes until the cursor has passed every event of `workspaceId`. One pass
+ * may not: the cursor only moves below the oldest transaction still running in the whole cluster,
+ * and on a shared PostgreSQL another test file's open transaction can hold that back for a while.
+ */
+export async function fanOutPast(app: TestApp, workspaceId: string): Promise<void> {
+  await until(async () => {
+    await app.server.dispatchWebhooks();
+    const [row] = await sql<{ behind: number }>(
+      freshEm(app.server.orm),
+      `select count(*)::int as behind from events e, event_cursors c
+        where c.name = 'webhooks' and e.workspace_id = ? and (e.xid, e.id) > (c.last_xid, c.last_id)`,
+      [workspaceId],
+    );
+    return row.behind === 0;
+  }, "the webhook fan-out to pass the workspace's events");
 }
 
 /** Clients for the service at `url` (e.g. one spawned with `spawnService`), checked against the document it serves. */
