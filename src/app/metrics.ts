@@ -175,9 +175,13 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
     labelNames: ['pool'],
     registers: [registry],
   });
+  // Every statement reports here: each pool's children are bound once (no label hashing per connection).
+  const bound = new Map<string, { waited: ReturnType<Histogram['labels']>; queued: ReturnType<Counter['labels']> }>();
   poolWaits(em).on((pool, seconds, wasQueued) => {
-    waited.observe({ pool }, seconds);
-    if (wasQueued) queued.inc({ pool });
+    let children = bound.get(pool);
+    if (!children) bound.set(pool, (children = { waited: waited.labels(pool), queued: queued.labels(pool) }));
+    children.waited.observe(seconds);
+    if (wasQueued) children.queued.inc();
   });
 }
 
