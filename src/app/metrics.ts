@@ -124,22 +124,33 @@ export function createMetrics(sources: MetricsSources) {
       this.set(sources.subscriptions());
     },
   });
-  // The counter and histogram children of each (route, method, status), bound once: prom-client
-  // otherwise hashes the label object on every request.
-  const bound = new Map<string, { requests: { inc(): void }; duration: { observe(seconds: number): void } }>();
+  // The counter and histogram children of each (route, method, status).
+  const bound = boundChildren<{ requests: { inc(): void }; duration: { observe(seconds: number): void } }>();
   const observe = (ctx: Context, seconds: number) => {
     const route = routeLabel(ctx, table);
-    const key = `${route} ${ctx.method} ${ctx.status}`;
-    let children = bound.get(key);
-    if (!children) {
+    const children = bound(`${route} ${ctx.method} ${ctx.status}`, () => {
       const labels = { route, method: ctx.method, status: String(ctx.status) };
-      bound.set(key, (children = { requests: requests.labels(labels), duration: duration.labels(labels) }));
-    }
+      return { requests: requests.labels(labels), duration: duration.labels(labels) };
+    });
     children.requests.inc();
     children.duration.observe(seconds);
     if (ctx.status === 429) refused.inc({ route });
   };
   return { registry, observe };
+}
+
+/**
+ * Metric children by a key of their label values, made by `make` on the key's first use and
+ * reused after: prom-client otherwise hashes the label object on every observation, and these
+ * observe every request or every statement.
+ */
+function boundChildren<C>(): (key: string, make: () => C) => C {
+  const bound = new Map<string, C>();
+  return (key, make) => {
+    let children = bound.get(key);
+    if (children === undefined) bound.set(key, (children = make()));
+    return children;
+  };
 }
 
 /** The database pools: connections by state (sampled at scrape), and every connection handed out with how long its caller waited. */
@@ -175,11 +186,10 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
     labelNames: ['pool'],
     registers: [registry],
   });
-  // Every statement reports here: each pool's children are bound once (no label hashing per connection).
-  const bound = new Map<string, { waited: ReturnType<Histogram['labels']>; queued: ReturnType<Counter['labels']> }>();
+  // Every statement reports here: each pool's children.
+  const bound = boundChildren<{ waited: ReturnType<Histogram['labels']>; queued: ReturnType<Counter['labels']> }>();
   poolWaits(em).on((pool, seconds, wasQueued) => {
-    let children = bound.get(pool);
-    if (!children) bound.set(pool, (children = { waited: waited.labels(pool), queued: queued.labels(pool) }));
+    const children = bound(pool, () => ({ waited: waited.labels(pool), queued: queued.labels(pool) }));
     children.waited.observe(seconds);
     if (wasQueued) children.queued.inc();
   });
