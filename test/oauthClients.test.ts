@@ -35,8 +35,6 @@ let client: ServiceClient;
 let browser: Browser;
 let workspaceId: string;
 let organizationId: string;
-/** Everything the service wrote (debug level: one line per request, with its URL and headers). */
-let log = '';
 /** Every secret the flows handled: none may appear in the service's log. */
 const secrets: string[] = [];
 
@@ -53,8 +51,6 @@ beforeAll(async () => {
     NODE_EXTRA_CA_CERTS: tls.certFile,
     ...(process.env.DATABASE_URL ? {} : { DATA_DIR: join(dir, 'data') }),
   });
-  service.child.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  service.child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   client = await serviceClient(service.url, admin);
   const org = await createOrg(client);
   organizationId = org.id;
@@ -285,12 +281,14 @@ describe('mcp-remote', () => {
 
 describe('the start', () => {
   it('warns that PUBLIC_URL is unset while the service listens on every interface (the issuer follows the Host header)', () => {
-    expect(log).toMatch(/"level":40,[^\n]*"msg":"PUBLIC_URL is not set: the OAuth issuer/);
+    // The warning comes before the service listens: the whole output since the start is read, not only what came later.
+    expect(service.output()).toMatch(/"level":40,[^\n]*"msg":"PUBLIC_URL is not set: the OAuth issuer/);
   });
 });
 
 describe('secrets stay out of logs and URLs', () => {
   it('no code, token or cookie appears in any log line of the service (request lines at debug level included)', () => {
+    const log = service.output(); // debug level: one line per request, with its URL and headers
     expect(log).toContain('"msg":"request"'); // debug request lines were written
     expect(log).toContain('/oauth/token');
     expect(secrets.length).toBeGreaterThan(6);

@@ -10,6 +10,8 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Resolves with the exit code. */
   exited: Promise<number | null>;
+  /** Everything the process wrote so far (stdout and stderr, from its first line: the start's own lines included). */
+  output(): string;
   /** Where the output (stdout and stderr) ends now: pass it to `waitForOutput` to wait only for what comes later. */
   outputMark(): number;
   /** Resolves once the output after `from` matches `pattern` (a sentinel the process logs), or rejects after `ms`. */
@@ -53,6 +55,7 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
     url,
     child,
     exited,
+    output: () => all,
     outputMark: () => all.length,
     waitForOutput: (pattern, from, ms = 15_000) =>
       new Promise<void>((resolve, reject) => {
