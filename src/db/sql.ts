@@ -11,7 +11,8 @@ import { PoolWaits } from './poolWaits.js';
 interface Attached {
   pool: pg.Pool;
   relaxed: pg.Pool;
-  inline: boolean;
+  /** The embedded PGlite: one session serves every connection, one statement at a time. */
+  embedded: boolean;
   /** Behind a transaction pooler: no named prepared statements, no per-connection settings. */
   pooled: boolean;
   /** Where session state may live (LISTEN): DATABASE_DIRECT_URL; null when that too goes through a pooler. */
@@ -35,10 +36,9 @@ export interface StatementTally {
 export type SqlTarget = Pick<EntityManager, 'getConnection' | 'getTransactionContext' | 'getPlatform'>;
 
 /**
- * Registers the pool that `sql` uses for this ORM's connection outside transactions. `inline`:
- * send parameters inlined as literals in one simple-protocol message (the embedded PGlite serves
- * every socket connection from one session and interleaves extended-protocol messages of
- * different connections, so a Parse of one can replace the unnamed statement of another).
+ * Registers the pool that `sql` uses for this ORM's connection outside transactions. `embedded`:
+ * the embedded PGlite, one session behind every socket connection (its socket runs each
+ * connection's Parse … Sync round whole and shares named statements: see embeddedProtocol.mjs).
  */
 export function attachPool(
   em: EntityManager,
@@ -49,9 +49,9 @@ export function attachPool(
     pooled,
     waits,
   }: { pool: pg.Pool; relaxed?: pg.Pool; direct: pg.ClientConfig | null; pooled: boolean; waits?: PoolWaits },
-  inline: boolean,
+  embedded: boolean,
 ): void {
-  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, inline, pooled, direct, waits: waits ?? new PoolWaits() });
+  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, embedded, pooled, direct, waits: waits ?? new PoolWaits() });
 }
 
 /** Whether this ORM reaches PostgreSQL through a transaction pooler (see behindPooler). */
@@ -168,7 +168,7 @@ const param = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undef
  */
 export async function sql<T = Row>(em: SqlTarget, text: string, params: Params = [], name?: string): Promise<T[]> {
   const attached = attachedTo(em);
-  const config = statement(em, attached.inline, text, params, attached.pooled ? undefined : name);
+  const config = statement(em, false, text, params, attached.pooled ? undefined : name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
   if (trx) {
     if (attached.tally) attached.tally.primary++;
@@ -190,7 +190,7 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
 export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: Params = []): Promise<T[]> {
   const attached = attachedTo(em);
   // The embedded database serves every connection from one session: like a pooler, no per-connection setting.
-  if (!attached.pooled && !attached.inline) return (await attached.relaxed.query(statement(em, attached.inline, text, params))).rows as T[];
+  if (!attached.pooled && !attached.embedded) return (await attached.relaxed.query(statement(em, false, text, params))).rows as T[];
   const inlined = statement(em, true, text, params).text;
   const results = (await attached.relaxed.query(`set local synchronous_commit = off; ${inlined}`)) as unknown as pg.QueryResult[];
   return results[results.length - 1].rows as T[];
@@ -213,7 +213,7 @@ export function poolWaits(em: SqlTarget): PoolWaits {
  * embedded PGlite serves one statement at a time, and a transaction has one connection).
  */
 export function runsConcurrently(em: SqlTarget): boolean {
-  return !attachedTo(em).inline && !em.getTransactionContext();
+  return !attachedTo(em).embedded && !em.getTransactionContext();
 }
 
 /** The pool behind `sqlRelaxed` (shared with the rate limiter on a PostgreSQL server; ended by the ORM's close). */

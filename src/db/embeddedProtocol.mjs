@@ -1,0 +1,241 @@
+// The Postgres-protocol socket in front of the embedded PGlite (started by embeddedThread.mjs).
+// PGlite is one PostgreSQL session: every socket connection shares it, one unit of work at a time.
+// A unit is a whole round of the extended query protocol (Parse … Sync, as node-postgres sends
+// one statement with parameters), a simple query, or a start-up message, so one connection's
+// Parse/Bind/Execute can never be split by another's: statements keep their parameters (no values
+// inlined into SQL text), and named prepared statements are shared by every connection, as they
+// live in the one session (see `Prepared`). While the session is inside a transaction, only the
+// connection that opened it is served, as on a server where it would own its backend.
+import { createServer } from 'node:net';
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+const PROTOCOL_3 = 196608;
+/** What the server answers to a Parse it skips because the session already holds the statement. */
+const PARSE_COMPLETE = Buffer.from([0x31, 0, 0, 0, 4]);
+/** Messages of the extended protocol gathered until the Sync (or Flush) that ends their round. */
+const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C']);
+
+/**
+ * Named prepared statements of the session, by name: what their Parse carried (text and parameter
+ * types). node-postgres remembers per connection which names it prepared; a second connection
+ * preparing a name the session already holds would fail ("already exists"), so that Parse is
+ * answered here with ParseComplete and the statement is shared. A name prepared again with other
+ * text goes to PostgreSQL, which refuses it as a server would on one connection.
+ */
+class Prepared {
+  #statements = new Map();
+
+  /** The Parse's name and the rest of its body (text and types), or null for the unnamed statement. */
+  static read(message) {
+    const end = message.indexOf(0, 5);
+    if (end <= 5) return null;
+    return { name: message.toString('latin1', 5, end), body: message.subarray(end + 1) };
+  }
+
+  holds(parse) {
+    return this.#statements.get(parse.name)?.equals(parse.body) ?? false;
+  }
+
+  add(parse) {
+    this.#statements.set(parse.name, Buffer.from(parse.body));
+  }
+
+  /** A Close of a statement ('S') drops its name; DEALLOCATE or DISCARD in a simple query drops them all. */
+  forget(message) {
+    const type = String.fromCharCode(message[0]);
+    if (type === 'C' && message[5] === 0x53) this.#statements.delete(message.toString('latin1', 6, message.indexOf(0, 6)));
+    else if (type === 'Q' && /\b(deallocate|discard)\b/i.test(message.toString('utf8', 5))) this.#statements.clear();
+  }
+}
+
+/** One socket connection: its unread bytes, the extended-protocol messages of the round being gathered. */
+class Connection {
+  constructor(id, socket) {
+    this.id = id;
+    this.socket = socket;
+    this.buffer = Buffer.alloc(0);
+    this.round = [];
+    this.started = false;
+    this.open = true;
+  }
+}
+
+export class ProtocolServer {
+  #db;
+  #path;
+  #maxConnections;
+  #onFatal;
+  #server = null;
+  #connections = new Set();
+  #nextId = 1;
+  /** Units waiting for the session, in arrival order: { connection, messages }. */
+  #queue = [];
+  #running = false;
+  /** The connection whose unit ran last: inside a transaction, only it is served. */
+  #owner = null;
+  #prepared = new Prepared();
+  #failed = false;
+
+  /** `onFatal(error)`: PGlite itself threw (a WebAssembly abort): the session cannot go on. */
+  constructor({ db, path, maxConnections, onFatal }) {
+    this.#db = db;
+    this.#path = path;
+    this.#maxConnections = maxConnections;
+    this.#onFatal = onFatal;
+  }
+
+  start() {
+    this.#server = createServer((socket) => this.#accept(socket));
+    this.#server.maxConnections = this.#maxConnections;
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#path, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  async stop() {
+    const server = this.#server;
+    this.#server = null;
+    for (const connection of this.#connections) this.#close(connection);
+    if (server) await new Promise((resolve) => server.close(() => resolve()));
+  }
+
+  #accept(socket) {
+    const connection = new Connection(this.#nextId++, socket);
+    this.#connections.add(connection);
+    socket.setNoDelay(true);
+    socket.on('data', (data) => this.#received(connection, data));
+    socket.on('error', () => this.#close(connection));
+    socket.on('close', () => this.#close(connection));
+  }
+
+  /** Cuts the connection's complete messages out of its bytes and queues them as units. */
+  #received(connection, data) {
+    if (!connection.open) return;
+    connection.buffer = connection.buffer.length ? Buffer.concat([connection.buffer, data]) : data;
+    let buffer = connection.buffer;
+    while (connection.open) {
+      if (!connection.started) {
+        // Before start-up, messages carry no type byte: a length, then a code or the protocol version.
+        if (buffer.length < 8) break;
+        const length = buffer.readInt32BE(0);
+        if (buffer.length < length) break;
+        const code = buffer.readInt32BE(4);
+        const message = buffer.subarray(0, length);
+        buffer = buffer.subarray(length);
+        if (code === SSL_REQUEST || code === GSSENC_REQUEST) connection.socket.write('N');
+        else if (code === CANCEL_REQUEST)
+          this.#close(connection); // no backend to signal: the request is dropped, as its connection expects no answer
+        else if (code === PROTOCOL_3) {
+          connection.started = true;
+          this.#enqueue(connection, [message]);
+        } else {
+          this.#close(connection);
+        }
+        continue;
+      }
+      if (buffer.length < 5) break;
+      const length = 1 + buffer.readInt32BE(1);
+      if (buffer.length < length) break;
+      const message = buffer.subarray(0, length);
+      buffer = buffer.subarray(length);
+      const type = String.fromCharCode(message[0]);
+      if (type === 'X') {
+        this.#close(connection);
+      } else if (EXTENDED.has(type)) {
+        connection.round.push(message);
+      } else if (type === 'S' || type === 'H') {
+        connection.round.push(message);
+        this.#enqueue(connection, connection.round);
+        connection.round = [];
+      } else {
+        // A simple query, a password, COPY data: a unit of its own (after any round gathered before it).
+        if (connection.round.length) {
+          this.#enqueue(connection, connection.round);
+          connection.round = [];
+        }
+        this.#enqueue(connection, [message]);
+      }
+    }
+    connection.buffer = buffer.length ? Buffer.from(buffer) : Buffer.alloc(0);
+  }
+
+  #enqueue(connection, messages) {
+    this.#queue.push({ connection, messages });
+    void this.#run();
+  }
+
+  /**
+   * Serves queued units one at a time; inside a transaction only its owner's. A transaction whose
+   * connection ended is rolled back before anything else runs.
+   */
+  async #run() {
+    if (this.#running || this.#failed) return;
+    this.#running = true;
+    try {
+      while (this.#queue.length || (this.#db.isInTransaction() && !this.#owner?.open)) {
+        let index = 0;
+        if (this.#db.isInTransaction()) {
+          if (!this.#owner?.open) {
+            await this.#db.exec('rollback'); // takes the session's query lock itself
+            continue;
+          }
+          index = this.#queue.findIndex((unit) => unit.connection === this.#owner);
+          if (index < 0) break; // the owner's next statement has not arrived yet
+        }
+        const [unit] = this.#queue.splice(index, 1);
+        if (!unit.connection.open) continue;
+        this.#owner = unit.connection;
+        await this.#execute(unit);
+      }
+    } catch (error) {
+      this.#failed = true;
+      this.#onFatal(error);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #execute({ connection, messages }) {
+    let prefix = null;
+    let parse = null;
+    const first = messages[0];
+    if (first[0] === 0x50 /* P */) {
+      parse = Prepared.read(first);
+      if (parse && this.#prepared.holds(parse)) {
+        messages = messages.slice(1);
+        prefix = PARSE_COMPLETE;
+        parse = null;
+      }
+    }
+    for (const message of messages) this.#prepared.forget(message);
+    const input = messages.length === 1 ? messages[0] : Buffer.concat(messages);
+    let firstChunk = true;
+    const write = (bytes) => {
+      if (firstChunk && parse && bytes[0] === 0x31 /* ParseComplete */) this.#prepared.add(parse);
+      firstChunk = false;
+      if (connection.open && connection.socket.writable) connection.socket.write(Buffer.from(bytes));
+    };
+    if (prefix) write(prefix);
+    if (messages.length) {
+      await this.#db.runExclusive(() =>
+        this.#db.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.length), { onRawData: write }),
+      );
+    }
+  }
+
+  /** A connection ends: its waiting units are dropped, and a transaction it left open is rolled back (see #run). */
+  #close(connection) {
+    if (!connection.open) return;
+    connection.open = false;
+    this.#connections.delete(connection);
+    this.#queue = this.#queue.filter((unit) => unit.connection !== connection);
+    if (!connection.socket.destroyed) connection.socket.destroy();
+    void this.#run();
+  }
+}

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startEmbedded, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { pgClientConfig } from '../src/db/orm.js';
+
+// The embedded database's socket: one PGlite session behind every connection. Each connection's
+// round of the extended protocol (Parse, Bind, Describe, Execute, Sync) runs whole, so statements
+// keep their parameters beside other connections; named statements are shared by the session; a
+// transaction has the session to itself until it ends, and one left open by a connection that went
+// away is rolled back. The stock socket server ran each message on its own, so two connections'
+// rounds interleaved and one's Bind met the other's statement.
+describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket', () => {
+  let db: EmbeddedDatabase;
+  const clients: pg.Client[] = [];
+  const connect = async () => {
+    const client = new pg.Client(pgClientConfig(db.connection));
+    client.on('error', () => undefined);
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    db = await startEmbedded({ loadDataDir: new Blob([readFileSync(inject('pgliteDump'))]) });
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+    await db?.close();
+  });
+
+  it("answers every connection's parameterised statements with its own values while eight connections send at once", async () => {
+    const eight = await Promise.all(Array.from({ length: 8 }, connect));
+    // Half the statements carry a 256 KiB value: it reaches the socket in several reads, and the
+    // round must not be split by another connection's whole round meanwhile. Each statement's text
+    // differs, so a Bind that met another connection's statement would answer with its numbers.
+    const big = (i: number) => (i % 2 ? 'x'.repeat(256 * 1024 + i) : `v${i}`);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        eight[i % 8].query<{ n: number; s: number }>(`select $1::int * ${i} as n, length($2::text) as s`, [i, big(i)]),
+      ),
+    );
+    answers.forEach((answer, i) => expect(answer.rows).toEqual([{ n: i * i, s: big(i).length }]));
+  });
+
+  it('shares a named statement between connections, and refuses the name for other text as a server would', async () => {
+    const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
+    const named = (text: string, value: number) => ({ name: 'wks_test_named', text, values: [value] });
+    expect((await a.query(named('select $1::int + 1 as n', 1))).rows).toEqual([{ n: 2 }]);
+    // b's driver prepares the name again: the session holds it already, so the socket answers for it.
+    expect((await b.query(named('select $1::int + 1 as n', 41))).rows).toEqual([{ n: 42 }]);
+    expect((await a.query(named('select $1::int + 1 as n', 9))).rows).toEqual([{ n: 10 }]);
+    await expect(c.query(named('select $1::int - 1 as n', 1))).rejects.toMatchObject({ code: '42P05' });
+    // The failed round left c and the others usable.
+    expect((await c.query('select $1::int as n', [7])).rows).toEqual([{ n: 7 }]);
+    expect((await b.query(named('select $1::int + 1 as n', 2))).rows).toEqual([{ n: 3 }]);
+  });
+
+  it("answers a bad parameter with the statement's error and goes on serving that connection and the others", async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    const [bad, good] = await Promise.allSettled([a.query('select $1::int as n', ['not a number']), b.query('select $1::int as n', [5])]);
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: '22P02' } });
+    expect(good).toMatchObject({ status: 'fulfilled', value: { rows: [{ n: 5 }] } });
+    expect((await a.query('select $1::int as n', [6])).rows).toEqual([{ n: 6 }]);
+  });
+
+  it('gives an open transaction the session to itself: another connection waits and sees only what it committed', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    await a.query('create table if not exists wks_test_tx (n int)');
+    await a.query('begin');
+    await a.query('insert into wks_test_tx values ($1)', [1]);
+    let seen: number | null = null;
+    const reading = b.query<{ count: number }>('select count(*)::int as count from wks_test_tx').then((r) => (seen = r.rows[0].count));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(seen).toBeNull(); // still waiting for a's transaction
+    await a.query('insert into wks_test_tx values ($1)', [2]);
+    await a.query('commit');
+    await reading;
+    expect(seen).toBe(2);
+  });
+
+  it('rolls back the transaction of a connection that went away, then serves the connections that waited', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    await a.query('create table if not exists wks_test_gone (n int)');
+    await a.query('begin');
+    await a.query('insert into wks_test_gone values ($1)', [1]);
+    const reading = b.query<{ count: number }>('select count(*)::int as count from wks_test_gone');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    (a as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    expect((await reading).rows).toEqual([{ count: 0 }]);
+    const c = await connect();
+    expect((await c.query('select count(*)::int as count from wks_test_gone')).rows).toEqual([{ count: 0 }]);
+  });
+});
