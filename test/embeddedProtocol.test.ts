@@ -91,4 +91,28 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
     const c = await connect();
     expect((await c.query('select count(*)::int as count from wks_test_gone')).rows).toEqual([{ count: 0 }]);
   });
+
+  it('vacuums and analyses a table whose rows changed once no statement has come for a second, as autovacuum would', async () => {
+    const a = await connect();
+    await a.query('create table wks_test_vacuum (id int primary key, n int)');
+    await a.query('insert into wks_test_vacuum select g, 0 from generate_series(1, 500) g');
+    for (let i = 0; i < 3; i++) await a.query('update wks_test_vacuum set n = n + 1');
+    const stats = () =>
+      a.query<{ vacuumed: boolean; analysed: boolean; dead: number }>(
+        `select last_vacuum is not null as vacuumed, last_analyze is not null as analysed, n_dead_tup::int as dead
+           from pg_stat_user_tables where relname = 'wks_test_vacuum'`,
+      );
+    const stillIdle = async () => {
+      const before = (await stats()).rows[0];
+      expect(before).toMatchObject({ vacuumed: false, analysed: false });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      return (await stats()).rows[0];
+    };
+    expect(await stillIdle()).toEqual({ vacuumed: true, analysed: true, dead: 0 });
+    // The planner now knows the table's size (it had no statistics of rows written after its creation).
+    const { rows } = await a.query<{ reltuples: number }>(
+      "select reltuples::int as reltuples from pg_class where relname = 'wks_test_vacuum'",
+    );
+    expect(rows[0].reltuples).toBe(500);
+  });
 });

@@ -7,6 +7,7 @@
 // live in the one session (see `Prepared`). While the session is inside a transaction, only the
 // connection that opened it is served, as on a server where it would own its backend.
 import { createServer } from 'node:net';
+import { clearTimeout, setTimeout } from 'node:timers';
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
@@ -77,13 +78,27 @@ export class ProtocolServer {
   #owner = null;
   #prepared = new Prepared();
   #failed = false;
+  #onIdle;
+  #idleMs;
+  #idleTimer = null;
+  /** Units served since the idle work last ran: without any, there is nothing new for it to do. */
+  #servedSinceIdle = 0;
+  /** The idle work running now, if it is. */
+  #idleWork = null;
 
-  /** `onFatal(error)`: PGlite itself threw (a WebAssembly abort): the session cannot go on. */
-  constructor({ db, path, maxConnections, onFatal }) {
+  /**
+   * `onFatal(error)`: PGlite itself threw (a WebAssembly abort): the session cannot go on.
+   * `onIdle()`: work for the session once no unit has come for `idleMs` after some were served
+   * (units arriving meanwhile wait for it, as for any unit); never inside a transaction. It resolves
+   * true when it has more to do at the next idle moment; what it throws is fatal.
+   */
+  constructor({ db, path, maxConnections, onFatal, onIdle, idleMs = 1000 }) {
     this.#db = db;
     this.#path = path;
     this.#maxConnections = maxConnections;
     this.#onFatal = onFatal;
+    this.#onIdle = onIdle;
+    this.#idleMs = idleMs;
   }
 
   start() {
@@ -101,8 +116,11 @@ export class ProtocolServer {
   async stop() {
     const server = this.#server;
     this.#server = null;
+    clearTimeout(this.#idleTimer);
+    this.#onIdle = undefined;
     for (const connection of this.#connections) this.#close(connection);
     if (server) await new Promise((resolve) => server.close(() => resolve()));
+    await this.#idleWork;
   }
 
   #accept(socket) {
@@ -191,6 +209,7 @@ export class ProtocolServer {
         const [unit] = this.#queue.splice(index, 1);
         if (!unit.connection.open) continue;
         this.#owner = unit.connection;
+        this.#servedSinceIdle++;
         await this.#execute(unit);
       }
     } catch (error) {
@@ -199,6 +218,32 @@ export class ProtocolServer {
     } finally {
       this.#running = false;
     }
+    this.#armIdle();
+  }
+
+  /** (Re)starts the wait for the idle work: `idleMs` without a unit, after some were served. */
+  #armIdle() {
+    if (!this.#onIdle || this.#failed || !this.#servedSinceIdle) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => void this.#idle(), this.#idleMs);
+    this.#idleTimer.unref();
+  }
+
+  async #idle() {
+    if (this.#running || this.#queue.length || this.#failed || !this.#onIdle || this.#db.isInTransaction()) return;
+    this.#running = true;
+    this.#servedSinceIdle = 0;
+    try {
+      this.#idleWork = this.#onIdle();
+      if (await this.#idleWork) this.#servedSinceIdle++; // more to do: wait for the next idle moment
+    } catch (error) {
+      this.#failed = true;
+      this.#onFatal(error);
+    } finally {
+      this.#idleWork = null;
+      this.#running = false;
+    }
+    void this.#run(); // units that came meanwhile
   }
 
   async #execute({ connection, messages }) {
