@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startEmbedded, type EmbeddedDatabase } from '../src/db/embedded.js';
@@ -114,5 +116,20 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
       "select reltuples::int as reltuples from pg_class where relname = 'wks_test_vacuum'",
     );
     expect(rows[0].reltuples).toBe(500);
+  });
+
+  it('closes a connection that sends what is not the protocol, and goes on serving the others', async () => {
+    const a = await connect();
+    for (const bytes of [
+      [0, 0, 0, 2, 0, 0, 0, 0], // a start-up length shorter than its own header
+      [0, 0, 0, 8, 0x12, 0x34, 0x56, 0x78], // an unknown start-up code
+    ]) {
+      const socket = createConnection(join(db.connection.host!, '.s.PGSQL.5432'));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.on('error', () => undefined);
+      socket.write(Buffer.from(bytes));
+      await closed;
+    }
+    expect((await a.query('select $1::int as n', [1])).rows).toEqual([{ n: 1 }]);
   });
 });

@@ -56,7 +56,10 @@ class Connection {
   constructor(id, socket) {
     this.id = id;
     this.socket = socket;
-    this.buffer = Buffer.alloc(0);
+    /** Bytes received and not yet cut into messages, kept as they came until `need` of them are there. */
+    this.chunks = [];
+    this.size = 0;
+    this.need = 0;
     this.round = [];
     this.started = false;
     this.open = true;
@@ -135,14 +138,25 @@ export class ProtocolServer {
   /** Cuts the connection's complete messages out of its bytes and queues them as units. */
   #received(connection, data) {
     if (!connection.open) return;
-    connection.buffer = connection.buffer.length ? Buffer.concat([connection.buffer, data]) : data;
-    let buffer = connection.buffer;
+    connection.chunks.push(data);
+    connection.size += data.length;
+    // A large message arrives in many reads: they are joined once it is whole, not at every read.
+    if (connection.size < connection.need) return;
+    let buffer = connection.chunks.length === 1 ? connection.chunks[0] : Buffer.concat(connection.chunks, connection.size);
+    connection.need = 0;
     while (connection.open) {
       if (!connection.started) {
         // Before start-up, messages carry no type byte: a length, then a code or the protocol version.
         if (buffer.length < 8) break;
         const length = buffer.readInt32BE(0);
-        if (buffer.length < length) break;
+        if (length < 8) {
+          this.#close(connection); // not the protocol
+          break;
+        }
+        if (buffer.length < length) {
+          connection.need = length;
+          break;
+        }
         const code = buffer.readInt32BE(4);
         const message = buffer.subarray(0, length);
         buffer = buffer.subarray(length);
@@ -159,7 +173,14 @@ export class ProtocolServer {
       }
       if (buffer.length < 5) break;
       const length = 1 + buffer.readInt32BE(1);
-      if (buffer.length < length) break;
+      if (length < 5) {
+        this.#close(connection); // not the protocol
+        break;
+      }
+      if (buffer.length < length) {
+        connection.need = length;
+        break;
+      }
       const message = buffer.subarray(0, length);
       buffer = buffer.subarray(length);
       const type = String.fromCharCode(message[0]);
@@ -180,7 +201,8 @@ export class ProtocolServer {
         this.#enqueue(connection, [message]);
       }
     }
-    connection.buffer = buffer.length ? Buffer.from(buffer) : Buffer.alloc(0);
+    connection.chunks = buffer.length ? [buffer] : [];
+    connection.size = buffer.length;
   }
 
   #enqueue(connection, messages) {
