@@ -56,6 +56,14 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
     // The failed round left c and the others usable.
     expect((await c.query('select $1::int as n', [7])).rows).toEqual([{ n: 7 }]);
     expect((await b.query(named('select $1::int + 1 as n', 2))).rows).toEqual([{ n: 3 }]);
+    // A value that merely holds the word (the ORM inlines values into simple queries) drops nothing…
+    await c.query("select 'discard all' as s");
+    const d = await connect();
+    expect((await d.query(named('select $1::int + 1 as n', 3))).rows).toEqual([{ n: 4 }]);
+    // …DEALLOCATE does: the next connection's Parse reaches the session again and prepares the name anew.
+    await c.query('deallocate all');
+    const e = await connect();
+    expect((await e.query(named('select $1::int + 1 as n', 4))).rows).toEqual([{ n: 5 }]);
   });
 
   it("answers a bad parameter with the statement's error and goes on serving that connection and the others", async () => {

@@ -17,6 +17,8 @@ const PROTOCOL_3 = 196608;
 const PARSE_COMPLETE = Buffer.from([0x31, 0, 0, 0, 4]);
 /** Messages of the extended protocol gathered until the Sync (or Flush) that ends their round. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C']);
+/** Statements that drop the session's prepared statements (see Prepared.forget). */
+const DROPS_STATEMENTS = /^\s*(deallocate|discard)\b/i;
 
 /**
  * Named prepared statements of the session, by name: what their Parse carried (text and parameter
@@ -43,11 +45,17 @@ class Prepared {
     this.#statements.set(parse.name, Buffer.from(parse.body));
   }
 
-  /** A Close of a statement ('S') drops its name; DEALLOCATE or DISCARD in a simple query drops them all. */
+  /**
+   * A Close of a statement ('S') drops its name; a statement that is DEALLOCATE or DISCARD drops them
+   * all. Only a statement that begins so: a simple query carries the ORM's values inlined, and a value
+   * holding the word must not empty the map (the next Parse of a held name would then be refused).
+   */
   forget(message) {
     const type = String.fromCharCode(message[0]);
     if (type === 'C' && message[5] === 0x53) this.#statements.delete(message.toString('latin1', 6, message.indexOf(0, 6)));
-    else if (type === 'Q' && /\b(deallocate|discard)\b/i.test(message.toString('utf8', 5))) this.#statements.clear();
+    else if (type === 'Q' && DROPS_STATEMENTS.test(message.toString('utf8', 5, 64))) this.#statements.clear();
+    else if (type === 'P' && DROPS_STATEMENTS.test(message.toString('utf8', message.indexOf(0, 5) + 1, message.indexOf(0, 5) + 60)))
+      this.#statements.clear();
   }
 }
 
