@@ -60,10 +60,13 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
     await c.query("select 'discard all' as s");
     const d = await connect();
     expect((await d.query(named('select $1::int + 1 as n', 3))).rows).toEqual([{ n: 4 }]);
-    // …DEALLOCATE does: the next connection's Parse reaches the session again and prepares the name anew.
-    await c.query('deallocate all');
+    // …DEALLOCATE does, of one name or of all: the next connection's Parse reaches the session again.
+    await c.query('deallocate wks_test_named');
     const e = await connect();
     expect((await e.query(named('select $1::int + 1 as n', 4))).rows).toEqual([{ n: 5 }]);
+    await c.query('/* all of them */ deallocate all');
+    const f = await connect();
+    expect((await f.query(named('select $1::int + 1 as n', 5))).rows).toEqual([{ n: 6 }]);
   });
 
   it("answers a bad parameter with the statement's error and goes on serving that connection and the others", async () => {
@@ -138,6 +141,30 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
       socket.write(Buffer.from(bytes));
       await closed;
     }
+    // After a proper start-up, a message of no type a client sends (PGlite would take a zero byte for a start-up packet).
+    const socket = createConnection(join(db.connection.host!, '.s.PGSQL.5432'));
+    socket.on('error', () => undefined);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const startup = Buffer.alloc(8 + params.length);
+    startup.writeInt32BE(startup.length, 0);
+    startup.writeInt32BE(196608, 4);
+    params.copy(startup, 8);
+    socket.write(startup);
+    await new Promise((resolve) => socket.once('data', resolve)); // AuthenticationOk … ReadyForQuery
+    socket.write(Buffer.from([0, 0, 0, 0, 4]));
+    await closed;
     expect((await a.query('select $1::int as n', [1])).rows).toEqual([{ n: 1 }]);
+  });
+
+  it('runs what a connection sent before it said Terminate: a COMMIT followed at once by Terminate commits', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    await a.query('create table wks_test_end (n int)');
+    await a.query('begin');
+    await a.query('insert into wks_test_end values (1)');
+    const committing = a.query('commit').catch(() => undefined);
+    await a.end();
+    await committing;
+    expect((await b.query('select count(*)::int as count from wks_test_end')).rows).toEqual([{ count: 1 }]);
   });
 });

@@ -17,45 +17,63 @@ const PROTOCOL_3 = 196608;
 const PARSE_COMPLETE = Buffer.from([0x31, 0, 0, 0, 4]);
 /** Messages of the extended protocol gathered until the Sync (or Flush) that ends their round. */
 const EXTENDED = new Set(['P', 'B', 'D', 'E', 'C']);
-/** Statements that drop the session's prepared statements (see Prepared.forget). */
-const DROPS_STATEMENTS = /^\s*(deallocate|discard)\b/i;
+/** Text that may drop prepared statements (DEALLOCATE, DISCARD): the unit's effect is read back from the session. */
+const MAY_DROP = /deallocate|discard/i;
+/** Message types a client may send after start-up; anything else closes its connection. */
+const FRONTEND = new Set(['P', 'B', 'D', 'E', 'C', 'S', 'H', 'Q', 'F', 'd', 'c', 'f', 'p', 'X']);
+/** The longest start-up packet PostgreSQL accepts. */
+const MAX_STARTUP = 10_000;
 
 /**
  * Named prepared statements of the session, by name: what their Parse carried (text and parameter
  * types). node-postgres remembers per connection which names it prepared; a second connection
  * preparing a name the session already holds would fail ("already exists"), so that Parse is
  * answered here with ParseComplete and the statement is shared. A name prepared again with other
- * text goes to PostgreSQL, which refuses it as a server would on one connection.
+ * text goes to PostgreSQL, which refuses it as a server would on one connection. What the map holds
+ * is read back from the session (`pg_prepared_statements`) after a unit that prepared a new name or
+ * may have dropped some (a Close of a statement, DEALLOCATE, DISCARD), so it never claims a
+ * statement the session lacks, nor forgets one it has.
  */
 class Prepared {
   #statements = new Map();
 
-  /** The Parse's name and the rest of its body (text and types), or null for the unnamed statement. */
+  /** The Parse's name, text and the rest of its body (text and types), or null for the unnamed statement. */
   static read(message) {
     const end = message.indexOf(0, 5);
     if (end <= 5) return null;
-    return { name: message.toString('latin1', 5, end), body: message.subarray(end + 1) };
+    const textEnd = message.indexOf(0, end + 1);
+    return { name: message.toString('latin1', 5, end), text: message.toString('utf8', end + 1, textEnd), body: message.subarray(end + 1) };
+  }
+
+  /** Whether a unit's messages may drop statements of the session. */
+  static mayDrop(messages) {
+    return messages.some(
+      (m) =>
+        (m[0] === 0x43 /* C */ && m[5] === 0x53) /* of a statement */ ||
+        ((m[0] === 0x51 || m[0] === 0x50) && MAY_DROP.test(m.toString('latin1', 5))),
+    );
   }
 
   holds(parse) {
     return this.#statements.get(parse.name)?.equals(parse.body) ?? false;
   }
 
-  add(parse) {
-    this.#statements.set(parse.name, Buffer.from(parse.body));
-  }
-
   /**
-   * A Close of a statement ('S') drops its name; a statement that is DEALLOCATE or DISCARD drops them
-   * all. Only a statement that begins so: a simple query carries the ORM's values inlined, and a value
-   * holding the word must not empty the map (the next Parse of a held name would then be refused).
+   * After a unit that prepared `parsed` (null: none) or may have dropped statements: the map as the
+   * session now holds it. An error of SQL reading it (a failed transaction) leaves the map as it
+   * was: in such a transaction the unit's own statements failed too.
    */
-  forget(message) {
-    const type = String.fromCharCode(message[0]);
-    if (type === 'C' && message[5] === 0x53) this.#statements.delete(message.toString('latin1', 6, message.indexOf(0, 6)));
-    else if (type === 'Q' && DROPS_STATEMENTS.test(message.toString('utf8', 5, 64))) this.#statements.clear();
-    else if (type === 'P' && DROPS_STATEMENTS.test(message.toString('utf8', message.indexOf(0, 5) + 1, message.indexOf(0, 5) + 60)))
-      this.#statements.clear();
+  async settle(db, parsed) {
+    let rows;
+    try {
+      ({ rows } = await db.query('select name, statement from pg_prepared_statements'));
+    } catch (error) {
+      if (error?.code) return;
+      throw error;
+    }
+    const held = new Map(rows.map((row) => [row.name, row.statement]));
+    for (const name of this.#statements.keys()) if (!held.has(name)) this.#statements.delete(name);
+    if (parsed && held.get(parsed.name) === parsed.text) this.#statements.set(parsed.name, Buffer.from(parsed.body));
   }
 }
 
@@ -71,6 +89,10 @@ class Connection {
     this.round = [];
     this.started = false;
     this.open = true;
+    /** It said Terminate, or its socket ended: closed once its queued units have run. */
+    this.ending = false;
+    /** Its last unit ended with Flush, not Sync: it is inside a round, which nothing may split. */
+    this.midRound = false;
   }
 }
 
@@ -94,8 +116,9 @@ export class ProtocolServer {
   #idleTimer = null;
   /** Units served since the idle work last ran: without any, there is nothing new for it to do. */
   #servedSinceIdle = 0;
-  /** The idle work running now, if it is. */
-  #idleWork = null;
+  /** The serving loop or the idle work running now, if either is. */
+  #busy = null;
+  #stopping = false;
 
   /**
    * `onFatal(error)`: PGlite itself threw (a WebAssembly abort): the session cannot go on.
@@ -124,14 +147,16 @@ export class ProtocolServer {
     });
   }
 
+  /** Stops serving: no unit starts after this; the one running (or the idle work) is waited for. */
   async stop() {
     const server = this.#server;
     this.#server = null;
+    this.#stopping = true;
     clearTimeout(this.#idleTimer);
     this.#onIdle = undefined;
     for (const connection of this.#connections) this.#close(connection);
     if (server) await new Promise((resolve) => server.close(() => resolve()));
-    await this.#idleWork;
+    await this.#busy;
   }
 
   #accept(socket) {
@@ -139,13 +164,13 @@ export class ProtocolServer {
     this.#connections.add(connection);
     socket.setNoDelay(true);
     socket.on('data', (data) => this.#received(connection, data));
-    socket.on('error', () => this.#close(connection));
-    socket.on('close', () => this.#close(connection));
+    socket.on('error', () => this.#end(connection));
+    socket.on('close', () => this.#end(connection));
   }
 
   /** Cuts the connection's complete messages out of its bytes and queues them as units. */
   #received(connection, data) {
-    if (!connection.open) return;
+    if (!connection.open || connection.ending) return;
     connection.chunks.push(data);
     connection.size += data.length;
     // A large message arrives in many reads: they are joined once it is whole, not at every read.
@@ -157,7 +182,7 @@ export class ProtocolServer {
         // Before start-up, messages carry no type byte: a length, then a code or the protocol version.
         if (buffer.length < 8) break;
         const length = buffer.readInt32BE(0);
-        if (length < 8) {
+        if (length < 8 || length > MAX_STARTUP) {
           this.#close(connection); // not the protocol
           break;
         }
@@ -171,7 +196,7 @@ export class ProtocolServer {
         if (code === SSL_REQUEST || code === GSSENC_REQUEST) connection.socket.write('N');
         else if (code === CANCEL_REQUEST)
           this.#close(connection); // no backend to signal: the request is dropped, as its connection expects no answer
-        else if (code === PROTOCOL_3) {
+        else if (code === PROTOCOL_3 && message[length - 1] === 0) {
           connection.started = true;
           this.#enqueue(connection, [message]);
         } else {
@@ -192,8 +217,10 @@ export class ProtocolServer {
       const message = buffer.subarray(0, length);
       buffer = buffer.subarray(length);
       const type = String.fromCharCode(message[0]);
-      if (type === 'X') {
-        this.#close(connection);
+      if (!FRONTEND.has(type)) {
+        this.#close(connection); // not a message a client sends: PGlite would take it for a start-up packet, or fail
+      } else if (type === 'X') {
+        this.#end(connection);
       } else if (EXTENDED.has(type)) {
         connection.round.push(message);
       } else if (type === 'S' || type === 'H') {
@@ -213,31 +240,45 @@ export class ProtocolServer {
     connection.size = buffer.length;
   }
 
-  #enqueue(connection, messages) {
-    this.#queue.push({ connection, messages });
-    void this.#run();
+  #enqueue(connection, messages, end = false) {
+    this.#queue.push({ connection, messages, end });
+    this.#run();
   }
 
   /**
-   * Serves queued units one at a time; inside a transaction only its owner's. A transaction whose
-   * connection ended is rolled back before anything else runs.
+   * Serves queued units one at a time; inside a transaction (or a round its connection has not
+   * ended with Sync) only its owner's. A transaction whose connection ended is rolled back before
+   * anything else runs.
    */
-  async #run() {
-    if (this.#running || this.#failed) return;
+  #run() {
+    if (this.#running || this.#failed || this.#stopping) return;
     this.#running = true;
+    this.#busy = this.#serve().finally(() => {
+      this.#running = false;
+      this.#busy = null;
+      this.#armIdle();
+    });
+  }
+
+  async #serve() {
     try {
-      while (this.#queue.length || (this.#db.isInTransaction() && !this.#owner?.open)) {
+      while (!this.#stopping && (this.#queue.length || (this.#db.isInTransaction() && !this.#owner?.open))) {
         let index = 0;
-        if (this.#db.isInTransaction()) {
-          if (!this.#owner?.open) {
-            await this.#db.exec('rollback'); // takes the session's query lock itself
-            continue;
-          }
-          index = this.#queue.findIndex((unit) => unit.connection === this.#owner);
-          if (index < 0) break; // the owner's next statement has not arrived yet
+        const owner = this.#owner;
+        if (this.#db.isInTransaction() && !owner?.open) {
+          await this.#db.exec('rollback'); // takes the session's query lock itself
+          continue;
+        }
+        if (owner?.open && (owner.midRound || this.#db.isInTransaction())) {
+          index = this.#queue.findIndex((unit) => unit.connection === owner);
+          if (index < 0) break; // the owner's next message has not arrived yet
         }
         const [unit] = this.#queue.splice(index, 1);
         if (!unit.connection.open) continue;
+        if (unit.end) {
+          this.#close(unit.connection);
+          continue;
+        }
         this.#owner = unit.connection;
         this.#servedSinceIdle++;
         await this.#execute(unit);
@@ -245,10 +286,7 @@ export class ProtocolServer {
     } catch (error) {
       this.#failed = true;
       this.#onFatal(error);
-    } finally {
-      this.#running = false;
     }
-    this.#armIdle();
   }
 
   /** (Re)starts the wait for the idle work: `idleMs` without a unit, after some were served. */
@@ -259,21 +297,27 @@ export class ProtocolServer {
     this.#idleTimer.unref();
   }
 
-  async #idle() {
-    if (this.#running || this.#queue.length || this.#failed || !this.#onIdle || this.#db.isInTransaction()) return;
+  #idle() {
+    const owner = this.#owner;
+    if (this.#running || this.#stopping || this.#queue.length || this.#failed || !this.#onIdle) return;
+    if (this.#db.isInTransaction() || (owner?.open && owner.midRound)) return;
     this.#running = true;
     this.#servedSinceIdle = 0;
-    try {
-      this.#idleWork = this.#onIdle();
-      if (await this.#idleWork) this.#servedSinceIdle++; // more to do: wait for the next idle moment
-    } catch (error) {
-      this.#failed = true;
-      this.#onFatal(error);
-    } finally {
-      this.#idleWork = null;
-      this.#running = false;
-    }
-    void this.#run(); // units that came meanwhile
+    this.#busy = this.#onIdle()
+      .then(
+        (more) => {
+          if (more) this.#servedSinceIdle++; // more to do: wait for the next idle moment
+        },
+        (error) => {
+          this.#failed = true;
+          this.#onFatal(error);
+        },
+      )
+      .finally(() => {
+        this.#running = false;
+        this.#busy = null;
+        this.#run(); // units that came meanwhile
+      });
   }
 
   async #execute({ connection, messages }) {
@@ -288,20 +332,29 @@ export class ProtocolServer {
         parse = null;
       }
     }
-    for (const message of messages) this.#prepared.forget(message);
-    const input = messages.length === 1 ? messages[0] : Buffer.concat(messages);
-    let firstChunk = true;
     const write = (bytes) => {
-      if (firstChunk && parse && bytes[0] === 0x31 /* ParseComplete */) this.#prepared.add(parse);
-      firstChunk = false;
       if (connection.open && connection.socket.writable) connection.socket.write(Buffer.from(bytes));
     };
     if (prefix) write(prefix);
-    if (messages.length) {
-      await this.#db.runExclusive(() =>
-        this.#db.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.length), { onRawData: write }),
-      );
-    }
+    if (!messages.length) return;
+    const input = messages.length === 1 ? messages[0] : Buffer.concat(messages);
+    await this.#db.runExclusive(() =>
+      this.#db.execProtocolRawStream(new Uint8Array(input.buffer, input.byteOffset, input.length), { onRawData: write }),
+    );
+    connection.midRound = messages[messages.length - 1][0] === 0x48; /* H: Flush */
+    // Read back what the session holds; not inside a round (the reading's own statement would split it).
+    if ((parse || Prepared.mayDrop(messages)) && !connection.midRound) await this.#prepared.settle(this.#db, parse);
+  }
+
+  /**
+   * A connection said Terminate or its socket ended: what it sent before still runs (a COMMIT
+   * followed by Terminate commits, as on a server), then it is closed.
+   */
+  #end(connection) {
+    if (!connection.open || connection.ending) return;
+    connection.ending = true;
+    if (this.#queue.some((unit) => unit.connection === connection)) this.#enqueue(connection, null, true);
+    else this.#close(connection);
   }
 
   /** A connection ends: its waiting units are dropped, and a transaction it left open is rolled back (see #run). */
@@ -311,6 +364,6 @@ export class ProtocolServer {
     this.#connections.delete(connection);
     this.#queue = this.#queue.filter((unit) => unit.connection !== connection);
     if (!connection.socket.destroyed) connection.socket.destroy();
-    void this.#run();
+    this.#run();
   }
 }

@@ -35,26 +35,28 @@ await db.exec('set wal_init_zero = off');
  * statement arriving meanwhile waits for that one table. Resolves true while more are due.
  */
 async function maintain() {
-  // Statistics reach the shared tables at most once a second, at the next statement: flush them now.
-  await db.query('select pg_stat_force_next_flush()');
-  const { rows } = await db.query(
-    `select format('%I.%I', schemaname, relname) as name, n_dead_tup > 50 + 0.2 * n_live_tup as vacuum
-       from pg_stat_user_tables
-      where n_dead_tup > 50 + 0.2 * n_live_tup or n_mod_since_analyze > 50 + 0.1 * n_live_tup
-      order by n_dead_tup + n_mod_since_analyze desc`,
-  );
-  const now = Date.now();
-  // A table is taken at most once a minute (autovacuum's naptime), whatever its statistics say.
-  const due = rows.filter((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
-  if (!due.length) return false;
-  const [table] = due;
-  maintained.set(table.name, now);
   try {
+    // Statistics reach the shared tables at most once a second, at the next statement: flush them now.
+    await db.query('select pg_stat_force_next_flush()');
+    const { rows } = await db.query(
+      `select format('%I.%I', schemaname, relname) as name, n_dead_tup > 50 + 0.2 * n_live_tup as vacuum
+         from pg_stat_user_tables
+        where n_dead_tup > 50 + 0.2 * n_live_tup or n_mod_since_analyze > 50 + 0.1 * n_live_tup
+        order by n_dead_tup + n_mod_since_analyze desc`,
+    );
+    const now = Date.now();
+    // A table is taken at most once a minute (autovacuum's naptime), whatever its statistics say.
+    const due = rows.filter((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
+    if (!due.length) return false;
+    const [table] = due;
+    maintained.set(table.name, now);
     await db.exec(table.vacuum ? `vacuum (analyze) ${table.name}` : `analyze ${table.name}`);
+    return due.length > 1;
   } catch (error) {
-    if (!error?.code) throw error; // not an error of SQL (a table dropped meanwhile is one): PGlite itself failed
+    // An error of SQL (a table dropped meanwhile, a session setting such as a statement timeout) skips this round.
+    if (error?.code) return false;
+    throw error; // PGlite itself failed
   }
-  return due.length > 1;
 }
 /** When each table was last vacuumed or analysed by `maintain`. */
 const maintained = new Map();
