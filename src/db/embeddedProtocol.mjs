@@ -79,8 +79,7 @@ class Prepared {
 
 /** One socket connection: its unread bytes, the extended-protocol messages of the round being gathered. */
 class Connection {
-  constructor(id, socket) {
-    this.id = id;
+  constructor(socket) {
     this.socket = socket;
     /** Bytes received and not yet cut into messages, kept as they came until `need` of them are there. */
     this.chunks = [];
@@ -103,7 +102,6 @@ export class ProtocolServer {
   #onFatal;
   #server = null;
   #connections = new Set();
-  #nextId = 1;
   /** Units waiting for the session, in arrival order: { connection, messages }. */
   #queue = [];
   #running = false;
@@ -160,7 +158,7 @@ export class ProtocolServer {
   }
 
   #accept(socket) {
-    const connection = new Connection(this.#nextId++, socket);
+    const connection = new Connection(socket);
     this.#connections.add(connection);
     socket.setNoDelay(true);
     socket.on('data', (data) => this.#received(connection, data));
@@ -293,7 +291,7 @@ export class ProtocolServer {
   #armIdle() {
     if (!this.#onIdle || this.#failed || !this.#servedSinceIdle) return;
     clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => void this.#idle(), this.#idleMs);
+    this.#idleTimer = setTimeout(() => this.#idle(), this.#idleMs);
     this.#idleTimer.unref();
   }
 
