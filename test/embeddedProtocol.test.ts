@@ -167,4 +167,31 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database socket
     await committing;
     expect((await b.query('select count(*)::int as count from wks_test_end')).rows).toEqual([{ count: 1 }]);
   });
+  it('serves a small statement before large ones queued ahead of it, passing each large one over at most four times', async () => {
+    const [a, big, ...small] = await Promise.all(Array.from({ length: 8 }, connect));
+    await a.query('create sequence wks_test_order');
+    // Each statement takes the next number when it runs: the numbers give the order they ran in.
+    const at = (client: pg.Client, value?: string) =>
+      client
+        .query<{ n: number }>(
+          value ? 'select nextval($$wks_test_order$$)::int as n, length($1::text)' : 'select nextval($$wks_test_order$$)::int as n',
+          value ? [value] : [],
+        )
+        .then((r) => r.rows[0].n);
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The session is busy; meanwhile a large statement (an upload's part) arrives, then six small ones.
+    const busy = a.query('select pg_sleep(0.5)');
+    await pause(100);
+    const large = at(big, 'x'.repeat(64 * 1024));
+    await pause(30);
+    const smalls: Promise<number>[] = [];
+    for (const client of small) {
+      smalls.push(at(client));
+      await pause(30);
+    }
+    await busy;
+    const [largeAt, ...smallAt] = await Promise.all([large, ...smalls]);
+    // The first four small ones went ahead of the large one; then it ran, before the fifth and sixth.
+    expect({ largeAt, smallAt }).toEqual({ largeAt: 5, smallAt: [1, 2, 3, 4, 6, 7] });
+  });
 });

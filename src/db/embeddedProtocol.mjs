@@ -7,7 +7,7 @@
 // live in the one session (see `Prepared`). While the session is inside a transaction, only the
 // connection that opened it is served, as on a server where it would own its backend.
 import { createServer } from 'node:net';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { clearTimeout, setImmediate, setTimeout } from 'node:timers';
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
@@ -23,6 +23,15 @@ const MAY_DROP = /deallocate|discard/i;
 const FRONTEND = new Set(['P', 'B', 'D', 'E', 'C', 'S', 'H', 'Q', 'F', 'd', 'c', 'f', 'p', 'X']);
 /** The longest start-up packet PostgreSQL accepts. */
 const MAX_STARTUP = 10_000;
+/**
+ * A unit of at most this many bytes (a read, a note of a few KB) may be served before larger ones
+ * queued ahead of it (an upload's 128 KiB part, a long note), each of which it passes over at most
+ * MAX_PASSES times: see ProtocolServer's #next.
+ */
+const SMALL_UNIT_BYTES = 8 * 1024;
+const MAX_PASSES = 4;
+/** Lets the event loop read the sockets (a check phase) before the next unit is chosen. */
+const yieldToIo = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Named prepared statements of the session, by name: what their Parse carried (text and parameter
@@ -102,7 +111,7 @@ export class ProtocolServer {
   #onFatal;
   #server = null;
   #connections = new Set();
-  /** Units waiting for the session, in arrival order: { connection, messages }. */
+  /** Units waiting for the session, in arrival order: { connection, messages, end, bytes, passed }. */
   #queue = [];
   #running = false;
   /** The connection whose unit ran last: inside a transaction, only it is served. */
@@ -239,8 +248,32 @@ export class ProtocolServer {
   }
 
   #enqueue(connection, messages, end = false) {
-    this.#queue.push({ connection, messages, end });
+    let bytes = 0;
+    for (const message of messages ?? []) bytes += message.length;
+    this.#queue.push({ connection, messages, end, bytes, passed: 0 });
     this.#run();
+  }
+
+  /**
+   * The queued unit to serve next outside a transaction: the first in arrival order, unless it is
+   * large (an upload's part, a long note) and a small one of another connection waits behind it
+   * (a read, a short write): that one goes first, as a caller waiting for a small answer should
+   * not wait for every large write queued before it. A unit is passed over at most MAX_PASSES
+   * times, so large ones are never starved; a connection's own units keep their order.
+   */
+  #next() {
+    const head = this.#queue[0];
+    if (this.#queue.length < 2 || head.bytes <= SMALL_UNIT_BYTES || head.passed >= MAX_PASSES) return 0;
+    const behind = new Set([head.connection]);
+    for (let i = 1; i < this.#queue.length; i++) {
+      const unit = this.#queue[i];
+      if (!behind.has(unit.connection) && !unit.end && unit.bytes <= SMALL_UNIT_BYTES) {
+        head.passed++;
+        return i;
+      }
+      behind.add(unit.connection);
+    }
+    return 0;
   }
 
   /**
@@ -251,17 +284,21 @@ export class ProtocolServer {
   #run() {
     if (this.#running || this.#failed || this.#stopping) return;
     this.#running = true;
-    this.#busy = this.#serve().finally(() => {
-      this.#running = false;
-      this.#busy = null;
-      this.#armIdle();
-    });
+    // Served from the next check phase: the statement runs on this thread and holds it, so the other
+    // sockets' bytes that came meanwhile are read (and their units queued) first, for #next to choose.
+    this.#busy = yieldToIo()
+      .then(() => this.#serve())
+      .finally(() => {
+        this.#running = false;
+        this.#busy = null;
+        this.#armIdle();
+      });
   }
 
   async #serve() {
     try {
       while (!this.#stopping && (this.#queue.length || (this.#db.isInTransaction() && !this.#owner?.open))) {
-        let index = 0;
+        let index;
         const owner = this.#owner;
         if (this.#db.isInTransaction() && !owner?.open) {
           await this.#db.exec('rollback'); // takes the session's query lock itself
@@ -270,7 +307,7 @@ export class ProtocolServer {
         if (owner?.open && (owner.midRound || this.#db.isInTransaction())) {
           index = this.#queue.findIndex((unit) => unit.connection === owner);
           if (index < 0) break; // the owner's next message has not arrived yet
-        }
+        } else index = this.#next();
         const [unit] = this.#queue.splice(index, 1);
         if (!unit.connection.open) continue;
         if (unit.end) {
@@ -280,6 +317,7 @@ export class ProtocolServer {
         this.#owner = unit.connection;
         this.#servedSinceIdle++;
         await this.#execute(unit);
+        await yieldToIo();
       }
     } catch (error) {
       this.#failed = true;
