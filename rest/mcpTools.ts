@@ -9,7 +9,7 @@ import type { Upload } from 'graphql-upload-minimal';
 import type { CompiledRoute } from './compile.js';
 import type { JsonSchema } from './jsonSchema.js';
 import type { RouteInput, RouteOutput } from './run.js';
-import { uploadValue } from './uploadValue.js';
+import { sha256Hex, uploadValue } from './uploadValue.js';
 
 /** One agent tool: the MCP view of one route-table row. */
 export interface ToolDef {
@@ -131,7 +131,7 @@ export function toRouteInput(
   const file = uploadDef ? args[uploadDef.field] : undefined;
   const filename = typeof args.filename === 'string' ? args.filename : 'upload';
   if (body) input.body = () => Promise.resolve({ json });
-  else if (uploadDef) input.body = () => Promise.resolve({ upload: typeof file === 'string' ? toUpload(file, filename) : undefined });
+  else if (uploadDef) input.body = async () => ({ upload: typeof file === 'string' ? await toUpload(file, filename) : undefined });
   return input;
 }
 
@@ -165,7 +165,7 @@ export function toolError(out: RouteOutput): CallToolResult {
 }
 
 /** A base64 tool argument as the `Upload` a multipart request would give (decoded only once the caller is authorized). */
-function toUpload(base64: string, filename: string): Upload {
+async function toUpload(base64: string, filename: string): Promise<Upload> {
   const bytes = Buffer.from(base64, 'base64');
-  return uploadValue({ bytes, filename, fieldName: 'file', open: () => Readable.from([bytes]) });
+  return uploadValue({ digest: await sha256Hex(bytes), filename, fieldName: 'file', open: () => Readable.from([bytes]) });
 }

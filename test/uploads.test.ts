@@ -50,6 +50,21 @@ describe('uploads (20)', () => {
     expect(b.body.url).toBe(a.body.url);
   });
 
+  it('replays an upload sent again with its Idempotency-Key, and refuses other bytes under the same key with 409', async () => {
+    const send = (bytes: Buffer) =>
+      app.api('POST', URL_, { key: t.key, form: form(bytes, 'x.png', 'image/png'), headers: { 'idempotency-key': 'upload-1' } });
+    const first = await send(png(9, 4));
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const replay = await send(png(9, 4));
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.url).toBe(first.body.url);
+    // The request's hash holds the file's digest: other bytes under the same key are another request.
+    const other = await send(png(4, 9));
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('conflict');
+  });
+
   it('never lets a stored row that lies (type, digest, CR/LF) break the public URL or be handed to another upload', async () => {
     const own = await tenant(app);
     const genuine = png(7, 3);
