@@ -55,8 +55,13 @@ export async function readMultipartFile(ctx: Context, def: UploadDef): Promise<{
         : `is required (multipart field "${def.field}")`,
     );
   }
+  // The digest names the file in an Idempotency-Key's request hash: without it, other bytes would replay an answer.
+  if (typeof entry.hash !== 'string' || !/^[0-9a-f]{64}$/.test(entry.hash)) {
+    await cleanup();
+    throw new Error('the multipart parser gave no SHA-256 of the file');
+  }
   const upload = uploadValue({
-    digest: String(entry.hash),
+    digest: entry.hash,
     filename: entry.originalFilename ?? 'upload',
     fieldName: def.field,
     mimetype: entry.mimetype ?? undefined,

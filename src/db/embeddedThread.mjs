@@ -41,12 +41,13 @@ await db.exec('set wal_init_zero = off');
  */
 async function maintain() {
   try {
-    if (!steps.length) await plan();
+    if (!steps.length) moreTables = await plan();
     const step = steps.shift();
     // A vacuum cannot run in a transaction block; an analysis takes its sample size there.
     if (step?.startsWith('analyze')) await db.transaction((tx) => tx.exec(`set local default_statistics_target = 10; ${step}`));
     else if (step) await db.exec(step);
-    return steps.length > 0;
+    // More steps of this table, or other tables due: the next idle moment goes on.
+    return steps.length > 0 || moreTables;
   } catch (error) {
     steps.length = 0;
     // An error of SQL (a table dropped meanwhile, a session setting such as a statement timeout) skips this round.
@@ -56,10 +57,15 @@ async function maintain() {
 }
 /** The steps of the table being maintained, in order (SQL, one statement each). */
 const steps = [];
+/** Other tables were due when this one was chosen. */
+let moreTables = false;
 /** When each table was last taken by `maintain`. */
 const maintained = new Map();
 
-/** Chooses the table most past autovacuum's thresholds that was not taken in the last minute, and lists its steps. */
+/**
+ * Chooses the table most past autovacuum's thresholds that was not taken in the last minute and
+ * lists its steps; true when other tables are due too.
+ */
 async function plan() {
   // Statistics reach the shared tables at most once a second, at the next statement: flush them now.
   await db.query('select pg_stat_force_next_flush()');
@@ -67,22 +73,25 @@ async function plan() {
     `select s.relid, format('%I.%I', s.schemaname, s.relname) as name, s.n_dead_tup > 50 + 0.2 * s.n_live_tup as vacuum,
             (select format('%I.%I', n.nspname, t.relname) from pg_class t join pg_namespace n on n.oid = t.relnamespace
               where t.oid = c.reltoastrelid) as toast,
-            array(select format('%I.%I', s.schemaname, i.relname) from pg_index x join pg_class i on i.oid = x.indexrelid
+            array(select x.indexrelid::int8 from pg_index x join pg_class i on i.oid = x.indexrelid
                    join pg_am am on am.oid = i.relam where x.indrelid = s.relid and am.amname = 'gin') as gin
        from pg_stat_user_tables s join pg_class c on c.oid = s.relid
       where s.n_dead_tup > 50 + 0.2 * s.n_live_tup or s.n_mod_since_analyze > 50 + 0.1 * s.n_live_tup
       order by s.n_dead_tup + s.n_mod_since_analyze desc`,
   );
   const now = Date.now();
-  const table = rows.find((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
-  if (!table) return;
+  const due = rows.filter((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
+  if (!due.length) return false;
+  const [table] = due;
   maintained.set(table.name, now);
   if (table.vacuum) {
-    for (const index of table.gin) steps.push(`select gin_clean_pending_list('${index}'::regclass)`);
+    // Indexes by their oid (a number): no name is written into the statement as a literal.
+    for (const index of table.gin) steps.push(`select gin_clean_pending_list(${Number(index)}::oid::regclass)`);
     steps.push(`vacuum (process_toast false) ${table.name}`);
     if (table.toast) steps.push(`vacuum ${table.toast}`);
   }
   steps.push(`analyze ${table.name}`);
+  return due.length > 1;
 }
 
 // A failure of PGlite itself ends the thread (errors of SQL travel inside the protocol and never throw).
