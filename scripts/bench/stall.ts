@@ -3,7 +3,13 @@
  * uploads at once, twenty 16 KB note PUTs, or a 50 MB archive import, each with the service's
  * worst event-loop delay meanwhile (from its /metrics) in the note column.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { png } from '../../test/support/images.js';
 import { importInBackground } from './archives.js';
 import type { Bench, SequentialBackground } from './types.js';
@@ -45,41 +51,85 @@ function multipart(image: Buffer): { body: Uint8Array<ArrayBuffer>; type: string
   };
 }
 
+/** A request of the other agent: its body is written to a file the agent reads before the probe starts. */
+interface AgentRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Uint8Array<ArrayBuffer> | string;
+}
+
+/**
+ * The other agent's requests sent by a process of its own (agent.mjs), all at once or one after
+ * another: sending 30 MiB from the probe's own process held its event loop, and the probe's first
+ * GETs during three uploads then took 40–65 ms on either database (4–5 ms from another process).
+ * `started` once the agent has read its bodies; `done` with the statuses, summarised by `describe`.
+ */
+function otherAgent(b: Bench, parallel: boolean, requests: AgentRequest[], describe: (statuses: number[]) => string): SequentialBackground {
+  const dir = mkdtempSync(join(tmpdir(), 'wks-stall-'));
+  const spec = join(dir, 'requests.json');
+  writeFileSync(
+    spec,
+    JSON.stringify({
+      parallel,
+      requests: requests.map((r, i) => {
+        const bodyFile = join(dir, `body-${i}`);
+        writeFileSync(bodyFile, r.body);
+        return { method: r.method, url: `${b.service}${r.path}`, headers: { ...b.auth, ...r.headers }, bodyFile };
+      }),
+    }),
+  );
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./agent.mjs', import.meta.url)), spec], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines: AsyncIterator<string> = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const ready = lines.next().then(({ value }) => {
+    if (value !== 'ready') throw new Error(`the other agent said ${String(value)}`);
+  });
+  const watching = watched(b, async () => {
+    await ready;
+    child.stdin.write('go\n');
+    const value: unknown = (await lines.next()).value;
+    return `${describe(JSON.parse(String(value)) as number[])} (another process)`;
+  });
+  const done = watching.done.finally(() => {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { started: Promise.all([watching.started, ready]).then(() => undefined), done };
+}
+
 /** Three uploads of a distinct ~10 MiB PNG of incompressible pixels (3200×3199, 8-bit grey), all at once. */
 export function threeUploads(b: Bench): SequentialBackground {
   const images = Array.from({ length: 3 }, () => multipart(png(3200, 3199, false, true)));
-  return watched(b, async () => {
-    const statuses = await Promise.all(
-      images.map(async ({ body, type }) => {
-        const res = await fetch(`${b.service}/api/v1/workspaces/-/uploads`, {
-          method: 'POST',
-          headers: { ...b.auth, 'content-type': type },
-          body,
-        });
-        await res.arrayBuffer();
-        return res.status;
-      }),
-    );
-    return `3 uploads of ${(images[0].body.length / 2 ** 20).toFixed(1)} MiB: ${statuses.join(', ')}`;
-  });
+  const requests = images.map(({ body, type }) => ({
+    method: 'POST',
+    path: '/api/v1/workspaces/-/uploads',
+    headers: { 'content-type': type },
+    body,
+  }));
+  return otherAgent(
+    b,
+    true,
+    requests,
+    (statuses) => `3 uploads of ${(images[0].body.length / 2 ** 20).toFixed(1)} MiB: ${statuses.join(', ')}`,
+  );
 }
 
 /** Twenty PUTs of new 16 KB notes, one after another. */
 export function twentyPuts(b: Bench): SequentialBackground {
   const prefix = `stall/${randomBytes(4).toString('hex')}`;
   const text = 'lorem ipsum dolor sit amet consectetur '.repeat(420).slice(0, 16_000);
-  return watched(b, async () => {
-    const statuses = new Map<number, number>();
-    for (let i = 0; i < 20; i++) {
-      const res = await fetch(`${b.service}/api/v1/workspaces/-/memory/note`, {
-        method: 'PUT',
-        headers: { ...b.auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ path: `${prefix}/${i}`, body: `${text.slice(0, 15_990)} ${i}`, kind: 'note', links: [], tags: [] }),
-      });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    }
-    return `20 PUTs of 16 KB: ${[...statuses].map(([s, n]) => `${n} × ${s}`).join(', ')}`;
+  const requests = Array.from({ length: 20 }, (_, i) => ({
+    method: 'PUT',
+    path: '/api/v1/workspaces/-/memory/note',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ path: `${prefix}/${i}`, body: `${text.slice(0, 15_990)} ${i}`, kind: 'note', links: [], tags: [] }),
+  }));
+  return otherAgent(b, false, requests, (statuses) => {
+    const counts = new Map<number, number>();
+    for (const s of statuses) counts.set(s, (counts.get(s) ?? 0) + 1);
+    return `20 PUTs of 16 KB: ${[...counts].map(([s, n]) => `${n} × ${s}`).join(', ')}`;
   });
 }
 
