@@ -41,12 +41,12 @@ function watched(b: Bench, work: () => Promise<string>): SequentialBackground {
   return { started, done };
 }
 
-/** A multipart body holding one image as the `file` field (made before the probe starts: copying 10 MiB would hold the probe's own loop). */
-function multipart(image: Buffer): { body: Uint8Array<ArrayBuffer>; type: string } {
+/** A multipart body holding one image as the `file` field. */
+function multipart(image: Buffer): { body: Buffer; type: string } {
   const boundary = `stall${randomBytes(8).toString('hex')}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="shot.png"\r\nContent-Type: image/png\r\n\r\n`;
   return {
-    body: new Uint8Array(Buffer.concat([Buffer.from(head), image, Buffer.from(`\r\n--${boundary}--\r\n`)])),
+    body: Buffer.concat([Buffer.from(head), image, Buffer.from(`\r\n--${boundary}--\r\n`)]),
     type: `multipart/form-data; boundary=${boundary}`,
   };
 }
@@ -56,7 +56,7 @@ interface AgentRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body: Uint8Array<ArrayBuffer> | string;
+  body: Buffer | string;
 }
 
 /**

@@ -7,7 +7,9 @@
 // live in the one session (see `Prepared`). While the session is inside a transaction, only the
 // connection that opened it is served, as on a server where it would own its backend.
 import { createServer } from 'node:net';
-import { clearTimeout, setImmediate, setTimeout } from 'node:timers';
+import { clearTimeout, setTimeout } from 'node:timers';
+// Lets the event loop read the sockets (a check phase) before the next unit is chosen.
+import { setImmediate as yieldToIo } from 'node:timers/promises';
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
@@ -30,8 +32,6 @@ const MAX_STARTUP = 10_000;
  */
 const SMALL_UNIT_BYTES = 8 * 1024;
 const MAX_PASSES = 4;
-/** Lets the event loop read the sockets (a check phase) before the next unit is chosen. */
-const yieldToIo = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Named prepared statements of the session, by name: what their Parse carried (text and parameter

@@ -37,17 +37,17 @@ await db.exec('set wal_init_zero = off');
  * index's pending list merged, the table vacuumed without its TOAST table, the TOAST table, then an
  * analysis from a sample of 3,000 rows (statistics target 10; the default's 30,000 took ~5× as long
  * on a 10,000-note table). The most changed table first; each at most once a minute (autovacuum's
- * naptime). Resolves true while steps remain.
+ * naptime). Resolves true after a step (the next idle moment goes on), false once no table is due.
  */
 async function maintain() {
   try {
-    if (!steps.length) moreTables = await plan();
+    if (!steps.length) await plan();
     const step = steps.shift();
+    if (!step) return false; // no table is due
     // A vacuum cannot run in a transaction block; an analysis takes its sample size there.
-    if (step?.startsWith('analyze')) await db.transaction((tx) => tx.exec(`set local default_statistics_target = 10; ${step}`));
-    else if (step) await db.exec(step);
-    // More steps of this table, or other tables due: the next idle moment goes on.
-    return steps.length > 0 || moreTables;
+    if (step.startsWith('analyze')) await db.transaction((tx) => tx.exec(`set local default_statistics_target = 10; ${step}`));
+    else await db.exec(step);
+    return true; // the next idle moment takes the next step, or looks for the next due table
   } catch (error) {
     steps.length = 0;
     // An error of SQL (a table dropped meanwhile, a session setting such as a statement timeout) skips this round.
@@ -57,15 +57,10 @@ async function maintain() {
 }
 /** The steps of the table being maintained, in order (SQL, one statement each). */
 const steps = [];
-/** Other tables were due when this one was chosen. */
-let moreTables = false;
 /** When each table was last taken by `maintain`. */
 const maintained = new Map();
 
-/**
- * Chooses the table most past autovacuum's thresholds that was not taken in the last minute and
- * lists its steps; true when other tables are due too.
- */
+/** Chooses the table most past autovacuum's thresholds that was not taken in the last minute, and lists its steps. */
 async function plan() {
   // Statistics reach the shared tables at most once a second, at the next statement: flush them now.
   await db.query('select pg_stat_force_next_flush()');
@@ -80,9 +75,8 @@ async function plan() {
       order by s.n_dead_tup + s.n_mod_since_analyze desc`,
   );
   const now = Date.now();
-  const due = rows.filter((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
-  if (!due.length) return false;
-  const [table] = due;
+  const table = rows.find((row) => !(now - (maintained.get(row.name) ?? -Infinity) < 60_000));
+  if (!table) return;
   maintained.set(table.name, now);
   if (table.vacuum) {
     // Indexes by their oid (a number): no name is written into the statement as a literal.
@@ -91,7 +85,6 @@ async function plan() {
     if (table.toast) steps.push(`vacuum ${table.toast}`);
   }
   steps.push(`analyze ${table.name}`);
-  return due.length > 1;
 }
 
 // A failure of PGlite itself ends the thread (errors of SQL travel inside the protocol and never throw).

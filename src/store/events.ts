@@ -155,6 +155,13 @@ export async function advanceWebhookCursor(em: SqlTarget, to: EventPosition): Pr
 }
 
 /**
+ * SQL: an event of `events` past the cursor position (xid, id) in commit order, from a transaction
+ * older than every one still running (its xid is below the snapshot's xmin), so no later commit can
+ * add one behind it. The fan-out's two readers share it.
+ */
+const PAST_CURSOR = (xid: string, id: string) => `(xid, id) > (${xid}, ${id}) and xid < pg_snapshot_xmin(pg_current_snapshot())`;
+
+/**
  * The fan-out's common pass in one statement: under the transaction-scoped advisory lock `lock`,
  * the events past the cursor (as eventsPast reads them, at most `batch`); when no enabled webhook
  * of their organizations exists, the cursor moves past them, as the full pass would after finding
@@ -171,9 +178,8 @@ export async function passEventsWithoutHooks(
     db,
     `with l as (select pg_try_advisory_xact_lock(?) as locked),
           c as (select last_xid, last_id from event_cursors where name = 'webhooks'),
-          e as (select ev.id, ev.xid, ev.organization_id from events ev, c, l
-                 where l.locked and (ev.xid, ev.id) > (c.last_xid, c.last_id) and ev.xid < pg_snapshot_xmin(pg_current_snapshot())
-                 order by ev.xid, ev.id limit ${batch}),
+          e as (select id, xid, organization_id from events, c, l
+                 where l.locked and ${PAST_CURSOR('c.last_xid', 'c.last_id')} order by xid, id limit ${batch}),
           h as (select exists (select 1 from webhooks w where w.enabled and w.organization_id in (select organization_id from e)) as hooked),
           last as (select xid, id from e order by xid desc, id desc limit 1),
           moved as (update event_cursors set last_xid = last.xid, last_id = last.id from last, h
@@ -205,8 +211,7 @@ export function eventsPast(em: SqlTarget, after: EventPosition, batch: number): 
   return sql<FanOutEvent>(
     em,
     `select id, xid::text as event_xid, message_id, organization_id, workspace_id, action as type, created_at, target_id from events
-          where (xid, id) > (?::xid8, ?::bigint) and xid < pg_snapshot_xmin(pg_current_snapshot())
-          order by events.xid, events.id limit ${batch}`,
+          where ${PAST_CURSOR('?::xid8', '?::bigint')} order by events.xid, events.id limit ${batch}`,
     [after.xid, after.id],
   );
 }
