@@ -27,6 +27,7 @@ export function uploadValue(file: {
     mimetype: file.mimetype ?? 'application/octet-stream',
     encoding: '7bit',
     createReadStream: () => file.open(),
+    sha256: file.digest, // the upload service's digest, so it does not hash the bytes again
   });
   return upload;
 }

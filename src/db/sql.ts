@@ -183,14 +183,16 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
 /**
  * One autocommit statement whose commit does not wait for the WAL flush (`synchronous_commit =
  * off`): for writes that may be lost in a crash without harm, such as the search log. Never part
- * of a transaction. Behind a transaction pooler, and on the embedded database (no per-connection
- * setting survives there) the setting is made for the statement's own transaction: `SET LOCAL` and the statement, values
+ * of a transaction. Behind a transaction pooler (no per-connection setting survives there) the
+ * setting is made for the statement's own transaction: `SET LOCAL` and the statement, values
  * inlined, as one simple-protocol message, which PostgreSQL runs as one implicit transaction.
  */
 export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: Params = []): Promise<T[]> {
   const attached = attachedTo(em);
-  // The embedded database serves every connection from one session: like a pooler, no per-connection setting.
-  if (!attached.pooled && !attached.embedded) return (await attached.relaxed.query(statement(em, false, text, params))).rows as T[];
+  // The embedded database's commits never wait for a flush (PGlite's file system makes no fsync),
+  // so there the statement is a plain one, its values parameters: an upload's part travels as
+  // binary instead of a hex literal built on the request thread and parsed by the database's.
+  if (!attached.pooled) return (await attached.relaxed.query(statement(em, false, text, params))).rows as T[];
   const inlined = statement(em, true, text, params).text;
   const results = (await attached.relaxed.query(`set local synchronous_commit = off; ${inlined}`)) as unknown as pg.QueryResult[];
   return results[results.length - 1].rows as T[];
