@@ -156,7 +156,7 @@ describe.each(MCP_CLIENTS)('MCP server (POST /mcp), $name', (client) => {
       // The tool's digest of the decoded bytes is the upload's: the same bytes through either door are one upload.
       const again = await client.callTool({ name: 'uploads_create', arguments: { file: png(2, 2).toString('base64'), filename: 'b.png' } });
       const body = new FormData();
-      body.append('file', new Blob([png(2, 2)], { type: 'image/png' }), 'c.png');
+      body.append('file', new Blob([new Uint8Array(png(2, 2))], { type: 'image/png' }), 'c.png');
       const rest = await app.api('POST', '/api/v1/workspaces/-/uploads', { key: t.key, form: body });
       expect(rest.status).toBe(201);
       expect([(again.structuredContent as { url: string }).url, rest.body.url]).toEqual([
