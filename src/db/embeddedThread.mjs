@@ -65,7 +65,7 @@ async function plan() {
   // Statistics reach the shared tables at most once a second, at the next statement: flush them now.
   await db.query('select pg_stat_force_next_flush()');
   const { rows } = await db.query(
-    `select s.relid, format('%I.%I', s.schemaname, s.relname) as name, s.n_dead_tup > 50 + 0.2 * s.n_live_tup as vacuum,
+    `select format('%I.%I', s.schemaname, s.relname) as name, s.n_dead_tup > 50 + 0.2 * s.n_live_tup as vacuum,
             (select format('%I.%I', n.nspname, t.relname) from pg_class t join pg_namespace n on n.oid = t.relnamespace
               where t.oid = c.reltoastrelid) as toast,
             array(select x.indexrelid::int8 from pg_index x join pg_class i on i.oid = x.indexrelid
