@@ -341,7 +341,10 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     ]);
     const { url } = await mintSignInLink(app.url, app.adminToken, email);
     await page.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
-    await page.waitForFunction(() => location.pathname === '/console' && location.hash === '#/workspaces', { timeout: 10_000 });
+    await page.waitForFunction(
+      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
+      { timeout: 10_000 },
+    );
     expect(await page.$eval('#who', (e) => e.textContent)).toBe(`${email} · owner`);
     // The session is an HttpOnly cookie: the page's script cannot read it, and nothing else is stored.
     expect(await page.evaluate(() => document.cookie)).toBe('');
@@ -375,7 +378,11 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toContain('Handbook');
     await shot('workspace');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => location.hash.startsWith('#/proposals'), { timeout: 10_000 });
+    // The fragment changes at once; the header is drawn when the browser fires hashchange, a task later.
+    await page.waitForFunction(
+      () => location.hash.startsWith('#/proposals') && (document.getElementById('context')?.textContent ?? '') !== '',
+      { timeout: 10_000 },
+    );
     expect(await page.$eval('#context', (e) => e.textContent)).toContain('Handbook');
   }, 60_000);
 

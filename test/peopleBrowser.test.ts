@@ -110,7 +110,10 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     await editor.type('#email', fx.editorEmail);
     await shot(editor, 'identity-provider');
     await Promise.all([editor.waitForNavigation({ waitUntil: 'networkidle0' }), editor.click('#submit')]);
-    await editor.waitForFunction(() => location.pathname === '/console' && location.hash === '#/workspaces', { timeout: 15_000 });
+    await editor.waitForFunction(
+      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
+      { timeout: 15_000 },
+    );
     expect(await editor.$eval('#who', (e) => e.textContent)).toBe(`${fx.editorEmail} · editor`);
     // No code, token or cookie in the address bar, and the session cookie is out of the page's reach.
     expect(editor.url()).toBe(`${app.url}/console#/workspaces`);
@@ -156,7 +159,10 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
   it('an owner signs in with a sign-in link in another browser and ends the editor’s session; the editor is signed out', async () => {
     const { url } = await mintSignInLink(app.url, app.adminToken, fx.ownerEmail);
     await owner.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
-    await owner.waitForFunction(() => location.pathname === '/console' && location.hash === '#/workspaces', { timeout: 15_000 });
+    await owner.waitForFunction(
+      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
+      { timeout: 15_000 },
+    );
     expect(await owner.$eval('#who', (e) => e.textContent)).toBe(`${fx.ownerEmail} · owner`);
     await chooseWorkspace(owner);
     expect(await owner.$$eval('nav a', (links) => links.map((a) => a.textContent))).toEqual([
