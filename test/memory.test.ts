@@ -113,6 +113,24 @@ describe('PUT /memory/note (7)', () => {
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
   });
 
+  it('answers a PUT with the note as stored, which a GET then reads: a lone surrogate becomes U+FFFD in both', async () => {
+    const t = await tenant(app);
+    const sent = { body: 'half \ud800 of a pair, then 😀 and é', tags: ['odd\udc00tag', 'ok'], links: ['docs/\ud83dx'] };
+    const written = await put(t, 'surrogates/one', sent);
+    expect(written.status, JSON.stringify(written.body)).toBe(200);
+    const read = await get(t, 'surrogates/one');
+    expect(read.status).toBe(200);
+    expect(written.body.body).toBe('half \ufffd of a pair, then 😀 and é');
+    expect(written.body.tags).toEqual(['odd\ufffdtag', 'ok']);
+    expect(written.body.links).toEqual(['docs/\ufffdx']);
+    for (const field of ['body', 'tags', 'links', 'kind', 'path', 'version', 'createdAt', 'updatedAt', 'id', 'workspaceId'])
+      expect(read.body[field], field).toEqual(written.body[field]);
+    // An update answers the same way.
+    const again = await put(t, 'surrogates/one', { ...sent, body: 'second \udfff' });
+    expect(again.body).toMatchObject({ body: 'second \ufffd', version: 2, id: written.body.id, createdAt: written.body.createdAt });
+    expect((await get(t, 'surrogates/one')).body.body).toBe('second \ufffd');
+  });
+
   it('treats paths as case-sensitive', async () => {
     const t = await tenant(app);
     await put(t, 'Notes/A');

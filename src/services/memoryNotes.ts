@@ -38,6 +38,7 @@ import {
   readNote,
   type EntryRow,
   type NoteRow,
+  type PutNoteRow,
 } from '../store/memoryNotes.js';
 import { readPlan, recountUsage } from '../store/memoryUsage.js';
 import {
@@ -115,9 +116,10 @@ export async function putNote(
       // Other notes' paths and how close they are tell what those notes say: only for a key that may read them.
       if (written?.action === 'memory.note.created' && keys && scope.permissions.has('memory.read')) {
         const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, trigrams(note.body), keys);
-        return similar.length ? { ...plainNote(written), similar } : plainNote(written);
+        const created = writtenNote(scope.workspaceId, note, written);
+        return similar.length ? { ...created, similar } : created;
       }
-      if (written) return plainNote(written);
+      if (written) return writtenNote(scope.workspaceId, note, written);
     } catch (error) {
       // Created by a concurrent request meanwhile: nothing was written; run again (an update now).
       if (!isUniqueViolation(error) || attempt >= 3) throw error;
@@ -154,8 +156,8 @@ async function writeNote(
   match: number[] | 'any' | null,
   noneMatch: number[] | 'any' | null,
   keys: number[] | null,
-): Promise<NoteRow | undefined> {
-  const [written] = await auditedWrite<NoteRow>(
+): Promise<PutNoteRow | undefined> {
+  const [written] = await auditedWrite<PutNoteRow>(
     ctx.db,
     ctx,
     { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
@@ -191,6 +193,11 @@ function versionsListed(named: number[] | 'any' | null): number[] | null {
  */
 export async function recountMemoryUsage(em: EntityManager, organizationId: string): Promise<void> {
   await recountUsage(em, 'organization', organizationId);
+}
+
+/** The note a PUT wrote: the values it wrote (validated, as stored) with what the database decided. */
+function writtenNote(workspaceId: string, note: PutNoteInput, row: PutNoteRow): MemoryNote {
+  return plainNote({ ...note, ...row, workspace_id: workspaceId });
 }
 
 /** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
@@ -428,8 +435,24 @@ function validateNote(input: PutNoteInput): PutNoteInput {
     if (!tag.trim()) issues.push({ field: `tags[${i}]`, message: 'must not be blank' });
   });
   if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
-  const tags = [...new Set(input.tags.map((t) => t.trim()))];
-  return { path, body: input.body, kind: input.kind, links: [...new Set(links)], tags };
+  const tags = [...new Set(input.tags.map((t) => wellFormed(t.trim())))];
+  // As stored: the answer is made of these values, not read back (see PutNoteRow).
+  return {
+    path: wellFormed(path),
+    body: wellFormed(input.body),
+    kind: input.kind,
+    links: [...new Set(links.map(wellFormed))],
+    tags,
+  };
+}
+
+/**
+ * The text as the database stores it: a lone UTF-16 surrogate (JSON allows `"\ud800"`) becomes
+ * U+FFFD, as the driver's UTF-8 encoding makes it.
+ */
+function wellFormed(text: string): string {
+  const s = text as string & { isWellFormed(): boolean; toWellFormed(): string };
+  return s.isWellFormed() ? text : s.toWellFormed();
 }
 
 const URL_SCHEME = /^[a-z][a-z0-9+.-]*:/i;

@@ -15,14 +15,20 @@ const STORED_COLUMNS = 'id, workspace_id, path, kind, body, links, tags, version
 const NOTE_COLUMNS_OF = (t: string) => `${STORED_COLUMNS.replace(/(\w+)/g, `${t}.$1`)}, ${ACCESSED_AT(t)} as accessed_at`;
 const NOTE_COLUMNS = `${STORED_COLUMNS}, accessed_at`;
 /**
+ * SQL: an instant as JSON's ISO text (what wks_iso gives), written out in the statement: a call of
+ * the SQL function, which cannot be inlined (to_char is stable, the function immutable), parsed and
+ * planned its body again on every execution, four times per PUT.
+ */
+const isoText = (instant: string) => `to_char(${instant} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
  * SQL: the note of row `t` as REST returns it, for the `object` of its events (see
  * wks_event_payload); NOTE_PREVIOUS: what an update changed (`cur`: the row before, `n`: after).
  */
 const noteJson = (t: string) =>
   `jsonb_build_object('id', ${t}.id, 'workspaceId', ${t}.workspace_id, 'path', ${t}.path, 'kind', ${t}.kind, 'body', ${t}.body,
-     'links', to_jsonb(${t}.links), 'tags', to_jsonb(${t}.tags), 'version', ${t}.version, 'createdAt', wks_iso(${t}.created_at),
-     'updatedAt', wks_iso(${t}.updated_at), 'accessedAt', wks_iso(${t}.accessed_at))`;
-const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', wks_iso(cur.updated_at))
+     'links', to_jsonb(${t}.links), 'tags', to_jsonb(${t}.tags), 'version', ${t}.version, 'createdAt', ${isoText(`${t}.created_at`)},
+     'updatedAt', ${isoText(`${t}.updated_at`)}, 'accessedAt', ${isoText(`${t}.accessed_at`)})`;
+const NOTE_PREVIOUS = `jsonb_build_object('version', cur.version, 'updatedAt', ${isoText('cur.updated_at')})
      || case when cur.kind is distinct from n.kind then jsonb_build_object('kind', cur.kind) else '{}' end
      || case when cur.body is distinct from n.body then jsonb_build_object('body', cur.body) else '{}' end
      || case when cur.links is distinct from n.links then jsonb_build_object('links', to_jsonb(cur.links)) else '{}' end
@@ -46,6 +52,12 @@ export interface NoteRow {
   /** The write queued the note for embedding. */
   queued?: boolean;
 }
+
+/**
+ * What PUT_NOTE returns of the note it wrote: what the database decided. The rest of the note is
+ * the written values (the body of a 4 KB note would otherwise come back on every PUT).
+ */
+export type PutNoteRow = Pick<NoteRow, 'id' | 'version' | 'created_at' | 'updated_at' | 'accessed_at' | 'action' | 'queued'>;
 
 /** An index entry row (ENTRY_COLUMNS). */
 export interface EntryRow {
@@ -140,8 +152,9 @@ export const PUT_NOTE = {
   write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
   actionColumn: 'action',
   payloadColumn: 'payload',
-  // The payload (the body once or twice) goes into the event, not back to the service.
-  returning: `${NOTE_COLUMNS}, action, queued`,
+  // The payload (the body once or twice) goes into the event, not back to the service; nor do the
+  // note's path, kind, body, links and tags, which are the values the service sent (see PutNoteRow).
+  returning: 'id, version, created_at, updated_at, accessed_at, action, queued',
   name: 'memory_note_put',
 };
 
