@@ -35,6 +35,7 @@ import {
   noteVersion,
   PUT_NOTE,
   putNoteValues,
+  UPDATE_NOTE,
   readNote,
   type EntryRow,
   type NoteRow,
@@ -145,9 +146,11 @@ export async function putNote(
 }
 
 /**
- * One run of PUT_NOTE with its event (`memory.note.updated`, or `memory.note.created` when the row
- * says so): the note as written, or none when a condition or the quota held it back. `If-Match`
- * never creates, `If-None-Match: *` never updates.
+ * One write of the note with its event (`memory.note.updated`, or `memory.note.created` when the
+ * row says so): the note as written, or none when a condition or the quota held it back. `If-Match`
+ * never creates, `If-None-Match: *` never updates. An existing note, the common PUT, is updated by
+ * UPDATE_NOTE alone (one round trip); PUT_NOTE, which can also create, runs when that wrote nothing
+ * and a create is allowed (it updates a note created meanwhile, so the race ends as before).
  */
 async function writeNote(
   ctx: RequestContext,
@@ -157,26 +160,26 @@ async function writeNote(
   noneMatch: number[] | 'any' | null,
   keys: number[] | null,
 ): Promise<PutNoteRow | undefined> {
-  const [written] = await auditedWrite<PutNoteRow>(
-    ctx.db,
-    ctx,
-    { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId },
-    PUT_NOTE,
-    putNoteValues({
-      workspaceId: scope.workspaceId,
-      organizationId: scope.agent.organizationId,
-      keyId: scope.agent.keyId,
-      note,
-      now: new Date(),
-      match: versionsListed(match),
-      noneMatch: versionsListed(noneMatch),
-      mayUpdate: noneMatch !== 'any',
-      mayCreate: match === null,
-      nearKeys: keys,
-      keep: ctx.memory.historyKept,
-      embed: ctx.memory.embeddings,
-    }),
-  );
+  const event = { action: 'memory.note.updated', targetType: 'memory_note', targetId: note.path, workspaceId: scope.workspaceId } as const;
+  const values = putNoteValues({
+    workspaceId: scope.workspaceId,
+    organizationId: scope.agent.organizationId,
+    keyId: scope.agent.keyId,
+    note,
+    now: new Date(),
+    match: versionsListed(match),
+    noneMatch: versionsListed(noneMatch),
+    mayUpdate: noneMatch !== 'any',
+    mayCreate: match === null,
+    nearKeys: keys,
+    keep: ctx.memory.historyKept,
+    embed: ctx.memory.embeddings,
+  });
+  if (noneMatch !== 'any') {
+    const [updated] = await auditedWrite<PutNoteRow>(ctx.db, ctx, event, UPDATE_NOTE, values);
+    if (updated || match !== null) return updated;
+  }
+  const [written] = await auditedWrite<PutNoteRow>(ctx.db, ctx, event, PUT_NOTE, values);
   return written;
 }
 

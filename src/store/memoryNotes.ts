@@ -131,14 +131,41 @@ const INSERT = `ins as (
                 from plan where quota is null or exists (select 1 from slot)
               returning ${NOTE_COLUMNS}, 'memory.note.created' as action, wks_event_payload(${noteJson('memory_notes')}, null) as payload)`;
 
-/** `queued`: embedding work for a note whose body or tags changed, or a new one, when `:embed` and the workspace's notes are embedded. */
-const QUEUE_EMBEDDING = `queued as (${ENQUEUE_EMBEDDING(
-  'note',
-  `select w.id, w.workspace_id
+/**
+ * `queued`: embedding work for a note whose body or tags changed, or a new one (`withCreate`: the
+ * statement has `ins`), when `:embed` and the workspace's notes are embedded.
+ */
+const queueEmbedding = (withCreate: boolean) =>
+  `queued as (${ENQUEUE_EMBEDDING(
+    'note',
+    `select w.id, w.workspace_id
                  from (select n.id, n.workspace_id from upd n, cur where cur.body is distinct from n.body or cur.tags is distinct from n.tags
-                       union all select id, workspace_id from ins) w
+                       ${withCreate ? 'union all select id, workspace_id from ins' : ''}) w
                 where :embed and exists (select 1 from embedding_stamps s where s.workspace_id = :workspace and s.notes_embedded)`,
-)} returning 1)`;
+  )} returning 1)`;
+
+/** What both forms of a note's PUT return of the note they wrote (see PutNoteRow), with the event's action and payload. */
+const PUT_RESULT = {
+  actionColumn: 'action',
+  payloadColumn: 'payload',
+  // The payload (the body once or twice) goes into the event, not back to the service; nor do the
+  // note's path, kind, body, links and tags, which are the values the service sent (see PutNoteRow).
+  returning: 'id, version, created_at, updated_at, accessed_at, action, queued',
+};
+
+/**
+ * The PUT of an existing note only (prepared once per connection as 'memory_note_update'): PUT_NOTE
+ * without its create. PostgreSQL sets up every part of a statement on each execution, whether it
+ * runs or not; the create's insert (with the search vector's expression and five indexes) and the
+ * quota's parts were a tenth of an update's database CPU. The service runs this first, and PUT_NOTE
+ * when it wrote nothing and a create is allowed.
+ */
+export const UPDATE_NOTE = {
+  with: [CURRENT, UPDATE, KEEP_REVISION, TRIM_REVISIONS, queueEmbedding(false)].join(',\n            '),
+  write: 'select *, exists (select 1 from queued) as queued from upd',
+  ...PUT_RESULT,
+  name: 'memory_note_update',
+};
 
 /**
  * The PUT of a note, for auditedWrite (prepared once per connection as 'memory_note_put'): updates
@@ -148,13 +175,9 @@ const QUEUE_EMBEDDING = `queued as (${ENQUEUE_EMBEDDING(
  */
 export const PUT_NOTE = {
   // The parts in order: each reads only parts named before it (one statement, one snapshot; the text is joined once, at load).
-  with: [CURRENT, UPDATE, KEEP_REVISION, TRIM_REVISIONS, PLAN_QUOTA, QUOTA_SLOT, INSERT, QUEUE_EMBEDDING].join(',\n            '),
+  with: [CURRENT, UPDATE, KEEP_REVISION, TRIM_REVISIONS, PLAN_QUOTA, QUOTA_SLOT, INSERT, queueEmbedding(true)].join(',\n            '),
   write: 'select *, exists (select 1 from queued) as queued from upd union all select *, exists (select 1 from queued) from ins',
-  actionColumn: 'action',
-  payloadColumn: 'payload',
-  // The payload (the body once or twice) goes into the event, not back to the service; nor do the
-  // note's path, kind, body, links and tags, which are the values the service sent (see PutNoteRow).
-  returning: 'id, version, created_at, updated_at, accessed_at, action, queued',
+  ...PUT_RESULT,
   name: 'memory_note_put',
 };
 
@@ -179,7 +202,7 @@ export interface NoteWrite {
   embed: boolean;
 }
 
-/** PUT_NOTE's named values for a write. */
+/** PUT_NOTE's (and UPDATE_NOTE's) named values for a write. */
 export function putNoteValues(w: NoteWrite): Record<string, unknown> {
   return {
     workspace: w.workspaceId,
