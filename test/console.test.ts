@@ -10,7 +10,15 @@ import type { Browser, CDPSession, ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../src/app/console.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot, type PageRecord } from './support/browser.js';
+import {
+  describeInBrowser,
+  launchChromium,
+  recordPage,
+  requestsElsewhere,
+  screenshot,
+  waitForSignedInConsole,
+  type PageRecord,
+} from './support/browser.js';
 import { createKey, createMember, type MemberRow } from './support/factories.js';
 import { until } from './support/wait.js';
 import { mintSignInLink, personGql } from './support/signIn.js';
@@ -341,10 +349,7 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     ]);
     const { url } = await mintSignInLink(app.url, app.adminToken, email);
     await page.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
-    await page.waitForFunction(
-      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
-      { timeout: 10_000 },
-    );
+    await waitForSignedInConsole(page, 10_000);
     expect(await page.$eval('#who', (e) => e.textContent)).toBe(`${email} · owner`);
     // The session is an HttpOnly cookie: the page's script cannot read it, and nothing else is stored.
     expect(await page.evaluate(() => document.cookie)).toBe('');

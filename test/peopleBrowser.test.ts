@@ -8,7 +8,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
 import type { TestApp } from './support/app.js';
-import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot, type PageRecord } from './support/browser.js';
+import {
+  describeInBrowser,
+  launchChromium,
+  recordPage,
+  requestsElsewhere,
+  screenshot,
+  waitForSignedInConsole,
+  type PageRecord,
+} from './support/browser.js';
 import { createKey, createMember, createOrg, createWorkspace } from './support/factories.js';
 import { startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink } from './support/signIn.js';
@@ -110,10 +118,7 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     await editor.type('#email', fx.editorEmail);
     await shot(editor, 'identity-provider');
     await Promise.all([editor.waitForNavigation({ waitUntil: 'networkidle0' }), editor.click('#submit')]);
-    await editor.waitForFunction(
-      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
-      { timeout: 15_000 },
-    );
+    await waitForSignedInConsole(editor, 15_000);
     expect(await editor.$eval('#who', (e) => e.textContent)).toBe(`${fx.editorEmail} · editor`);
     // No code, token or cookie in the address bar, and the session cookie is out of the page's reach.
     expect(editor.url()).toBe(`${app.url}/console#/workspaces`);
@@ -159,10 +164,7 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
   it('an owner signs in with a sign-in link in another browser and ends the editor’s session; the editor is signed out', async () => {
     const { url } = await mintSignInLink(app.url, app.adminToken, fx.ownerEmail);
     await owner.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
-    await owner.waitForFunction(
-      () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
-      { timeout: 15_000 },
-    );
+    await waitForSignedInConsole(owner, 15_000);
     expect(await owner.$eval('#who', (e) => e.textContent)).toBe(`${fx.ownerEmail} · owner`);
     await chooseWorkspace(owner);
     expect(await owner.$$eval('nav a', (links) => links.map((a) => a.textContent))).toEqual([

@@ -22,6 +22,17 @@ export function describeInBrowser(file: string, name: string, tests: () => void)
   describe.skipIf(!CHROMIUM && !process.env.CI)(name, tests);
 }
 
+/**
+ * Waits until the console shows the workspace choice to a signed-in person: the address, and the
+ * header naming them (the fragment changes a task before hashchange draws the header).
+ */
+export async function waitForSignedInConsole(page: Page, timeout: number): Promise<void> {
+  await page.waitForFunction(
+    () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
+    { timeout },
+  );
+}
+
 /** Starts headless Chromium (call in beforeAll; close it in afterAll). */
 export function launchChromium(): Promise<Browser> {
   expect(CHROMIUM, 'chromium is required on CI (.ci/run installs it)').toBeDefined();
