@@ -54,7 +54,7 @@ export interface NoteRow {
 }
 
 /**
- * What PUT_NOTE returns of the note it wrote: what the database decided. The rest of the note is
+ * What a note's PUT (UPDATE_NOTE or PUT_NOTE) returns of the note it wrote: what the database decided. The rest of the note is
  * the written values (the body of a 4 KB note would otherwise come back on every PUT).
  */
 export type PutNoteRow = Pick<NoteRow, 'id' | 'version' | 'created_at' | 'updated_at' | 'accessed_at' | 'action' | 'queued'>;
