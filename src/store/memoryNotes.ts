@@ -54,8 +54,9 @@ export interface NoteRow {
 }
 
 /**
- * What a note's PUT (UPDATE_NOTE or PUT_NOTE) returns of the note it wrote: what the database decided. The rest of the note is
- * the written values (the body of a 4 KB note would otherwise come back on every PUT).
+ * What a note's PUT (UPDATE_NOTE or PUT_NOTE) returns of the note it wrote: what the database
+ * decided. The rest of the note is the written values (the body of a 4 KB note would otherwise come
+ * back on every PUT).
  */
 export type PutNoteRow = Pick<NoteRow, 'id' | 'version' | 'created_at' | 'updated_at' | 'accessed_at' | 'action' | 'queued'>;
 
