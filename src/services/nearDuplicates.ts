@@ -1,5 +1,5 @@
 import type { SqlTarget } from '../db/sql.js';
-import { eachTrigram, similarity, trigrams } from '../search/trigrams.js';
+import { similarity, trigramHashes, trigrams } from '../search/trigrams.js';
 import { nearCandidates, noteBodies, notesWithoutNearKeys, setNearKeys } from '../store/noteNearKeys.js';
 
 export { similarity, trigrams };
@@ -43,7 +43,9 @@ export function nearKeys(workspaceId: string, body: string): number[] {
   const mins = new Float64Array(HASHES).fill(-1);
   const firstSeen = new Set<number>();
   let distinct = 0;
-  eachTrigram(body, (gram) => {
+  const { hashes, count } = trigramHashes(body);
+  for (let i = 0; i < count; i++) {
+    const gram = hashes[i];
     if (distinct < NEAR_MIN_TRIGRAMS) distinct = firstSeen.add(gram).size;
     const h = Math.imul(gram ^ (gram >>> 15), 0x2c1b3c6d) >>> 0;
     // HASHES is 64: the low 6 bits pick the bin (h % 64), the other 26 compete (⌊h / 64⌋).
@@ -51,7 +53,7 @@ export function nearKeys(workspaceId: string, body: string): number[] {
     const value = h >>> 6;
     const min = mins[bin];
     if (min === -1 || value < min) mins[bin] = value;
-  });
+  }
   if (distinct < NEAR_MIN_TRIGRAMS) return [];
   for (let i = 0; i < HASHES; i++) {
     if (mins[i] !== -1) continue;
@@ -59,9 +61,18 @@ export function nearKeys(workspaceId: string, body: string): number[] {
     while (mins[(i + j) % HASHES] === -1) j++;
     mins[i] = mins[(i + j) % HASHES] + j * 0x4000000;
   }
+  // Each key is FNV-1a of the text `${workspaceId}/${band}/${v0}/${v1}/${v2}/${v3}`, hashed as it
+  // would be written, without writing it: the workspace's part once, then the band and its values.
+  const prefix = fnvText(FNV_OFFSET, `${workspaceId}/`);
   const keys: number[] = [];
-  for (let band = 0; band < NEAR_BANDS; band++)
-    keys.push(fnv(`${workspaceId}/${band}/${mins.subarray(band * NEAR_ROWS, (band + 1) * NEAR_ROWS).join('/')}`) | 0);
+  for (let band = 0; band < NEAR_BANDS; band++) {
+    let h = fnvChar(fnvDigits(prefix, band), SLASH);
+    for (let row = 0; row < NEAR_ROWS; row++) {
+      if (row) h = fnvChar(h, SLASH);
+      h = fnvDigits(h, mins[band * NEAR_ROWS + row]);
+    }
+    keys.push(h | 0);
+  }
   return keys;
 }
 
@@ -101,12 +112,32 @@ export async function backfillNearKeys(db: SqlTarget, batch = 500): Promise<numb
   return rows.length;
 }
 
-/** 32-bit FNV-1a of a string's UTF-16 units. */
-function fnv(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+const FNV_OFFSET = 0x811c9dc5;
+const SLASH = 0x2f;
+const ZERO = 0x30;
+
+/** 32-bit FNV-1a (of UTF-16 units) continued from `h` with one unit. */
+function fnvChar(h: number, unit: number): number {
+  return Math.imul(h ^ unit, 0x01000193);
+}
+
+/** FNV-1a continued from `h` with a string's UTF-16 units. */
+function fnvText(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = fnvChar(h, text.charCodeAt(i));
+  return h;
+}
+
+/** The decimal digits of a whole number below 2^53, most significant first. */
+const digits = new Uint8Array(16);
+
+/** FNV-1a continued from `h` with the decimal digits of a non-negative whole number, as `String(n)` writes it. */
+function fnvDigits(h: number, n: number): number {
+  let length = 0;
+  do {
+    const rest = Math.floor(n / 10);
+    digits[length++] = n - rest * 10;
+    n = rest;
+  } while (n > 0);
+  while (length > 0) h = fnvChar(h, ZERO + digits[--length]);
+  return h;
 }
