@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
+import { freePort } from './support/processes.js';
 import { until } from './support/wait.js';
 
 // A private PostgreSQL that this test starts, stops and restarts itself (initdb into a temporary
@@ -17,7 +18,7 @@ if (!BIN) console.warn('faults.test.ts skipped: no PostgreSQL server binaries (i
 
 const dir = BIN ? mkdtempSync(join(tmpdir(), 'wks-fault-')) : '';
 const data = join(dir, 'pgdata');
-const port = 20_000 + Math.floor(Math.random() * 20_000);
+let port = 0;
 const run = (cmd: string, args: string[]) =>
   execFileSync(asRoot ? 'runuser' : join(BIN!, cmd), asRoot ? ['-u', 'postgres', '--', join(BIN!, cmd), ...args] : args, {
     stdio: 'pipe',
@@ -25,6 +26,30 @@ const run = (cmd: string, args: string[]) =>
   });
 const pgStart = () =>
   run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', join(dir, 'log'), '-w', 'start']);
+/** The private server's log, for a start that failed. */
+const logTail = () => {
+  try {
+    return readFileSync(join(dir, 'log'), 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no log)';
+  }
+};
+/**
+ * The first start, on a port free a moment before: a port picked at random (or even a free one)
+ * can be taken meanwhile by a client connection of another test file, so a failed start tries
+ * another port, twice, then fails with the server's log.
+ */
+async function pgFirstStart(): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      pgStart();
+      return;
+    } catch (error) {
+      if (attempt >= 3) throw new Error(`${(error as Error).message}\n${logTail()}`, { cause: error });
+    }
+  }
+}
 const pgStop = () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
 
 let server: RunningServer | null = null;
@@ -46,7 +71,7 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
     expect(BIN, 'PostgreSQL server binaries (initdb, pg_ctl) are required on CI').toBeDefined();
     chmodSync(dir, 0o777);
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-    pgStart();
+    await pgFirstStart();
     const admin = 'adm_fault_test_token_0123456789';
     server = await startServer({
       port: 0,
