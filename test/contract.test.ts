@@ -118,4 +118,28 @@ describe('unknown routes', () => {
     expect(wrong.headers.get('allow')).toBe('GET, POST');
     expect(wrong.body.error.status).toBe(405);
   });
+
+  it('match a route as the router does: HEAD by its GET, path parameters percent-decoded, a broken escape kept as sent', async () => {
+    const t = await tenant(app);
+    const put = await app.api('PUT', '/api/v1/workspaces/-/memory/note', {
+      key: t.key,
+      body: { path: 'routing/head', body: 'Routed.', kind: 'note', links: [], tags: [] },
+    });
+    expect(put.status).toBe(200);
+    const auth = { authorization: `Bearer ${t.key}` };
+    const get = await fetch(`${app.url}/api/v1/workspaces/-/memory/note?path=routing/head`, { headers: auth });
+    expect(get.status).toBe(200);
+    const head = await fetch(`${app.url}/api/v1/workspaces/-/memory/note?path=routing/head`, { method: 'HEAD', headers: auth });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+    expect(await head.text()).toBe('');
+    // "%2D" is "-", the key's own workspace: decoded before the route's parameter is checked.
+    const encoded = await app.api('GET', '/api/v1/workspaces/%2D/memory/note?path=routing/head', { key: t.key });
+    expect(encoded.status).toBe(200);
+    expect(encoded.body).toMatchObject({ path: 'routing/head', body: 'Routed.' });
+    // An escape that does not decode stays as sent, and is then a workspace like any unknown one (never a 500).
+    const broken = await app.api('GET', '/api/v1/workspaces/%E0%A4%A/memory/note?path=routing/head', { key: t.key });
+    expect(broken.status).toBe(404);
+    expect(broken.body.error).toMatchObject({ code: 'not_found', message: 'Workspace was not found.' });
+  });
 });
