@@ -241,8 +241,10 @@ function bodyVariables(compiled: CompiledRoute, body: RouteBody): Record<string,
   if (route.body && compiled.checkBody) {
     const checked = compiled.checkBody(body.json);
     if (checked.ok) {
-      const rename = route.body.rename ?? {};
-      variables[route.body.variable] = Object.fromEntries(Object.entries(checked.value).map(([k, v]) => [rename[k] ?? k, v]));
+      const rename = route.body.rename;
+      variables[route.body.variable] = rename
+        ? Object.fromEntries(Object.entries(checked.value).map(([k, v]) => [rename[k] ?? k, v]))
+        : checked.value;
     } else issues.push(...checked.issues);
   }
   throwIssues(issues);
