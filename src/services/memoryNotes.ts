@@ -200,32 +200,29 @@ export async function recountMemoryUsage(em: EntityManager, organizationId: stri
 
 /** The note a PUT wrote: the values it wrote (validated, as stored) with what the database decided. */
 function writtenNote(workspaceId: string, note: PutNoteInput, row: PutNoteRow): MemoryNote {
-  // Field by field: spreading the two objects into one row took V8 ~10 µs per PUT (measured), this well under one.
+  return plainNote(workspaceId, note, row, new Date(row.accessed_at));
+}
+
+/**
+ * A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed,
+ * from its values and what the database keeps of it (one row, or the values a PUT sent beside the
+ * row it wrote). Built field by field: spreading a PUT's values and row into one object first took
+ * V8 ~10 µs per PUT (measured), this well under one.
+ */
+function plainNote(
+  workspaceId: string,
+  values: PutNoteInput,
+  row: Pick<NoteRow, 'id' | 'version' | 'created_at' | 'updated_at'>,
+  accessedAt: Date,
+): MemoryNote {
   return {
     id: row.id,
     workspace: { id: workspaceId },
-    path: note.path,
-    kind: note.kind,
-    body: note.body,
-    links: note.links,
-    tags: note.tags,
-    version: row.version,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-    accessedAt: new Date(row.accessed_at),
-  } as MemoryNote;
-}
-
-/** A note as GraphQL returns it: a plain object (no identity map or change tracking), for speed. */
-function plainNote(row: NoteRow, accessedAt: Date): MemoryNote {
-  return {
-    id: row.id,
-    workspace: { id: row.workspace_id },
-    path: row.path,
-    kind: row.kind,
-    body: row.body,
-    links: row.links,
-    tags: row.tags,
+    path: values.path,
+    kind: values.kind,
+    body: values.body,
+    links: values.links,
+    tags: values.tags,
     version: row.version,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -245,7 +242,7 @@ export async function getNote(ctx: RequestContext, scope: Scope, rawPath: string
   const stored = new Date(note.accessed_at);
   const accessedAt = ctx.memory.access?.touch(note.id, note.workspace_id, stored) ?? stored;
   if (ifNoneMatch && etagMatches(ifNoneMatch, versionEtag(note.version))) throw new NotModifiedError(versionEtag(note.version));
-  return plainNote(note, accessedAt);
+  return plainNote(note.workspace_id, note, note, accessedAt);
 }
 
 /**
