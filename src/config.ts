@@ -80,7 +80,7 @@ export const SETTINGS = {
   EMBEDDINGS_URL: text('local model'),
   EMBEDDINGS_MODEL: text('local model'),
   EMBEDDINGS_API_KEY: text('local model'),
-  SEARCH_FULLTEXT_CAP: int(2000, { min: 10, max: 1_000_000 }),
+  SEARCH_INDEX_MB: int(512, { min: 16, max: 1_000_000 }),
   OUTBOUND_ALLOW_LOOPBACK: setting('`false`', (raw) => raw === 'true'),
   OAUTH_ACCESS_TOKEN_TTL_S: int(600),
   OAUTH_REFRESH_TOKEN_TTL_S: int(30 * 24 * 3600, { doc: '`2592000` (30 days)' }),

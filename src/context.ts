@@ -4,6 +4,7 @@ import type { Role } from './auth/permissions.js';
 import type { Plan } from './plans.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
+import type { FullTextIndexes } from './search/fullText.js';
 import type { LiveHub } from './live/hub.js';
 
 /** MEMORY_HISTORY_KEPT, MEMORY_NEAR_DUPLICATES and MEMORY_EMBEDDINGS (docs/configuration.md). */
@@ -96,8 +97,8 @@ export interface RequestContext {
   requestId: string;
   /** HMAC key for agent-key digests (new keys are stored under it). */
   serverSecret: string;
-  /** Semantic search: the configured embedder and the vector store. */
-  search: { embedder: Embedder; index: VectorIndex };
+  /** Search: the configured embedder and the vector store (semantic), and the workspaces' term indexes (full text). */
+  search: { embedder: Embedder; index: VectorIndex; fullText: FullTextIndexes };
   /** Outbound HTTP policy (OUTBOUND_ALLOW_LOOPBACK, for tests and local development only). */
   outbound: { allowLoopback: boolean };
   /** Memory notes: revisions kept per note (0: no history) and whether creates look for near-duplicates. */

@@ -76,6 +76,8 @@ export interface ServerOptions {
   memoryNearDuplicates?: boolean;
   /** Whether written notes are queued for embedding, for semantic and hybrid memory search (default on). */
   memoryEmbeddings?: boolean;
+  /** SEARCH_INDEX_MB: the memory this process's full-text indexes may take before the least recently searched workspace's is dropped. */
+  searchIndexMb?: number;
   /** Run the webhook dispatcher (default true), and its retry delays (default DEFAULT_RETRY_SCHEDULE_MS). */
   webhookDispatcher?: boolean;
   webhookRetryScheduleMs?: number[];
@@ -144,6 +146,7 @@ export function optionsFromConfig(config: Config): ServerOptions {
     memoryHistoryKept: config.MEMORY_HISTORY_KEPT,
     memoryNearDuplicates: config.MEMORY_NEAR_DUPLICATES,
     memoryEmbeddings: config.MEMORY_EMBEDDINGS,
+    searchIndexMb: config.SEARCH_INDEX_MB,
     embedder: embedderFromEnv(config),
     explorer: config.GRAPHQL_EXPLORER,
     production: config.NODE_ENV === 'production',
@@ -237,6 +240,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       webhookDispatcher: options.webhookDispatcher !== false,
       webhookRetryScheduleMs: options.webhookRetryScheduleMs,
       outboundAllowLoopback: options.outboundAllowLoopback ?? false,
+      searchIndexBytes: (options.searchIndexMb ?? defaultOf('SEARCH_INDEX_MB')) * 1024 * 1024,
       memory: {
         historyKept: options.memoryHistoryKept ?? defaultOf('MEMORY_HISTORY_KEPT'),
         nearDuplicates: options.memoryNearDuplicates ?? true,

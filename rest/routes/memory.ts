@@ -4,7 +4,7 @@ import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
 import { NOTE_REVISIONS_KEPT } from '../../src/services/memoryNotes.js';
-import { HYBRID_RULE, RANKING_HEADERS } from './search.js';
+import { EXPLAIN_PARAM, fullTextRule, HYBRID_RULE, PAGES_RULE, RANKING_HEADERS } from './search.js';
 import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
 
 const pathQuery: Record<string, ParamDef> = {
@@ -163,12 +163,12 @@ export const MEMORY_ROUTES: Route[] = [
     tag: 'Memory',
     summary: 'Search memory notes',
     description:
-      'PostgreSQL full-text search over path segments, tags and body (English stemming; web-search syntax: words, "quoted phrases", `-excluded`, `or`). ' +
-      'Hits are ranked (path > tags > body), each with a snippet: the stored text escaped as HTML, with matches in `<mark>…</mark>` and no other markup. ' +
+      'Search over path segments, tags and body, each hit with a snippet: the stored text escaped as HTML, with the question\'s words in ' +
+      `\`<mark>…</mark>\` and no other markup. ${fullTextRule(['path', 'tag'])}` +
       '`mode=semantic` ranks by embedding similarity of the path, tags and body (score: cosine similarity), falling back to full text when the ' +
       "embedder is unavailable, notes still wait for embeddings (a workspace's first search by meaning queues all its notes), or nothing clears " +
       'the similarity floor; ' +
-      `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ` +
+      `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ${PAGES_RULE}` +
       '`X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
@@ -176,6 +176,7 @@ export const MEMORY_ROUTES: Route[] = [
         schema: { type: 'string', enum: ['fulltext', 'semantic', 'hybrid'] },
         description: 'fulltext (default), semantic, or hybrid.',
       },
+      explain: EXPLAIN_PARAM,
       ...PAGE_QUERY(RULES.searchLimit),
     },
     responseHeaders: RANKING_HEADERS,

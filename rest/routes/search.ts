@@ -1,14 +1,12 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { ANY_WORD_WEIGHT, FULL_TEXT_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
+import { FULL_TEXT_WEIGHT, HYBRID_FULL_TEXT_DEPTH, RRF_K, SEMANTIC_DEPTH, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
 export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', ResponseHeaderDef> = {
   'X-Search-Ranking': {
-    description:
-      '`fulltext`, `semantic` or `hybrid`: the ranking used for this page; `fulltext_bounded` (workspace search): full text over a bounded ' +
-      'candidate set (titles first, then bodies, up to the cap), for a query matching more documents than the cap.',
+    description: '`fulltext`, `semantic` or `hybrid`: the ranking used for this page.',
     value: (data) => String(data.ranking),
   },
   'X-Search-Fallback': {
@@ -19,11 +17,30 @@ export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', R
   },
 };
 
+/** How full text ranks, for the descriptions of both searches; `fields` names the first two fields (title and heading, or path and tag). */
+export const fullTextRule = (fields: [string, string]) =>
+  'Full text (the default) is ranked retrieval for questions in plain words: an item holding any of the words is found, and items are ' +
+  `ranked by BM25F (a word's rarity among the items the caller may read, saturating term frequency, length normalisation; the ${fields[0]} ` +
+  `weighs twice a body word, a ${fields[1]} one and a half), English stemming, stop words left out, questions up to 2,000 characters (the ` +
+  'rarest 64 words rank). ' +
+  'Web-search syntax keeps its meaning: a `"quoted phrase"` must appear (one of several joined by `or`), `-word` or `-"phrase"` must not. ';
+
 /** How hybrid ranking scores, for the descriptions of both searches. */
 export const HYBRID_RULE =
-  `fuses three rankings by weighted reciprocal rank: full text, the embeddings', and any word (items holding any of the query's words, ` +
-  `for articles and changelog entries in their title or headings, ranked by full text of any of them); score: ` +
-  `${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank) + ${ANY_WORD_WEIGHT}/(${RRF_K} + any-word rank)`;
+  `fuses full text's first ${HYBRID_FULL_TEXT_DEPTH} and the embeddings' nearest ${SEMANTIC_DEPTH} by weighted reciprocal rank; score: ` +
+  `${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank)`;
+
+/** The `explain` query parameter of both searches. */
+export const EXPLAIN_PARAM = {
+  schema: { type: 'boolean', default: false },
+  description:
+    'Give each hit an `explain` object: its full-text rank and BM25F score per field (title, headings, body; a note: path, tags, body) and per ' +
+    'term (with its idf), its semantic rank and similarity, its fused rank.',
+} as const;
+
+/** How pages of every ranking work. */
+export const PAGES_RULE =
+  'Every ranking has a fixed depth, whatever page is asked: pages are slices of one ranking (no repeats, no skips, the same first hits for any `limit`). ';
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [
@@ -35,14 +52,13 @@ export const SEARCH_ROUTES: Route[] = [
     tag: 'Search',
     summary: 'Search articles and the changelog',
     description:
-      'Ranked hits over articles (title weighs above body; archived articles are left out; restricted ones only for keys of editor, admin or owner members) ' +
-      'and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, `title`, a `snippet` (the stored text escaped as HTML, ' +
-      'with matches in `<mark>…</mark>` and no other markup), ' +
-      '`score` and a same-origin `url`. Full text uses web-search syntax. With `semantic=true` (or `mode=semantic`) hits are ranked by embedding ' +
+      'Ranked hits over articles (archived ones are left out; restricted ones only for keys of editor, admin or owner members, whose ' +
+      'statistics alone count restricted articles) and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, ' +
+      '`title`, a `snippet` (the stored text escaped as HTML, with the question\'s words in `<mark>…</mark>` and no other markup), `score` and a ' +
+      `same-origin \`url\`. ${fullTextRule(['title', 'heading'])}With \`semantic=true\` (or \`mode=semantic\`) hits are ranked by embedding ` +
       'similarity, falling back to full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor. ' +
-      `\`mode=hybrid\` ${HYBRID_RULE}, ` +
-      'falling back to full text when embeddings ' +
-      'cannot be used. `X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
+      `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ${PAGES_RULE}` +
+      '`X-Search-Ranking` says which ranking was used and `X-Search-Fallback` why it fell back. Cursor-paginated.',
     query: {
       q: paramOf(RULES.query, 'The query (must not be blank).', { required: true }),
       semantic: { schema: { type: 'boolean', default: false }, description: 'Rank by embedding similarity (falls back to full text).' },
@@ -51,6 +67,7 @@ export const SEARCH_ROUTES: Route[] = [
         description:
           'fulltext (default), semantic (as semantic=true), or hybrid. With semantic=true, only mode=semantic is allowed (else 400).',
       },
+      explain: EXPLAIN_PARAM,
       ...PAGE_QUERY(RULES.searchLimit),
     },
     responseHeaders: {

@@ -17,7 +17,7 @@ import type { RateLimiter } from '../rateLimit.js';
 import { buildAppSchema } from '../schema.js';
 import { embedderFromEnv, type Embedder } from '../search/embedder.js';
 import { embedderSettings } from '../config.js';
-import { fullTextCap } from '../search/fullTextCap.js';
+import { FullTextIndexes } from '../search/fullText.js';
 import { VectorIndex } from '../search/vectors.js';
 import { authenticate, createRateLimiter } from './authenticate.js';
 import { startBackground, type Background, type Retention } from './background.js';
@@ -71,6 +71,8 @@ export interface AppOptions {
   webhookDispatcher: boolean;
   webhookRetryScheduleMs?: number[];
   outboundAllowLoopback: boolean;
+  /** SEARCH_INDEX_MB in bytes: what this process's full-text indexes may hold (least recently searched workspaces dropped first). */
+  searchIndexBytes: number;
   memory: MemorySettings;
   corsOrigins: string[];
   explorer: GraphQLExplorer;
@@ -101,6 +103,8 @@ export interface App {
   toolNames: string[];
   background: Background;
   vectorIndex: VectorIndex;
+  /** The workspaces' full-text indexes this process holds. */
+  fullText: FullTextIndexes;
   embedder: Embedder;
   /** GraphQL over WebSocket (subscriptions): attached to the HTTP server once it listens. */
   subscriptions: SubscriptionServer;
@@ -116,8 +120,8 @@ export interface App {
 async function createDomain(options: AppOptions) {
   const schema = await buildAppSchema();
   const embedder = options.embedder ?? embedderFromEnv(embedderSettings());
-  fullTextCap(); // a bad SEARCH_FULLTEXT_CAP stops the start, not the first search
   const vectorIndex = await VectorIndex.open(freshEm(options.orm));
+  const fullText = new FullTextIndexes(options.searchIndexBytes);
   const background = startBackground({
     orm: options.orm,
     logger: options.logger,
@@ -162,7 +166,7 @@ async function createDomain(options: AppOptions) {
     await reads?.close();
     keyCache.close();
   };
-  return { schema, embedder, vectorIndex, background, keyCache, limiter, live, socketLeases, reads, activity, noteAccess, stop };
+  return { schema, embedder, vectorIndex, fullText, background, keyCache, limiter, live, socketLeases, reads, activity, noteAccess, stop };
 }
 
 /** What REST and MCP need to run a route row: the schema, idempotency, answers kept for 304s, contexts and the authorization before the body. */
@@ -207,6 +211,7 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
     routes: ROUTES,
     embedded: options.embedded ?? null,
     activity: domain.activity,
+    fullText: () => domain.fullText.usage(),
   });
 }
 
@@ -314,7 +319,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const contextDeps = {
     orm: options.orm,
     serverSecret: options.credentials.serverSecret,
-    search: { embedder: domain.embedder, index: domain.vectorIndex },
+    search: { embedder: domain.embedder, index: domain.vectorIndex, fullText: domain.fullText },
     outbound: { allowLoopback: options.outboundAllowLoopback },
     memory: { ...options.memory, access: domain.noteAccess },
     live: domain.live,
@@ -372,6 +377,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     toolNames: mcp.tools.map((t) => t.tool.name),
     background: domain.background,
     vectorIndex: domain.vectorIndex,
+    fullText: domain.fullText,
     embedder: domain.embedder,
     subscriptions,
     live: domain.live,

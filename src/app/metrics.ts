@@ -8,7 +8,6 @@ import type { ReadRouter } from './readRouter.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { knexPool } from '../db/poolWaits.js';
 import { poolStats, poolWaits } from '../db/sql.js';
-import { boundedStatements } from '../store/search.js';
 import { embeddingBacklog, FAN_OUT_COUNTED, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
 import { DomainError } from '../errors.js';
 import { API_PREFIX } from '../../rest/openapi.js';
@@ -27,6 +26,8 @@ export interface MetricsSources {
   embedded: EmbeddedDatabase | null;
   /** This process's workspace operations by door, caller and kind (`door|caller|kind` → count). */
   activity: { totals: ReadonlyMap<string, number> };
+  /** The full-text indexes this process holds (workspaces, items, postings, bytes). */
+  fullText(): { indexes: number; items: number; postings: number; bytes: number };
 }
 
 /** Paths outside the route table that are labelled by themselves; anything else unmatched is `other` (the label set stays small). */
@@ -104,7 +105,7 @@ export function createMetrics(sources: MetricsSources) {
       }
     },
   });
-  searchMetrics(registry);
+  searchMetrics(registry, sources.fullText);
   backlogMetrics(registry, sources.orm);
   new Gauge({
     name: 'wks_websockets',
@@ -195,23 +196,18 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
   });
 }
 
-/** Full text's bounded rankings: sent beside the exact statement (its answer used or not), or after it. */
-function searchMetrics(registry: Registry): void {
-  new Counter({
-    name: 'wks_search_bounded_statements_total',
-    help:
-      "Full-text searches' bounded rankings by when they were sent (early: beside the exact statement, because the planner expected " +
-      'the query to match more than nine tenths of the cap; after: once the exact statement found it over the cap) and whether their answer was used.',
-    labelNames: ['sent', 'answer'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const { sentEarly, usedEarly, sentAfter } = boundedStatements;
-      this.inc({ sent: 'early', answer: 'used' }, usedEarly);
-      this.inc({ sent: 'early', answer: 'unused' }, sentEarly - usedEarly);
-      this.inc({ sent: 'after', answer: 'used' }, sentAfter);
-    },
-  });
+/** The full-text indexes this process holds: workspaces, items, postings and the memory they take. */
+function searchMetrics(registry: Registry, usage: MetricsSources['fullText']): void {
+  const parts = { indexes: 'workspace indexes (a corpus of a workspace)', items: 'items indexed', postings: 'postings', bytes: 'bytes (estimated)' } as const;
+  for (const [part, what] of Object.entries(parts) as [keyof typeof parts, string][])
+    new Gauge({
+      name: `wks_search_index_${part}`,
+      help: `Full-text indexes held by this process: ${what}.`,
+      registers: [registry],
+      collect() {
+        this.set(usage()[part]);
+      },
+    });
 }
 
 /** The embedded database's thread: whether it serves, how often it was started again, how busy it is. */

@@ -123,7 +123,7 @@ export const RULES = {
   tag: str(50),
   noteKindFilter: str(32),
   changelogTags: list(20, str(50)),
-  query: str(500, { minLength: 1, nonBlank: true }),
+  query: str(2000, { minLength: 1, nonBlank: true }),
   question: str(10_000),
   reportSlug: str(200),
   ifMatch: str(200),

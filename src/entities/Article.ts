@@ -8,8 +8,10 @@ export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
 /** A generated page's state: generated (sync owns it) | detached (a normal article now). */
 export const API_STATES = ['generated', 'detached'] as const;
 
+/** Title (A), the heading lines (B: a copy, their words are in the Markdown too) and the Markdown (D), in PostgreSQL's normal form. */
 const ARTICLE_SEARCH_EXPRESSION =
-  "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, markdown), 'B'::\"char\")))";
+  "((setweight(to_tsvector('english'::regconfig, title), 'A'::\"char\") || setweight(to_tsvector('english'::regconfig, " +
+  "regexp_replace(markdown, '^[^#].*$'::text, ''::text, 'gn'::text)), 'B'::\"char\")) || setweight(to_tsvector('english'::regconfig, markdown), 'D'::\"char\"))";
 
 @ObjectType({ description: 'A documentation article, addressed by its slug.' })
 @Entity({ tableName: 'articles' })
@@ -90,9 +92,13 @@ export class Article {
   @Property({ type: 'text', nullable: true })
   apiPath: string | null = null;
 
-  /** Full-text document maintained by the database: title (A) above markdown (B). */
+  /** Full-text document maintained by the database: title (A), headings (B), Markdown (D). */
   @Property({ columnType: 'tsvector', generated: `${ARTICLE_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
   search?: unknown;
+
+  /** The transaction that last changed what search holds of the article (see the ranked_search migration). */
+  @Property({ columnType: 'xid8', type: 'text', persist: false, lazy: true, hidden: true })
+  searchXid?: string;
 
   @Field(() => Date, { nullable: true, description: 'First time it became STABLE.' })
   @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })

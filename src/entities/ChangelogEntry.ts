@@ -66,4 +66,8 @@ export class ChangelogEntry {
   /** Full-text document maintained by the database: title (A) above markdown (B). */
   @Property({ columnType: 'tsvector', generated: `${CHANGELOG_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
   search?: unknown;
+
+  /** The transaction that last changed what search holds of the row (see the ranked_search migration). */
+  @Property({ columnType: 'xid8', type: 'text', persist: false, lazy: true, hidden: true })
+  searchXid?: string;
 }

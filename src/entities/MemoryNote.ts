@@ -84,4 +84,8 @@ export class MemoryNote {
   /** Maintained by the database; never loaded. */
   @Property({ columnType: 'tsvector', generated: `${MEMORY_SEARCH_EXPRESSION} stored`, lazy: true, hidden: true, nullable: true })
   search?: unknown;
+
+  /** The transaction that last changed what search holds of the row (see the ranked_search migration). */
+  @Property({ columnType: 'xid8', type: 'text', persist: false, lazy: true, hidden: true })
+  searchXid?: string;
 }

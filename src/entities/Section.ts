@@ -38,6 +38,10 @@ export class Section {
   @Property({ columnType: 'timestamptz', type: 'datetime' })
   createdAt: Date = new Date();
 
+  /** The transaction that last changed the section's visibility (search re-reads it: see the ranked_search migration). */
+  @Property({ columnType: 'xid8', type: 'text', persist: false, lazy: true, hidden: true })
+  searchXid?: string;
+
   /** Articles in the section the caller may see, filled in by the service (not a column). */
   @Field(() => Int)
   articleCount!: number;

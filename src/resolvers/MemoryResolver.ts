@@ -12,6 +12,7 @@ import {
 } from '../types/memory.js';
 import { MemoryNote } from '../entities/MemoryNote.js';
 import * as memory from '../services/memoryNotes.js';
+import * as memorySearch from '../services/memorySearch.js';
 import * as history from '../services/noteHistory.js';
 import { SearchModeValue, type SearchMode } from '../types/search.js';
 
@@ -52,11 +53,13 @@ class MemorySearchArgs {
   @InputRule('query') @Field({ description: 'Web-search syntax: words, "quoted phrases", -excluded, or.' }) q!: string;
   @Field(() => SearchModeValue, {
     nullable: true,
-    description: 'fulltext (default), semantic (by embedding similarity), or hybrid: both rankings fused by reciprocal rank.',
+    description: 'fulltext (default: BM25F), semantic (by embedding similarity), or hybrid: both rankings fused by reciprocal rank.',
   })
   mode?: SearchMode | null;
   @InputRule('searchLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Give each hit its `explain`: full-text score per field and term, semantic rank, fused rank.' })
+  explain?: boolean | null;
 }
 
 /** What the note field resolvers read of a note (entity or plain object). */
@@ -111,7 +114,7 @@ export class MemoryResolver {
   @Needs(['memory.read'])
   @Query(() => MemorySearchPage, { description: 'Search over path, tags and body: full text, by embedding similarity, or both fused.' })
   searchMemory(@Ctx() ctx: RequestContext, @CallerOf('workspace') scope: Scope, @Args(() => MemorySearchArgs) args: MemorySearchArgs) {
-    return memory.searchNotes(ctx, scope, args);
+    return memorySearch.searchNotes(ctx, scope, args);
   }
 
   @Needs(['memory.write'])

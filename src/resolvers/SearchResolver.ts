@@ -22,11 +22,13 @@ class SearchArgs {
     boolean | null;
   @Field(() => SearchModeValue, {
     nullable: true,
-    description: 'fulltext (default), semantic (as semantic: true), or hybrid: both rankings fused by reciprocal rank.',
+    description: 'fulltext (default: BM25F), semantic (as semantic: true), or hybrid: both rankings fused by reciprocal rank.',
   })
   mode?: SearchMode | null;
   @InputRule('searchLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Give each hit its `explain`: full-text score per field and term, semantic rank, fused rank.' })
+  explain?: boolean | null;
 }
 
 @InputType()

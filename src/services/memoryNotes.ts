@@ -17,15 +17,9 @@ import { etagMatches, versionEtag, versionsNamed } from '../etag.js';
 import { RULES } from '../contract/rules.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { auditedWrite } from './audit.js';
+import type { MemoryIndexEntry } from '../types/memory.js';
 import { nearKeys, similarNotes, trigrams } from './nearDuplicates.js';
-import type { MemoryIndexEntry, MemorySearchHit, MemorySearchPage } from '../types/memory.js';
-import type { FallbackReason, SearchMode } from '../types/search.js';
-import { readSearchCursor, searchCursor } from '../search/cursor.js';
-import { fuseRankings, HYBRID_DEPTH, hybridRankings } from '../search/fusion.js';
-import { semanticNeighbours } from './search.js';
-import { anyWord } from '../store/search.js';
 import { signalEmbeddingWork } from '../search/vectors.js';
-import { safeSnippet } from '../search/snippets.js';
 import { normalizePath, trimSlashes } from './memoryPaths.js';
 import {
   DELETE_NOTE,
@@ -42,14 +36,6 @@ import {
   type PutNoteRow,
 } from '../store/memoryNotes.js';
 import { readPlan, recountUsage } from '../store/memoryUsage.js';
-import {
-  markNotesEmbedded,
-  queueUnembeddedNotes,
-  rankNotesFullText,
-  readNoteHits,
-  searchNotesFullText,
-  type NoteHitRow,
-} from '../store/noteSearch.js';
 import { defaultOf } from '../config.js';
 
 export interface PutNoteInput {
@@ -296,112 +282,6 @@ export async function listNotes(ctx: RequestContext, scope: Scope, args: IndexAr
   const filter = { prefix, tag: args.tag ?? null, kind: args.kind ?? null, after };
   const rows = await listEntries(ctx.db, scope.workspaceId, filter, size + 1);
   return toPage(rows.map(toEntry), size, (e) => [e.path]);
-}
-
-/**
- * Searches notes over path, tags and body: full text (websearch syntax, best first) by default;
- * `semantic` by embedding similarity, `hybrid` both rankings fused like workspace search. Those two
- * fall back to full text when the embedder is unavailable or notes still wait for embeddings
- * (semantic also when nothing clears the similarity floor), and say so in `fallbackReason`.
- * A full-text cursor is `[offset]` (as before there were rankings); the others carry their ranking.
- */
-export async function searchNotes(
-  ctx: RequestContext,
-  scope: Scope,
-  args: { q: string; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
-): Promise<MemorySearchPage> {
-  const q = args.q.trim();
-  if (!q) throw invalidField('q', 'must not be empty');
-  const size = pageSize(args.limit, RULES.searchLimit);
-  const { offset, ranking: cursorRanking } = args.cursor ? readSearchCursor(args.cursor) : { offset: 0, ranking: null };
-  // A later page keeps the ranking its cursor was made by, whatever `mode` says.
-  const mode: SearchMode = cursorRanking ?? args.mode ?? 'fulltext';
-  let fallbackReason: FallbackReason | null = null;
-  // Without note embeddings (MEMORY_EMBEDDINGS=off, EMBEDDINGS=off) there is nothing to rank by meaning.
-  const byMeaning = mode !== 'fulltext';
-  if (byMeaning && (!ctx.memory.embeddings || ctx.search.embedder.model === 'none')) fallbackReason = 'embedder_unavailable';
-  else if (byMeaning) {
-    await embedNotesOf(ctx, scope.workspaceId);
-    const depth = offset + size + HYBRID_DEPTH;
-    const anyQ = anyWord(q);
-    const [neighbours, fullText, anyWordRanking] = await Promise.all([
-      semanticNeighbours(ctx, scope.workspaceId, q, depth, ['note']),
-      mode === 'hybrid' ? rankNotesFullText(ctx.db, scope.workspaceId, q, depth) : [],
-      // Hybrid's third ranking (see hybridRankings): a query of one word has no other than full text's.
-      mode === 'hybrid' && anyQ !== '' && anyQ !== q ? rankNotesFullText(ctx.db, scope.workspaceId, anyQ, depth) : null,
-    ]);
-    if ('reason' in neighbours) fallbackReason = neighbours.reason;
-    else if (mode === 'semantic' && !neighbours.length && !offset) fallbackReason = 'below_similarity_floor';
-    else {
-      const ranked =
-        mode === 'semantic'
-          ? neighbours.map((n) => ({ item: n.itemId, score: n.score }))
-          : fuseRankings(
-              hybridRankings(
-                fullText,
-                neighbours.map((n) => n.itemId),
-                anyWordRanking ?? fullText,
-              ),
-              String,
-            );
-      const pageItems = ranked.slice(offset, offset + size);
-      // A hit the embeddings found shows the passage that matched.
-      const passages = new Map(neighbours.map((n) => [n.itemId, n.passage]));
-      const rows = await readNoteHits(
-        ctx.db,
-        scope.workspaceId,
-        q,
-        pageItems.map((p) => p.item),
-        pageItems.map((p) => passages.get(p.item) ?? null),
-      );
-      const hits = rows.map((r) => noteHit({ ...r, score: pageItems[Number(r.ord) - 1].score }));
-      const more = ranked.length > offset + size;
-      return { items: hits, nextCursor: more ? searchCursor(offset + size, mode, mode) : null, ranking: mode, fallbackReason: null };
-    }
-  }
-  const rows = await searchNotesFullText(ctx.db, scope.workspaceId, q, size + 1, offset);
-  const items = rows.slice(0, size).map(noteHit);
-  return {
-    items,
-    nextCursor: rows.length > size ? searchCursor(offset + size, 'fulltext', mode) : null,
-    ranking: 'fulltext',
-    fallbackReason,
-  };
-}
-
-/** Workspaces whose notes this process knows to be embedded (the flag never turns off). */
-const notesEmbedded = new Set<string>();
-
-/**
- * Note embeddings cost a model inference per changed note, so a workspace gets them at its first
- * semantic or hybrid memory search (that search falls back to full text, `embeddings_pending`).
- * Two statements: the flag is turned on and committed first, so every PUT that starts later
- * queues what it changes (putNote reads the flag in its own statement); then every note still
- * without an embedding or a place in the queue is queued, in a snapshot that sees what PUTs
- * committed meanwhile. A PUT whose statement began before the flag and committed after that
- * snapshot is caught by the same catch-up run once more a few seconds later; a process that
- * finds the flag already on runs the catch-up once too (e.g. after a crash between the two).
- */
-async function embedNotesOf(ctx: RequestContext, workspaceId: string): Promise<void> {
-  if (notesEmbedded.has(workspaceId)) return;
-  const turned = await markNotesEmbedded(ctx.db, workspaceId);
-  notesEmbedded.add(workspaceId);
-  const catchUp = async () => {
-    if (await queueUnembeddedNotes(ctx.db, workspaceId)) signalEmbeddingWork();
-  };
-  await catchUp();
-  if (turned) setTimeout(() => void catchUp().catch(() => undefined), 5_000).unref();
-}
-
-function noteHit(r: NoteHitRow): MemorySearchHit {
-  return {
-    path: r.path,
-    kind: r.kind,
-    tags: r.tags,
-    updatedAt: new Date(r.updated_at),
-    score: Math.round(Number(r.score) * 1e6) / 1e6,
-    snippet: safeSnippet(r.snippet),
-  };
 }
 
 /** Notes whose `links` contain the given note's path (reading them needs `memory.read`, whichever way the note was reached). */

@@ -8,37 +8,43 @@ import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
-import { fuseRankings, HYBRID_DEPTH, hybridRankings } from '../search/fusion.js';
-import { fullTextCap } from '../search/fullTextCap.js';
-import type { FallbackReason, SearchHit, SearchMode, SearchPage } from '../types/search.js';
+import { fuse, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, type Candidate } from '../search/fusion.js';
+import { explainHit, unanswered } from '../search/explain.js';
+import { rankFullText, type FullTextResult } from '../search/fullText.js';
+import type { FallbackReason, SearchExplain, SearchHit, SearchMode, SearchPage } from '../types/search.js';
 import { signalEmbeddingWork, type ItemType, type Neighbour } from '../search/vectors.js';
-import {
-  anyWordHits,
-  fullTextHits,
-  visibleHits,
-  visibleInOrder,
-  type FullTextRow,
-  type HitRow,
-  type RankedItems,
-  type SearchScope,
-} from '../store/search.js';
+import { visibleHits, visibleInOrder, type HitRow, type RankedItems, type SearchScope } from '../store/search.js';
 import { logSearch as insertSearchLog } from '../store/searchLog.js';
 
 /** Below this cosine similarity of its best passage a semantic hit is noise. */
 const SIMILARITY_FLOOR = 0.3;
 const SEARCHED: ItemType[] = ['article', 'changelog'];
 
+/** A search's arguments, as every door sends them. */
+export interface SearchArgs {
+  q: string;
+  semantic?: boolean | null;
+  mode?: SearchMode | null;
+  limit?: number | null;
+  cursor?: string | null;
+  explain?: boolean | null;
+}
+
+/** A ranking's page before its rows are read: the items in order, what ranked each, and whether more follow. */
+interface RankedPage {
+  items: Candidate[];
+  more: boolean;
+}
+
 /**
  * Searches articles (not archived; restricted ones only for keys allowed to see them) and
- * published changelog entries. Full text by default; with `semantic`, by embedding similarity,
- * falling back to full text when the embedder is unavailable, items still wait for embeddings, or
- * nothing clears the similarity floor. Every search is logged; zero-result ones feed content gaps.
+ * published changelog entries. Full text by default (BM25F: see rankFullText); with `semantic`, by
+ * embedding similarity, falling back to full text when the embedder is unavailable, items still
+ * wait for embeddings, or nothing clears the similarity floor; `hybrid` fuses both (see fuse).
+ * Every ranking is one ranking of a fixed depth, whatever page is asked: a page is a slice of it.
+ * Every search is logged; an unanswered first page (see unanswered) feeds content gaps.
  */
-export async function search(
-  ctx: RequestContext,
-  scope: Scope,
-  args: { q: string; semantic?: boolean | null; mode?: SearchMode | null; limit?: number | null; cursor?: string | null },
-): Promise<SearchPage> {
+export async function search(ctx: RequestContext, scope: Scope, args: SearchArgs): Promise<SearchPage> {
   const started = performance.now();
   const q = args.q.trim();
   if (!q) throw invalidField('q', 'must not be empty');
@@ -48,34 +54,41 @@ export async function search(
   const { offset, ranking: cursorRanking } = args.cursor ? readSearchCursor(args.cursor) : { offset: 0, ranking: null };
   // A later page keeps the ranking its cursor was made by, whatever `mode` says.
   const mode: SearchMode = cursorRanking ?? args.mode ?? (args.semantic ? 'semantic' : 'fulltext');
+  const window = { offset, size };
 
-  let result: SearchPage | null = null;
+  let ranked: (RankedPage & { ranking: SearchMode; fullText: FullTextResult | null }) | null = null;
   let fallbackReason: FallbackReason | null = null;
   if (mode !== 'fulltext') {
-    const ranked = mode === 'hybrid' ? await hybridSearch(ctx, scope, q, size, offset) : await semanticSearch(ctx, scope, q, size, offset);
-    if ('reason' in ranked) fallbackReason = ranked.reason;
-    else result = { ...ranked, ranking: mode, fallbackReason: null };
+    const byMeaning = await rankByMeaning(ctx, scope, q, mode, window);
+    if ('reason' in byMeaning) fallbackReason = byMeaning.reason;
+    else ranked = { ...byMeaning, ranking: mode };
   }
-  result ??= { ...(await fullTextSearch(ctx, scope, q, size, offset, mode)), fallbackReason };
+  if (!ranked) {
+    const fullText = await fullTextRanking(ctx, scope, q, offset + size + 1);
+    const items = fullText.ranking.hits.map((hit, i) => ({ itemType: hit.type, itemId: hit.id, score: hit.score, fullTextRank: i + 1 }));
+    ranked = { items: items.slice(offset, offset + size), more: items.length > offset + size, ranking: 'fulltext', fullText };
+  }
+  const result: SearchPage = {
+    items: await pageItems(ctx, scope, ranked.items, ranked.fullText, args.explain === true),
+    nextCursor: ranked.more ? searchCursor(offset + size, ranked.ranking, mode) : null,
+    ranking: ranked.ranking,
+    fallbackReason,
+  };
   result.suggestions = !result.items.length && offset === 0 ? await suggestQueries(ctx.db, scope, q) : [];
-  await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), offset === 0);
+  const gap = offset === 0 && unanswered(ranked.fullText, ranked.items);
+  await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), gap);
   return result;
 }
 
-/**
- * Full-text search, best first (ts_rank over title A and markdown B; see fullTextHits for its
- * one-word shortcut and its bounded ranking of a query matching more than the cap, which answers
- * as ranking `fulltext_bounded`; its cursor is a full-text one, and the next page is bounded too).
- */
-async function fullTextSearch(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, asked: SearchMode) {
-  const rows = await fullTextRows(ctx, scope, q, size, offset, true);
-  const ranked = page(scope, rows, size, offset, 'fulltext', rows.length > size, asked);
-  return { ...ranked, ranking: rows[0]?.bounded ? ('fulltext_bounded' as const) : ('fulltext' as const) };
-}
-
-/** The full-text ranking's rows from `offset`: `size` of them and one more, with snippets when asked. */
-function fullTextRows(ctx: RequestContext, scope: Scope, q: string, size: number, offset: number, snippets: boolean) {
-  return fullTextHits(ctx.db, searcher(scope), { q, size, offset, snippets, cap: fullTextCap() });
+/** The full-text ranking of a question over what this key may read, `depth` deep. */
+function fullTextRanking(ctx: RequestContext, scope: Scope, q: string, depth: number): Promise<FullTextResult> {
+  return rankFullText(ctx.db, ctx.search.fullText, {
+    workspace: scope.workspaceId,
+    corpus: 'content',
+    q,
+    seesRestricted: seesRestricted(scope),
+    depth,
+  });
 }
 
 /** The workspace searched and whether this key sees restricted articles. */
@@ -83,21 +96,33 @@ function searcher(scope: Scope): SearchScope {
   return { workspaceId: scope.workspaceId, seeRestricted: seesRestricted(scope) };
 }
 
-async function semanticSearch(
+/**
+ * The semantic ranking (the nearest SEMANTIC_DEPTH items this key may see, above the similarity
+ * floor), or hybrid's fusion of it with full text's first HYBRID_FULL_TEXT_DEPTH; its page. Or why
+ * embeddings cannot rank: then full text answers.
+ */
+async function rankByMeaning(
   ctx: RequestContext,
   scope: Scope,
   q: string,
-  size: number,
-  offset: number,
-): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
-  const neighbours = await semanticNeighbours(ctx, scope.workspaceId, q, offset + size + 50, SEARCHED);
-  if ('reason' in neighbours) return neighbours;
-  if (!neighbours.length) return offset ? { items: [], nextCursor: null } : { reason: 'below_similarity_floor' };
-  const rows = await visibleHits(ctx.db, searcher(scope), q, neighbours, offset, size);
-  const visible = rows[0]?.visible ?? 0;
-  if (!rows.length && !offset) return { reason: 'below_similarity_floor' };
-  const hits = rows.map((r) => ({ ...r, score: neighbours[Number(r.ord) - 1].score }));
-  return page(scope, hits, size, offset, 'semantic', visible > offset + size);
+  mode: 'semantic' | 'hybrid',
+  window: { offset: number; size: number },
+): Promise<(RankedPage & { fullText: FullTextResult | null }) | { reason: FallbackReason }> {
+  const [semantic, fullText] = await Promise.all([
+    semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, SEARCHED).then(async (neighbours) =>
+      'reason' in neighbours ? neighbours : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
+    ),
+    mode === 'hybrid' ? fullTextRanking(ctx, scope, q, HYBRID_FULL_TEXT_DEPTH) : null,
+  ]);
+  if ('reason' in semantic) return semantic;
+  const byKey = new Map(semantic.neighbours.map((n) => [`${n.itemType}:${n.itemId}`, n]));
+  const nearest = semantic.visible.map((v) => byKey.get(`${v.itemType}:${v.itemId}`)!);
+  if (mode === 'semantic' && !nearest.length && !window.offset) return { reason: 'below_similarity_floor' };
+  const items: Candidate[] =
+    mode === 'semantic'
+      ? nearest.map((n, i) => ({ itemType: n.itemType, itemId: n.itemId, score: n.score, semanticRank: i + 1, similarity: n.score, passage: n.passage }))
+      : fuse(fullText!.ranking.hits, nearest);
+  return { items: items.slice(window.offset, window.offset + window.size), more: items.length > window.offset + window.size, fullText };
 }
 
 /**
@@ -129,55 +154,6 @@ export async function semanticNeighbours(
 }
 
 /**
- * Hybrid ranking: the full-text ranking, the embeddings' and the any-word ranking (anyWordHits:
- * pages whose title or headings hold any of the query's words, by their rank for any of them) fused
- * by fuseRankings (weighted reciprocal rank fusion, as memory search fuses), then paged like any
- * ranking. Falls back to full text only when embeddings cannot be used at all (embedder
- * unavailable, items pending); a query nothing is semantically close to fuses the other two.
- *
- * The three rankings are asked at once (full text while the question is embedded); the semantic
- * neighbours this key may see are kept, in their order; the page of the fused ranking then gets
- * its titles, slugs and snippets.
- */
-async function hybridSearch(
-  ctx: RequestContext,
-  scope: Scope,
-  q: string,
-  size: number,
-  offset: number,
-): Promise<Omit<SearchPage, 'ranking' | 'fallbackReason'> | { reason: FallbackReason }> {
-  const depth = offset + size + HYBRID_DEPTH;
-  // The neighbours this key may see are sorted out while full text still ranks.
-  const [fullText, semantic, anyWord] = await Promise.all([
-    fullTextRows(ctx, scope, q, depth, 0, false),
-    semanticNeighbours(ctx, scope.workspaceId, q, depth, SEARCHED).then(async (neighbours) =>
-      'reason' in neighbours
-        ? neighbours
-        : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
-    ),
-    anyWordHits(ctx.db, searcher(scope), { q, size: depth }),
-  ]);
-  if ('reason' in semantic) return semantic;
-  const { neighbours, visible: semanticRanking } = semantic;
-  const ranking = (rows: FullTextRow[]): RankedItems => rows.slice(0, depth).map((r) => ({ itemType: r.type, itemId: Number(r.item_id) }));
-  const fused = fuseRankings(hybridRankings(ranking(fullText), semanticRanking, ranking(anyWord)), (i) => `${i.itemType} ${i.itemId}`);
-  const pageItems = fused.slice(offset, offset + size);
-  if (!pageItems.length) return { items: [], nextCursor: null };
-  // A hit the embeddings found shows the passage that matched.
-  const passages = new Map(neighbours.map((n) => [`${n.itemType} ${n.itemId}`, n.passage]));
-  const rows = await visibleHits(
-    ctx.db,
-    searcher(scope),
-    q,
-    pageItems.map(({ item }) => ({ ...item, passage: passages.get(`${item.itemType} ${item.itemId}`) ?? null })),
-    0,
-    size,
-  );
-  const hits = rows.map((r) => ({ ...r, score: pageItems[Number(r.ord) - 1].score }));
-  return page(scope, hits, size, offset, 'hybrid', fused.length > offset + size);
-}
-
-/**
  * Query vectors of recent searches, per process (agents repeat searches; the model is
  * deterministic, so a repeated query needs no second inference). Least recently used goes first.
  * Kept per workspace: a fast answer must not tell one tenant that another asked the same question.
@@ -199,30 +175,50 @@ async function queryVector(embedder: Embedder, workspaceId: string, q: string): 
   return vector;
 }
 
-/** A page of hits: `more` says whether another page follows; `asked` is the ranking the request asked for (see searchCursor). */
-function page(scope: Scope, rows: HitRow[], size: number, offset: number, ranking: SearchMode, more: boolean, asked: SearchMode = ranking) {
-  const items: SearchHit[] = rows.slice(0, size).map((r) => ({
+/**
+ * A page's hits in ranking order, read in one statement that checks again that this key may see
+ * each (so a page never shows what the index held a moment too long): titles, slugs and snippets
+ * (of the passage that matched, for a hit the embeddings found; else marking the question's words).
+ */
+async function pageItems(
+  ctx: RequestContext,
+  scope: Scope,
+  items: Candidate[],
+  fullText: FullTextResult | null,
+  explain: boolean,
+): Promise<SearchHit[]> {
+  if (!items.length) return [];
+  const ranked: RankedItems = items.map((c) => ({ itemType: c.itemType, itemId: c.itemId, passage: c.passage ?? null }));
+  const rows = await visibleHits(ctx.db, searcher(scope), fullText?.anyLexeme ?? null, ranked, 0, items.length);
+  return rows.map((r) => {
+    const candidate = items[Number(r.ord) - 1];
+    const hit = toHit(scope, r, candidate.score);
+    if (explain) hit.explain = explainHit(candidate, fullText) satisfies SearchExplain;
+    return hit;
+  });
+}
+
+function toHit(scope: Scope, r: HitRow, score: number): SearchHit {
+  return {
     type: r.type,
     slug: r.slug ?? null,
     id: r.id ?? null,
     title: r.title,
     snippet: safeSnippet(r.snippet),
-    score: Math.round(Number(r.score) * 1e6) / 1e6,
+    score: Math.round(score * 1e6) / 1e6,
     url:
       r.type === 'article'
         ? `/api/v1/workspaces/${scope.workspaceId}/articles/${r.slug}`
         : `/api/v1/workspaces/${scope.workspaceId}/changelog#entry-${r.id}`,
-  }));
-  return { items, nextCursor: more ? searchCursor(offset + size, ranking, asked) : null };
+  };
 }
 
 /**
- * Logs the search, and queues a zero-result first page for embedding so it joins a content-gap
+ * Logs the search, and queues an unanswered first page for embedding so it joins a content-gap
  * group: one statement, committed without waiting for the WAL flush (a crash may lose the last
  * few log rows, which costs nothing but a line of statistics).
  */
-async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: SearchPage, durationMs: number, firstPage: boolean) {
-  const gap = result.items.length === 0 && firstPage;
+async function logSearch(ctx: RequestContext, scope: Scope, q: string, result: SearchPage, durationMs: number, gap: boolean) {
   await insertSearchLog(
     ctx.db,
     {

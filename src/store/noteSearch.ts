@@ -1,4 +1,4 @@
-/** Statements that search memory_notes (full text, and the notes of an embedding ranking) and turn on and catch up their embeddings. */
+/** Statements that read memory search's hits and turn on and catch up the notes' embeddings. */
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
 import { headlineSql } from './headline.js';
 import { ENQUEUE_EMBEDDING } from './embeddings.js';
@@ -9,55 +9,18 @@ export interface NoteHitRow {
   kind: string;
   tags: string[];
   updated_at: string;
-  score: string | number;
   snippet: string | null;
 }
 
-/** A workspace's notes matching `q` (websearch syntax), best first, `limit` of them after `offset`, with snippets. */
-export async function searchNotesFullText(
-  db: SqlTarget,
-  workspaceId: string,
-  q: string,
-  limit: number,
-  offset: number,
-): Promise<NoteHitRow[]> {
-  return sql<NoteHitRow>(
-    db,
-    `with q as (select websearch_to_tsquery('english', ?) as query),
-     hits as (
-       select n.path, n.kind, n.tags, n.updated_at, n.body, ts_rank(n.search, q.query) as score
-         from memory_notes n, q
-        where n.workspace_id = ? and n.search @@ q.query
-        order by score desc, n.path
-        limit ? offset ?)
-     select h.path, h.kind, h.tags, h.updated_at, h.score,
-            ${headlineSql('h.body', 'q.query')} as snippet
-       from hits h, q
-      order by h.score desc, h.path`,
-    [q, workspaceId, limit, offset],
-  );
-}
-
-/** Ids of a workspace's best `limit` full-text matches for `q` (the hybrid's full-text ranking: no snippets). */
-export async function rankNotesFullText(db: SqlTarget, workspaceId: string, q: string, limit: number): Promise<number[]> {
-  const rows = await sql<{ id: number }>(
-    db,
-    `select n.id from memory_notes n, websearch_to_tsquery('english', ?) q
-      where n.workspace_id = ? and n.search @@ q order by ts_rank(n.search, q) desc, n.path limit ?`,
-    [q, workspaceId, limit],
-  );
-  return rows.map((r) => r.id);
-}
-
 /**
- * The notes of `ids` in this workspace, in that order (`ord`, from 1), with snippets for `q`: of
- * the passage that matched (`passages[i]`, where the note has one still stored), else of the body
- * (notes deleted meanwhile are left out).
+ * The notes of `ids` in this workspace, in that order (`ord`, from 1), with snippets marking
+ * `tsquery` (a tsquery constant, or null): of the passage that matched (`passages[i]`, where the
+ * note has one still stored), else of the body (notes deleted meanwhile are left out).
  */
 export async function readNoteHits(
   db: SqlTarget,
   workspaceId: string,
-  q: string,
+  tsquery: string | null,
   ids: number[],
   passages: (number | null)[] = [],
 ): Promise<(NoteHitRow & { ord: string })[]> {
@@ -65,11 +28,11 @@ export async function readNoteHits(
   return sql<NoteHitRow & { ord: string }>(
     db,
     `select n.path, n.kind, n.tags, n.updated_at, i.ord,
-            ${headlineSql('coalesce(e.passage_text, n.body)', "websearch_to_tsquery('english', ?)")} as snippet
+            ${headlineSql('coalesce(e.passage_text, n.body)', "coalesce(?::tsquery, ''::tsquery)")} as snippet
        from unnest(?::int[], ?::int[]) with ordinality as i(id, passage, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
        left join embeddings e on i.passage is not null and e.item_type = 'note' and e.item_id = i.id and e.passage = i.passage
       order by i.ord`,
-    [q, pgArray(ids), pgArray(ids.map((_, i) => passages[i])), workspaceId],
+    [tsquery, pgArray(ids), pgArray(ids.map((_, i) => passages[i])), workspaceId],
   );
 }
 

@@ -1,6 +1,6 @@
 import { Field, Float, Int, InterfaceType, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
-import { RankedPageOf } from './search.js';
+import { RankedPageOf, SearchExplain } from './search.js';
 
 @ObjectType({ description: 'A note in the index: everything but the body.' })
 export class MemoryIndexEntry {
@@ -22,11 +22,14 @@ export class MemorySearchHit {
   @Field(() => [String]) tags!: string[];
   @Field(() => Float, {
     description:
-      'Relevance (higher is better): full text ranks path and tag matches above body matches; semantic is cosine similarity; hybrid the fused score.',
+      'Relevance (higher is better): full text is BM25F (path above tags above body); semantic the mean cosine similarity of its best passages; ' +
+      'hybrid the fused score.',
   })
   score!: number;
   @Field() snippet!: string;
   @Field(() => Date) updatedAt!: Date;
+  @Field(() => SearchExplain, { nullable: true, description: 'Why it ranks here: only when the search asked for explain.' })
+  explain?: SearchExplain | null;
 }
 
 @ObjectType()

@@ -1,9 +1,9 @@
 import { Field, Float, Int, ObjectType, registerEnumType, type ClassType } from 'type-graphql';
 import { PageOf } from './page.js';
 
-/** `fulltext_bounded`: full text ranked over the bounded candidate set of a query matching more documents than the cap. */
-export type Ranking = 'fulltext' | 'fulltext_bounded' | 'semantic' | 'hybrid';
-export type SearchMode = Exclude<Ranking, 'fulltext_bounded'>;
+/** The ranking that answered a search. */
+export type Ranking = 'fulltext' | 'semantic' | 'hybrid';
+export type SearchMode = Ranking;
 export type FallbackReason = 'embedder_unavailable' | 'embeddings_pending' | 'below_similarity_floor';
 
 /** The `mode` argument of workspace and memory search. */
@@ -14,6 +14,40 @@ export enum SearchModeValue {
 }
 registerEnumType(SearchModeValue, { name: 'SearchMode', description: 'How search ranks: full text, embeddings, or both fused.' });
 
+@ObjectType({ description: "One term's part in a hit's full-text score." })
+export class TermExplain {
+  @Field({ description: 'The lexeme (the stemmed word) as the index holds it.' }) term!: string;
+  @Field(() => Float, { description: 'Its inverse document frequency among the items the caller may read.' }) idf!: number;
+  @Field(() => Float, { description: 'Its part from the title (a note: the path).' }) title!: number;
+  @Field(() => Float, { description: 'Its part from headings (a note: the tags).' }) headings!: number;
+  @Field(() => Float, { description: 'Its part from the body.' }) body!: number;
+}
+
+@ObjectType({ description: "A hit's full-text (BM25F) score, per field and per term." })
+export class FullTextExplain {
+  @Field(() => Int, { description: 'Its rank in the full-text ranking (1 is best).' }) rank!: number;
+  @Field(() => Float, { description: 'Its BM25F score: the sum of the fields below.' }) score!: number;
+  @Field(() => Float) title!: number;
+  @Field(() => Float) headings!: number;
+  @Field(() => Float) body!: number;
+  @Field(() => [TermExplain], { description: "The question's terms the item holds." }) terms!: TermExplain[];
+}
+
+@ObjectType({ description: "A hit's place in the embeddings' ranking." })
+export class SemanticExplain {
+  @Field(() => Int, { description: 'Its rank by similarity (1 is best).' }) rank!: number;
+  @Field(() => Float, { description: 'The mean cosine similarity of its best passages to the question.' }) similarity!: number;
+}
+
+@ObjectType({ description: 'Why a hit ranks where it does (sent with explain=true).' })
+export class SearchExplain {
+  @Field(() => FullTextExplain, { nullable: true, description: 'Null when full text did not rank it (semantic search, or no word in common).' })
+  fullText!: FullTextExplain | null;
+  @Field(() => SemanticExplain, { nullable: true, description: 'Null when the embeddings did not rank it.' })
+  semantic!: SemanticExplain | null;
+  @Field(() => Int, { nullable: true, description: 'Its rank in the fused ranking (hybrid search).' }) fusedRank!: number | null;
+}
+
 @ObjectType({ description: 'A search hit: an article or a published changelog entry.' })
 export class SearchHit {
   @Field(() => String, { description: 'article | changelog' }) type!: 'article' | 'changelog';
@@ -22,10 +56,13 @@ export class SearchHit {
   @Field() title!: string;
   @Field({ description: 'The stored text escaped as HTML, matching words in <mark>…</mark> (no other markup).' }) snippet!: string;
   @Field(() => Float, {
-    description: 'Full text: ts_rank (title weighs above body); semantic: cosine similarity; hybrid: the reciprocal-rank-fusion score.',
+    description:
+      'Full text: BM25F (title weighs above headings above body); semantic: the mean cosine similarity of its best passages; hybrid: the fused score.',
   })
   score!: number;
   @Field({ description: 'Same-origin URL of the item in this API.' }) url!: string;
+  @Field(() => SearchExplain, { nullable: true, description: 'Why it ranks here: only when the search asked for explain.' })
+  explain?: SearchExplain | null;
 }
 
 /** A page of a search that can rank several ways: its hits, and which ranking answered and why. */
@@ -33,9 +70,7 @@ export function RankedPageOf<T extends object>(hit: ClassType<T>) {
   @ObjectType()
   abstract class RankedPage extends PageOf(hit) {
     @Field(() => String, {
-      description:
-        'fulltext | semantic | hybrid: the ranking actually used; fulltext_bounded: full text over a bounded candidate set ' +
-        '(titles first, then bodies, up to the cap), for a query matching more documents than the cap (workspace search).',
+      description: 'fulltext | semantic | hybrid: the ranking actually used.',
     })
     ranking!: Ranking;
     @Field(() => String, {

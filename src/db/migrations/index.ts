@@ -38,6 +38,7 @@ import { Migration20261204020000_agent_key_minted_by } from './Migration20261204
 import { Migration20261204030000_upload_parts } from './Migration20261204030000_upload_parts.js';
 import { Migration20261205010000_workspace_guidance } from './Migration20261205010000_workspace_guidance.js';
 import { Migration20261205020000_doors_and_callers } from './Migration20261205020000_doors_and_callers.js';
+import { Migration20261207010000_ranked_search } from './Migration20261207010000_ranked_search.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -80,4 +81,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261204030000_upload_parts', class: Migration20261204030000_upload_parts },
   { name: 'Migration20261205010000_workspace_guidance', class: Migration20261205010000_workspace_guidance },
   { name: 'Migration20261205020000_doors_and_callers', class: Migration20261205020000_doors_and_callers },
+  { name: 'Migration20261207010000_ranked_search', class: Migration20261207010000_ranked_search },
 ];
