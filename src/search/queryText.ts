@@ -2,9 +2,10 @@
  * Search text in websearch syntax, read the way ranked retrieval uses it. Words are what a
  * document is ranked by, and a document holding any of them is found (a question's words are
  * rarely all in the page that answers it). The syntax keeps its meaning: a `"quoted phrase"` must
- * appear (one of several joined by `or`, and only when no plain word is joined to it by `or`,
- * which would make it optional), a word or phrase after `-` must not, and `or` joins alternatives.
- * Any other character is text: a query made of operators reads as no words, never as an error.
+ * appear, and so must one of the alternatives of a phrase joined to others by `or` (`"a b" or c`:
+ * the phrase, or c); a word or phrase after `-` must not. A query of exclusions alone finds every
+ * item without them. Any other character is text: a query made of operators reads as no words,
+ * never as an error.
  *
  * The text is read here, in the process, with bounds on what one query may ask; words become
  * lexemes in PostgreSQL (its English stemmer and stop words, as the search columns were built).
@@ -20,7 +21,7 @@ export const MAX_EXCLUDED = 16;
 export interface ParsedQuery {
   /** The text whose lexemes rank documents: every word that is not excluded, phrases' words included. */
   words: string;
-  /** Groups of phrases: a document must hold one phrase of every group. */
+  /** Groups of alternatives (phrases, and words joined to one by `or`): a document must hold one alternative of every group. */
   required: string[][];
   /** Words and phrases a document must not hold. */
   excluded: string[];
@@ -75,11 +76,11 @@ export function parseQuery(q: string): ParsedQuery {
   const words: string[] = [];
   const required: string[][] = [];
   const excluded: string[] = [];
-  // Operands joined by `or` form one chain; a chain of phrases alone is required.
+  // Operands joined by `or` form one chain; a chain holding a phrase is required (one of its alternatives).
   let chain: Operand[] = [];
   const close = () => {
     const positive = chain.filter((o) => !o.negated);
-    if (positive.length && positive.every((o) => o.phrase) && required.length < MAX_REQUIRED) required.push(positive.map((o) => o.text));
+    if (positive.some((o) => o.phrase) && required.length < MAX_REQUIRED) required.push(positive.map((o) => o.text));
     chain = [];
   };
   for (const { operand, orBefore } of operands(q)) {

@@ -299,6 +299,8 @@ export class TermIndex {
         } else this.scores[slot] += part;
       }
     }
+    // A query of conditions alone (exclusions, phrases of stop words) holds every item that meets them, unranked.
+    if (!terms.length && (request.only || request.without.length || request.except.size)) this.touchAll(touched, mark, request.seesRestricted);
     const kept = this.filter(touched, request);
     const top = topSlots(kept, this.scores, this.types, this.ids, request.depth);
     const total = terms.reduce((sum, t) => sum + t.weight * t.idf, 0);
@@ -333,6 +335,17 @@ export class TermIndex {
       budget -= size;
       return true;
     });
+  }
+
+  /** Touches every live slot the reader may see, with a score of 0. */
+  private touchAll(touched: number[], mark: number, seesRestricted: boolean): void {
+    for (let slot = 0; slot < this.slots; slot++) {
+      const s = this.state[slot];
+      if (s === DEAD || (s === RESTRICTED && !seesRestricted)) continue;
+      this.seen[slot] = mark;
+      this.scores[slot] = 0;
+      touched.push(slot);
+    }
   }
 
   /** The touched slots that hold no excluded lexeme, and are among `only` when it is set. */

@@ -128,7 +128,7 @@ export async function phraseHolders(
 ): Promise<{ type: string; id: number }[]> {
   const phrases = groups.flat();
   let n = 0;
-  const groupQueries = groups.map((g) => g.map(() => `phraseto_tsquery('english'::regconfig, :p${n++})`).join(' || '));
+  const groupQueries = groups.map((g) => `(${g.map(() => `phraseto_tsquery('english'::regconfig, :p${n++})`).join(' || ')})`);
   const query = (q: string) => `(numnode(${q}) = 0 or t.search @@ ${q})`;
   const condition = any
     ? `t.search @@ (${groupQueries.join(' || ')})`
