@@ -11,20 +11,21 @@
  *
  * `--reuse` (with DATABASE_URL) runs the questions on the manual an earlier run loaded and embedded there.
  * `--fixtures` instead writes the small labelled subset the test suite runs (test/fixtures/pgdocs).
+ * `--collection NAME` (or `all`) instead evaluates judged public collections beside two BM25 peers
+ * (scripts/eval/collections.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import TurndownService from 'turndown';
 import { embedderFromEnv } from '../src/search/embedder.js';
-import { ANY_WORD_WEIGHT, RRF_K, SEMANTIC_WEIGHT } from '../src/search/fusion.js';
 import { passagesOf } from '../src/search/passages.js';
 import { BEST_PASSAGES } from '../src/search/vectors.js';
 import { openOrm } from '../src/db/orm.js';
 import { sql, type SqlTarget } from '../src/db/sql.js';
-import { anyWord, anyWordHits } from '../src/store/search.js';
 import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
+import { evalCollections } from './eval/collections.js';
 
 const DOCS = '/usr/share/doc/postgresql-doc-15/html';
 const QUESTIONS = 'eval/search-questions.tsv';
@@ -162,68 +163,6 @@ export function score(run: { ranks: (number | null)[]; times: number[]; ran: str
   };
 }
 
-/**
- * Which fusion to use, chosen by the benchmark without looking at the held-out questions: the
- * full-text, semantic and any-word (full text of `anyWord(q)`) top 50 of every question are fused
- * offline with each weighting and k, the best on the tuning questions (recall@5, then MRR) is
- * marked, and every row also shows its held-out scores.
- */
-async function fusionStudy(
-  url: string,
-  auth: Record<string, string>,
-  questions: Question[],
-  slugs: Map<string, string>,
-  anyWordList: (q: string) => Promise<{ keys: string[]; scores: number[] }>,
-) {
-  const get = async (q: string, mode: string) => {
-    const res = await fetch(`${url}/api/v1/workspaces/-/search?q=${encodeURIComponent(q)}&mode=${mode}&limit=50`, { headers: auth });
-    const hits = (await res.json()) as { slug: string | null; id: number | null; score: number }[];
-    return { keys: hits.map((h) => h.slug ?? `changelog:${h.id}`), scores: hits.map((h) => h.score) };
-  };
-  // The three top-50 lists of every question with their scores (kept in eval-results, so that other fusions can be studied offline).
-  const lists = [];
-  for (const question of questions) {
-    const wanted = question.pages.map((p) => slugs.get(p));
-    const fulltext = await get(question.q, 'fulltext');
-    const anyword = await anyWordList(question.q);
-    lists.push({ q: question.q, heldOut: question.heldOut, wanted, fulltext, semantic: await get(question.q, 'semantic'), anyword });
-  }
-  const rows = [];
-  for (const semanticWeight of [0, 0.25, 0.5, 0.75, 1, 1.5, 2])
-    for (const anyWordWeight of [0, 0.25, 0.5, 0.75, 1, 1.5, 2])
-      for (const k of [1, 3, 5, 10, 20, 60]) {
-        const ftsWeight = 1;
-        const ranks = lists.map((l) => {
-          const scores = new Map<string, number>();
-          const add = (keys: string[], weight: number) =>
-            keys.forEach((s, r) => scores.set(s, (scores.get(s) ?? 0) + weight / (k + r + 1)));
-          add(l.fulltext.keys, ftsWeight);
-          add(l.semantic.keys, semanticWeight);
-          add(l.anyword.keys, anyWordWeight);
-          const fused = [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([s]) => s);
-          const wanted = new Set(l.wanted);
-          const at = fused.slice(0, 10).findIndex((s) => wanted.has(s));
-          return at < 0 ? null : at + 1;
-        });
-        const run = { ranks, times: ranks.map(() => 0), ran: ranks.map(() => 'offline') };
-        rows.push({
-          ftsWeight,
-          semanticWeight,
-          anyWordWeight,
-          k,
-          tuning: score(run, (i) => !questions[i].heldOut),
-          heldOut: score(run, (i) => questions[i].heldOut),
-          chosen: false,
-          service: semanticWeight === SEMANTIC_WEIGHT && anyWordWeight === ANY_WORD_WEIGHT && k === RRF_K,
-        });
-      }
-  const byTuning = [...rows].sort((a, b) => b.tuning.recallAt5 - a.tuning.recallAt5 || b.tuning.mrr - a.tuning.mrr);
-  byTuning[0].chosen = true;
-  // Printed: the best five on the tuning questions, the best without the any-word ranking, and the service's own.
-  const shown = new Set([...byTuning.slice(0, 5), byTuning.find((r) => r.anyWordWeight === 0)!, ...rows.filter((r) => r.service)]);
-  return { rows: byTuning.filter((r) => shown.has(r)), lists };
-}
-
 /** The pages the first `count` questions name, plus neighbours up to `pages` in all, for the suite's fixtures. */
 function writeFixtures(count = 20, pages = 50): void {
   const questions = loadQuestions().slice(0, count);
@@ -329,25 +268,6 @@ async function loadManual(url: string, admin: string, pages: DocPage[]) {
 }
 
 /**
- * Hybrid's any-word ranking of a question, for the fusion study (the API has no mode for it alone):
- * on DATABASE_URL, the service's own anyWordHits on the manual's workspace; on the embedded
- * database, which only the service opens, full text of the any-word query through the API instead
- * (every match ranked), and the table says so.
- */
-function anyWordLister(url: string, auth: Record<string, string>, manual: { db: SqlTarget; workspaceId: string } | null) {
-  if (!manual)
-    return async (q: string) => {
-      const res = await fetch(`${url}/api/v1/workspaces/-/search?q=${encodeURIComponent(anyWord(q))}&limit=50`, { headers: auth });
-      const hits = (await res.json()) as { slug: string | null; score: number }[];
-      return { keys: hits.map((h) => h.slug!), scores: hits.map((h) => h.score) };
-    };
-  return async (q: string) => {
-    const rows = await anyWordHits(manual.db, { workspaceId: manual.workspaceId, seeRestricted: true }, { q, size: 50 });
-    return { keys: rows.map((r) => r.slug!), scores: rows.map((r) => Number(r.score)) };
-  };
-}
-
-/**
  * How many best passages a document's score averages (BEST_PASSAGES), studied offline on
  * DATABASE_URL: the passage vectors the service stored for the manual, the questions embedded here
  * by the same embedder, each document scored by the mean similarity of its best 1–10 passages (of
@@ -405,15 +325,11 @@ async function passageStudy(manual: { db: SqlTarget; workspaceId: string }, ques
   }
 }
 
-/** The ranking table (all and held-out questions) and the fusion study, as Markdown. */
-function printTables(
-  questions: Question[],
-  results: Record<string, { all: Scores; heldOut: Scores }>,
-  fusion: Awaited<ReturnType<typeof fusionStudy>>['rows'],
-) {
+/** The ranking table (all and held-out questions), as Markdown. */
+function printTables(questions: Question[], results: Record<string, { all: Scores; heldOut: Scores }>) {
   console.log(`\n| ranking | questions | recall@1 | recall@5 | MRR | p50 ms | p95 ms | ran as |`);
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const mode of MODES)
+  for (const mode of Object.keys(results))
     for (const part of ['all', 'heldOut'] as const) {
       const s = results[mode][part];
       const n = part === 'all' ? questions.length : questions.filter((q) => q.heldOut).length;
@@ -424,22 +340,6 @@ function printTables(
         `| ${mode} | ${part === 'all' ? `all ${n}` : `held-out ${n}`} | ${s.recallAt1} | ${s.recallAt5} | ${s.mrr} | ${s.p50Ms} | ${s.p95Ms} | ${ran} |`,
       );
     }
-  const tuning = questions.length - questions.filter((q) => q.heldOut).length;
-  console.log(
-    `\nFusion (offline, over each question's top 50 per ranking), chosen on the ${tuning} tuning questions by recall@5, then MRR` +
-      (process.env.DATABASE_URL
-        ? ':'
-        : " (the any-word ranking approximated by full text of any word: run on DATABASE_URL for the service's own):"),
-  );
-  console.log(
-    '| full-text weight | semantic weight | any-word weight | k | tuning recall@5 | tuning MRR | held-out recall@1 | held-out recall@5 | held-out MRR | |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const f of fusion)
-    console.log(
-      `| ${f.ftsWeight} | ${f.semanticWeight} | ${f.anyWordWeight} | ${f.k} | ${f.tuning.recallAt5} | ${f.tuning.mrr} | ${f.heldOut.recallAt1} ` +
-        `| ${f.heldOut.recallAt5} | ${f.heldOut.mrr} | ${[f.chosen ? 'chosen' : '', f.service ? 'the service' : ''].filter(Boolean).join(', ')} |`,
-    );
 }
 
 /** The manual's page files, checked against the questions' labels. */
@@ -454,47 +354,17 @@ function manualFiles(questions: Question[]): string[] {
 }
 
 /**
- * The full-text candidate cap's quality check: the same questions on a service over the same
- * data with SEARCH_FULLTEXT_CAP=50, so that many questions match more documents than the cap
- * and are ranked over the bounded candidate set (see fullTextHits); printed beside the exact ranking.
- */
-async function capCheck(
-  env: Record<string, string>,
-  auth: Record<string, string>,
-  questions: Question[],
-  slugs: Map<string, string>,
-  exact: { all: Scores; heldOut: Scores },
-) {
-  const service = await spawnService({ ...env, EMBEDDINGS: 'off', SEARCH_FULLTEXT_CAP: '50' });
-  try {
-    const run = await evaluate(service.url, auth, questions, slugs, 'fulltext');
-    const capped = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
-    console.log('\nFull text, exact against the candidate cap forced down to 50 (SEARCH_FULLTEXT_CAP=50):');
-    console.log('| full text | questions | recall@1 | recall@5 | MRR | ran as |');
-    console.log('|---|---|---|---|---|---|');
-    for (const [name, r] of [
-      ['exact', exact],
-      ['cap 50', capped],
-    ] as const)
-      for (const part of ['all', 'heldOut'] as const) {
-        const ran = Object.entries(r[part].ran)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ');
-        console.log(
-          `| ${name} | ${part === 'all' ? 'all' : 'held-out'} | ${r[part].recallAt1} | ${r[part].recallAt5} | ${r[part].mrr} | ${ran} |`,
-        );
-      }
-    return capped;
-  } finally {
-    await service.stop();
-  }
-}
-
-/**
- * Runs the eval; `--fulltext-only` skips embeddings (the full-text table and the cap check, in
- * minutes instead of the hour the local model takes over the manual's passages).
+ * Runs the eval; `--fulltext-only` skips embeddings (the full-text table, in minutes instead of
+ * the hour the local model takes over the manual's passages).
  */
 async function main(): Promise<void> {
+  const collection = process.argv.indexOf('--collection');
+  if (collection >= 0) {
+    const names = process.argv.slice(collection + 1).filter((a) => !a.startsWith('--'));
+    if (!names.length) throw new Error('--collection needs a name: med, cacm, npl, time, lisa, adi, or all');
+    await evalCollections(names);
+    return;
+  }
   ensureDocs();
   if (process.argv.includes('--fixtures')) return writeFixtures();
   const fullTextOnly = process.argv.includes('--fulltext-only');
@@ -535,11 +405,9 @@ async function main(): Promise<void> {
       results[mode] = { all: score(run, () => true), heldOut: score(run, (i) => questions[i].heldOut) };
       log(`${mode}: ${JSON.stringify(results[mode].all)}`);
     }
-    // Read directly on DATABASE_URL by the studies below: the manual's workspace, just loaded or reused.
+    // Read directly on DATABASE_URL by the study below: the manual's workspace, just loaded or reused.
     const manual = db && !fullTextOnly ? { db: db.em, workspaceId: (await manualWorkspace(db.em, files, model)).workspaceId } : null;
-    const study = fullTextOnly ? null : await fusionStudy(service.url, auth, questions, slugs, anyWordLister(service.url, auth, manual));
-    const fusion = study?.rows ?? [];
-    if (!fullTextOnly) printTables(questions, results, fusion);
+    printTables(questions, results);
     const passageTable = manual ? await passageStudy(manual, questions, slugs) : null;
     if (!fullTextOnly)
       console.log(
@@ -549,8 +417,6 @@ async function main(): Promise<void> {
       );
     await service.stop();
     stopped = true;
-    // A second service over the same data (the embedded database has one owner at a time).
-    const capped = await capCheck(env, auth, questions, slugs, results.fulltext);
     mkdirSync('eval-results', { recursive: true });
     const out = {
       pages: pages.length,
@@ -558,12 +424,9 @@ async function main(): Promise<void> {
       embedSeconds: reuse ? null : embedSeconds,
       questions: questions.length,
       results,
-      fusion,
       passageStudy: passageTable,
-      capped50: capped,
     };
     writeFileSync(`eval-results/search${fullTextOnly ? '-fulltext' : ''}.json`, `${JSON.stringify(out, null, 2)}\n`);
-    if (study) writeFileSync('eval-results/search-lists.json', `${JSON.stringify(study.lists)}\n`);
     log('wrote eval-results/');
   } finally {
     if (!stopped) await service.stop();

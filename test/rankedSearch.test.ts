@@ -32,7 +32,7 @@ const slugs = (body: { slug: string | null; id: number | null }[]) => body.map((
 /** Every page of a search, followed through its `Link: rel="next"` headers. */
 async function allPages(client: ServiceClient, t: Tenant, path: string): Promise<any[]> {
   const seen: any[] = [];
-  for (let url: string | null = path; url; ) {
+  for (let url: string | null = path; url;) {
     const res: { status: number; headers: Headers; body: any[] } = await client.api('GET', url, { key: t.key });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     seen.push(...res.body);
@@ -53,7 +53,7 @@ const MANUAL: [string, string][] = [
 ];
 
 describe('ranked retrieval over articles and the changelog', () => {
-  it("finds the page for a question whose words are not all in it, ranked by BM25F exactly as computed from the search columns", async () => {
+  it('finds the page for a question whose words are not all in it, ranked by BM25F exactly as computed from the search columns', async () => {
     const t = await tenant(app);
     await docs(app, t, MANUAL);
     const question = 'how do I rotate an expired api key without downtime';
@@ -96,7 +96,16 @@ describe('ranked retrieval over articles and the changelog', () => {
   it('answers operator storms, stop words and NUL-free oddities as text, never a 5xx (REST, memory, GraphQL, MCP)', async () => {
     const t = await tenant(app);
     await docs(app, t, MANUAL);
-    const storms = ['-'.repeat(50), '- '.repeat(200), '!-'.repeat(250), '"'.repeat(99), '(((( ))))', '<-> <-> :* & | !', 'or or or', 'the of and'];
+    const storms = [
+      '-'.repeat(50),
+      '- '.repeat(200),
+      '!-'.repeat(250),
+      '"'.repeat(99),
+      '(((( ))))',
+      '<-> <-> :* & | !',
+      'or or or',
+      'the of and',
+    ];
     for (const q of storms) {
       for (const path of ['search', 'memory/search']) {
         const res = await app.api('GET', `${W}/${path}?q=${encodeURIComponent(q)}`, { key: t.key });
@@ -106,7 +115,10 @@ describe('ranked retrieval over articles and the changelog', () => {
       const gql = await app.gql('query($q: String!) { search(workspace: "-", q: $q) { items { slug } } }', { q }, t.key);
       expect(gql.errors, q.slice(0, 20)).toBeUndefined();
     }
-    for (const [tool, q] of [['search', '-'.repeat(50)], ['memory_search', '!-'.repeat(250)]]) {
+    for (const [tool, q] of [
+      ['search', '-'.repeat(50)],
+      ['memory_search', '!-'.repeat(250)],
+    ]) {
       const res = await fetch(`${app.url}/mcp`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -164,13 +176,15 @@ describe('ranked retrieval over articles and the changelog', () => {
   it('pages every ranking as slices of one: no repeats, no skips, the same first ten for any limit (full text, semantic, hybrid)', async () => {
     const t = await tenant(app);
     const pages: [string, string][] = [];
-    for (let i = 0; i < 26; i++) pages.push([`Release notes ${i}`, `${'release '.repeat(1 + (i % 5))}deploy ${i % 3 ? 'rollback' : 'canary'} steps ${i}`]);
+    for (let i = 0; i < 26; i++)
+      pages.push([`Release notes ${i}`, `${'release '.repeat(1 + (i % 5))}deploy ${i % 3 ? 'rollback' : 'canary'} steps ${i}`]);
     await docs(app, t, pages);
     await app.server.drainEmbeddings(t.workspace.id);
     for (const mode of ['fulltext', 'semantic', 'hybrid']) {
       const q = encodeURIComponent('how to release and roll back a deploy');
       const lists: string[][] = [];
-      for (const limit of [1, 3, 10, 50]) lists.push((await allPages(app, t, `${W}/search?q=${q}&mode=${mode}&limit=${limit}`)).map((h) => h.slug));
+      for (const limit of [1, 3, 10, 50])
+        lists.push((await allPages(app, t, `${W}/search?q=${q}&mode=${mode}&limit=${limit}`)).map((h) => h.slug));
       for (const list of lists) {
         expect(new Set(list).size, `${mode}: repeats`).toBe(list.length);
         expect(list, `${mode}: pages of every size walk one ranking`).toEqual(lists[0]);
@@ -213,9 +227,10 @@ describe('the content-gap rule', () => {
         await app.server.orm.em
           .fork()
           .getConnection()
-          .execute(`select l.query from search_log l join embedding_queue q on q.item_type = 'search' and q.item_id = l.id where l.workspace_id = ?`, [
-            t.workspace.id,
-          ])
+          .execute(
+            `select l.query from search_log l join embedding_queue q on q.item_type = 'search' and q.item_id = l.id where l.workspace_id = ?`,
+            [t.workspace.id],
+          )
       ).map((r) => (r as { query: string }).query);
     // Most of its weight is in an article: answered, though "safely" is in none.
     await search(t, `q=${encodeURIComponent('how do I rotate api keys safely')}`);
@@ -230,9 +245,16 @@ describe('the content-gap rule', () => {
 });
 
 /** The writes another process makes, and what a search must see of each. */
-async function writesSeenAcross(writer: ServiceClient, t: Tenant, searchAs: (q: string, corpus: 'content' | 'notes', viewer?: boolean) => Promise<string[]>) {
+async function writesSeenAcross(
+  writer: ServiceClient,
+  t: Tenant,
+  searchAs: (q: string, corpus: 'content' | 'notes', viewer?: boolean) => Promise<string[]>,
+) {
   expect(await searchAs('quasar', 'content')).toEqual([]);
-  const write = await writer.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Quasar setup', section: 'docs', markdown: 'Install quasar.' } });
+  const write = await writer.api('POST', `${W}/articles`, {
+    key: t.key,
+    body: { title: 'Quasar setup', section: 'docs', markdown: 'Install quasar.' },
+  });
   expect(write.status, JSON.stringify(write.body)).toBe(201);
   expect(await searchAs('quasar', 'content')).toEqual(['quasar-setup']);
   await writer.api('PATCH', `${W}/articles/quasar-setup`, { key: t.key, body: { markdown: 'Install pulsar instead.' } });

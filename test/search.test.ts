@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { DisabledEmbedder, embedderFromEnv } from '../src/search/embedder.js';
-import { fullTextCap } from '../src/search/fullTextCap.js';
 import { removeEmbeddings, VectorIndex, type Neighbour } from '../src/search/vectors.js';
-import { boundedStatements } from '../src/store/search.js';
 import { startTestApp, type TestApp } from './support/app.js';
+import { bm25Reference } from './support/bm25Reference.js';
 import { startEmbeddingsEndpoint } from './support/embedders.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 import { ownDatabase, queryOnce } from './support/ownDatabase.js';
@@ -86,7 +85,7 @@ describe('full-text search (10)', () => {
     expect((await search(t, 'q=x&limit=51')).status).toBe(400);
   });
 
-  it('pages through exactly the full ranking, whether titles alone fill the page or not', async () => {
+  it('pages through exactly the full ranking, whatever the page size', async () => {
     const t = await tenant(app);
     // 9 titles and 14 bodies mention "zebrafish" (some bodies many times); 3 documents do not.
     const pages: [string, string][] = [];
@@ -98,25 +97,12 @@ describe('full-text search (10)', () => {
       key: t.key,
       body: { title: 'Zebrafish support', markdown: 'zebrafish zebrafish', status: 'published', tags: [], published_at: null },
     });
-    // The order ts_rank gives over every match, straight from the database.
-    const expected = (
-      await app.server.orm.em
-        .fork()
-        .getConnection()
-        .execute(
-          `select coalesce(a.slug, 'changelog:' || c.title) as key from (
-         select slug, null as ctitle, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) as score from articles where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')
-         union all
-         select null, title, title, id, ts_rank(search, websearch_to_tsquery('english', 'zebrafish')) from changelog_entries where workspace_id = ? and search @@ websearch_to_tsquery('english', 'zebrafish')) r
-       left join articles a on a.slug = r.slug and a.workspace_id = ? left join changelog_entries c on c.title = r.ctitle and c.workspace_id = ?
-       order by r.score desc, r.title, r.slug, r.id`,
-          [t.workspace.id, t.workspace.id, t.workspace.id, t.workspace.id],
-        )
-    ).map((r) => (r as { key: string }).key);
+    // The order BM25F gives over every match, computed from the database's search columns.
+    const reference = await bm25Reference(app, t.workspace.id, 'zebrafish');
+    const expected = reference.map((r) => (r.key.startsWith('changelog:') ? 'changelog:Zebrafish support' : r.key));
     expect(expected).toHaveLength(24);
     const keys = (body: any[]) => body.map((h) => h.slug ?? `changelog:${h.title}`);
     for (const limit of [3, 5, 24, 50]) {
-      // limit 3 and 5: the 10 title matches fill the first pages (the shortcut); later pages, and limits 24 and 50, rank every match.
       const seen: string[] = [];
       let url: string | null = `${W}/search?q=zebrafish&limit=${limit}`;
       while (url) {
@@ -286,94 +272,7 @@ describe('embedding worker with an HTTP embedder', () => {
   });
 });
 
-describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
-  /** Runs `body` with the cap set (read per search, so this test's process sees it at once). */
-  async function withCap<T>(cap: string, body: () => Promise<T>): Promise<T> {
-    const before = process.env.SEARCH_FULLTEXT_CAP;
-    process.env.SEARCH_FULLTEXT_CAP = cap;
-    try {
-      return await body();
-    } finally {
-      if (before === undefined) delete process.env.SEARCH_FULLTEXT_CAP;
-      else process.env.SEARCH_FULLTEXT_CAP = before;
-    }
-  }
-
-  it('answers a query matching no more than the cap exactly; one matching more over titles first, and says so', async () => {
-    const t = await tenant(app);
-    // 10 articles say "quokka" (as many as the cap), 15 say "zephyr": 3 in the title, 1 in a heading, 11 only in the body (1–11 times).
-    await docs(t, [
-      ...Array.from({ length: 10 }, (_, i): [string, string] => [`Animals ${i}`, `${'quokka '.repeat(i + 1)}lives on an island.`]),
-      ...Array.from({ length: 3 }, (_, i): [string, string] => [`Zephyr guide ${i}`, 'A gentle wind.']),
-      ...Array.from({ length: 11 }, (_, i): [string, string] => [`Weather ${i}`, `${'zephyr '.repeat(i + 1)}from the west.`]),
-      // Written last, so the index order of the body matches alone would leave it out.
-      ['Climate', '## Zephyr season\n\nMild.'],
-    ]);
-    const exact = await withCap('1000000', () => search(t, 'q=quokka&limit=20'));
-    const capped = await withCap('10', () => search(t, 'q=quokka&limit=20'));
-    expect(capped.status).toBe(200);
-    expect(capped.headers.get('x-search-ranking')).toBe('fulltext');
-    expect(capped.body).toEqual(exact.body);
-    expect(capped.body).toHaveLength(10);
-
-    const all = await withCap('1000000', () => search(t, 'q=zephyr&limit=20'));
-    expect(all.headers.get('x-search-ranking')).toBe('fulltext');
-    expect(all.body).toHaveLength(15);
-    const bounded = await withCap('10', () => search(t, 'q=zephyr&limit=20'));
-    expect(bounded.status).toBe(200);
-    expect(bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
-    const titles = bounded.body.map((h: { title: string }) => h.title);
-    // Ten candidates: the three title matches, the heading match, then six body matches, ranked by ts_rank.
-    expect(titles).toHaveLength(10);
-    expect(titles.slice(0, 3).sort()).toEqual(['Zephyr guide 0', 'Zephyr guide 1', 'Zephyr guide 2']);
-    expect(titles).toContain('Climate');
-    // Every hit of a bounded page has its snippet, made from the document that matched.
-    for (const hit of bounded.body) {
-      expect(hit.snippet).toEqual(expect.any(String));
-      if (!hit.title.startsWith('Zephyr')) expect(hit.snippet).toMatch(/<mark>zephyr<\/mark>/i);
-    }
-    const scores = bounded.body.map((h: { score: number }) => h.score);
-    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
-    const allTitles = new Set(all.body.map((h: { title: string }) => h.title));
-    for (const title of titles) expect(allTitles.has(title)).toBe(true);
-    // Pages keep the bounded ranking and end at the cap.
-    const first = await withCap('10', () => search(t, 'q=zephyr&limit=6'));
-    expect(first.headers.get('x-search-ranking')).toBe('fulltext_bounded');
-    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
-    expect(next).toBeTruthy();
-    const second = await withCap('10', () => app.api('GET', next!, { key: t.key }));
-    expect(second.headers.get('x-search-ranking')).toBe('fulltext_bounded');
-    expect([...first.body, ...second.body].map((h: { title: string }) => h.title)).toEqual(titles);
-    expect(second.headers.get('link') ?? '').not.toMatch(/rel="next"/);
-
-    const gql = await withCap('10', () =>
-      app.gql('query { search(workspace: "-", q: "zephyr", limit: 20) { ranking items { title } } }', {}, t.key),
-    );
-    expect(gql.errors).toBeUndefined();
-    expect(gql.data.search.ranking).toBe('fulltext_bounded');
-    expect(gql.data.search.items.map((h: { title: string }) => h.title)).toEqual(titles);
-  });
-
-  it('bounds a one-word query whose title matches alone pass the cap; one whose title matches fill the page under it stays exact', async () => {
-    const t = await tenant(app);
-    // "lark": 12 titles (past a cap of 10) and 3 bodies; "wren": 6 titles (a page of 5 and one more) and 8 bodies, 14 in all.
-    await docs(t, [
-      ...Array.from({ length: 12 }, (_, i): [string, string] => [`Lark ${i}`, `${'lark '.repeat(i % 4)}songs.`]),
-      ...Array.from({ length: 3 }, (_, i): [string, string] => [`Fields ${i}`, 'A lark sings.']),
-      ...Array.from({ length: 6 }, (_, i): [string, string] => [`Wren ${i}`, `${'wren '.repeat(i)}nests.`]),
-      ...Array.from({ length: 8 }, (_, i): [string, string] => [`Garden ${i}`, `${'wren '.repeat(i + 1)}in the hedge.`]),
-    ]);
-    const lark = await withCap('10', () => search(t, 'q=lark&limit=5'));
-    expect(lark.status).toBe(200);
-    expect(lark.headers.get('x-search-ranking')).toBe('fulltext_bounded');
-    expect(lark.body.every((h: { title: string }) => h.title.startsWith('Lark'))).toBe(true);
-    const exact = await withCap('1000000', () => search(t, 'q=wren&limit=5'));
-    const capped = await withCap('10', () => search(t, 'q=wren&limit=5'));
-    expect(capped.headers.get('x-search-ranking')).toBe('fulltext');
-    expect(capped.body).toEqual(exact.body);
-    expect(capped.body.map((h: { title: string }) => h.title)).toEqual(['Wren 5', 'Wren 4', 'Wren 3', 'Wren 2', 'Wren 1']);
-  });
-
+describe('phrases', () => {
   it('finds exactly the documents a phrase matches, whatever the pairs index narrows', async () => {
     const t = await tenant(app);
     await docs(t, [
@@ -405,78 +304,19 @@ describe('full text over a bounded candidate set (SEARCH_FULLTEXT_CAP)', () => {
       '"domain event" or reversed',
       '-"domain event"',
       '"domain event" "event log"',
-      'domain event',
     ];
     for (const q of phrases) {
       const res = await search(t, `q=${encodeURIComponent(q)}&limit=50`);
       expect(res.status, q).toBe(200);
       expect(res.body.map((h: { slug: string }) => h.slug).sort(), q).toEqual(await truth(q));
     }
+    // Plain words are ranked retrieval: any of them finds (PostgreSQL's `or`).
+    const words = await search(t, `q=${encodeURIComponent('domain event')}&limit=50`);
+    expect(words.body.map((h: { slug: string }) => h.slug).sort()).toEqual(await truth('domain or event'));
     // The title's last word and the body's first are adjacent in the search vector, as PostgreSQL's phrase match has them.
     expect(await truth('"domain event"')).toEqual(['domain-events', 'hyphens', 'repeated', 'three-words', 'title-ends-with-domain']);
   });
 
-  it.skipIf(!process.env.DATABASE_URL)(
-    'sends the bounded ranking beside the exact statement when the planner expects the cap to be passed, with the same answers (PostgreSQL)',
-    async () => {
-      // A database of its own, so that its statistics are this workspace's alone.
-      const own = (await ownDatabase('wks_search_early'))!;
-      const solo = await startTestApp({ embeddingWorker: false, databaseUrl: own.url, databaseDirectUrl: own.directUrl });
-      try {
-        const t = await tenant(solo);
-        const write = (title: string, markdown: string) =>
-          solo.api('POST', `${W}/articles`, { key: t.key, body: { title, section: 'docs', markdown } });
-        await solo.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } });
-        // "gale": 14 articles, 4 with it in the title; "harbor": 8, in the body only (1–8 times).
-        for (let i = 0; i < 14; i++)
-          expect((await write(i < 4 ? `Gale report ${i}` : `Weather ${i}`, `${'gale '.repeat(i + 1)}at sea.`)).status).toBe(201);
-        for (let i = 0; i < 8; i++) expect((await write(`Port ${i}`, `The ${'harbor '.repeat(i + 1)}is calm.`)).status).toBe(201);
-        const ask = (q: string, cap: string) =>
-          withCap(cap, () => solo.api('GET', `${W}/search?q=${encodeURIComponent(q)}&limit=20`, { key: t.key }));
-        const answers = async () => ({
-          bounded: await ask('gale -zzz', '10'),
-          exact: await ask('harbor -zzz', '10'),
-          all: await ask('harbor -zzz', '1000000'),
-        });
-        // Before any statistics, the planner expects few matches: the bounded ranking follows the exact statement.
-        const before = { ...boundedStatements };
-        const late = await answers();
-        expect(boundedStatements.sentEarly).toBe(before.sentEarly);
-        expect(boundedStatements.sentAfter).toBe(before.sentAfter + 1);
-
-        await queryOnce(own.directUrl, 'analyze');
-        const after = { ...boundedStatements };
-        const early = await answers();
-        // Now the query over the cap is expected past nine tenths of it: its bounded ranking was sent
-        // early and used (the other's, expected at about 8, is not sent, or sent for nothing).
-        expect(boundedStatements.usedEarly).toBe(after.usedEarly + 1);
-        expect(boundedStatements.sentEarly - after.sentEarly).toBeGreaterThanOrEqual(1);
-        expect(boundedStatements.sentEarly - after.sentEarly).toBeLessThanOrEqual(2);
-        expect(boundedStatements.sentAfter).toBe(after.sentAfter);
-
-        expect(early.bounded.headers.get('x-search-ranking')).toBe('fulltext_bounded');
-        expect(early.bounded.body).toEqual(late.bounded.body);
-        expect(early.bounded.body).toHaveLength(10);
-        expect(early.bounded.body.filter((h: { title: string }) => h.title.startsWith('Gale'))).toHaveLength(4);
-        // At or under the cap the answer is the exact one, however the bounded ranking was sent.
-        expect(early.exact.headers.get('x-search-ranking')).toBe('fulltext');
-        expect(early.exact.body).toEqual(early.all.body);
-        expect(late.exact.body).toEqual(early.all.body);
-        expect(early.exact.body).toHaveLength(8);
-      } finally {
-        await solo.close();
-        await own.drop();
-      }
-    },
-    120_000,
-  );
-
-  it('refuses a cap that is not an integer from 10 to 1,000,000, naming the setting', () => {
-    for (const bad of ['9', 'many', '2.5', '1000001'])
-      expect(() => fullTextCap({ SEARCH_FULLTEXT_CAP: bad })).toThrow(/SEARCH_FULLTEXT_CAP/);
-    expect(fullTextCap({})).toBe(2000);
-    expect(fullTextCap({ SEARCH_FULLTEXT_CAP: '50' })).toBe(50);
-  });
 });
 
 describe('portable vector index (exact ranking in process, one cache per process)', () => {

@@ -17,7 +17,13 @@ export function explainHit(candidate: Candidate, fullText: FullTextResult | null
   let fullTextPart: SearchExplain['fullText'] = null;
   const rank = fullText?.ranking.hits.findIndex((h) => h.type === candidate.itemType && h.id === candidate.itemId) ?? -1;
   if (fullText && rank >= 0) {
-    const parts = fullText.index.explain(fullText.ranking.hits[rank].type, candidate.itemId, fullText.ranking, BM25F, fullText.seesRestricted);
+    const parts = fullText.index.explain(
+      fullText.ranking.hits[rank].type,
+      candidate.itemId,
+      fullText.ranking,
+      BM25F,
+      fullText.seesRestricted,
+    );
     const sum = (f: 0 | 1 | 2) => round(parts.reduce((s, p) => s + p.fields[f], 0));
     fullTextPart = {
       rank: rank + 1,

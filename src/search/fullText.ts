@@ -134,7 +134,7 @@ async function loadWorkspace(db: SqlTarget, workspace: string, corpus: Corpus): 
   const index = new TermIndex();
   if (corpus === 'content') for (const s of await sectionVisibility(db, workspace)) if (s.restricted) index.setSection(s.id, true);
   for (const type of typesOf(corpus)) {
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const rows = await termsPage(db, workspace, corpus, type, after, LOAD_BATCH);
       for (const row of rows) putRow(index, row);
       if (rows.length < LOAD_BATCH) break;

@@ -300,7 +300,8 @@ export class TermIndex {
       }
     }
     // A query of conditions alone (exclusions, phrases of stop words) holds every item that meets them, unranked.
-    if (!terms.length && (request.only || request.without.length || request.except.size)) this.touchAll(touched, mark, request.seesRestricted);
+    if (!terms.length && (request.only || request.without.length || request.except.size))
+      this.touchAll(touched, mark, request.seesRestricted);
     const kept = this.filter(touched, request);
     const top = topSlots(kept, this.scores, this.types, this.ids, request.depth);
     const total = terms.reduce((sum, t) => sum + t.weight * t.idf, 0);
@@ -490,7 +491,7 @@ function topSlots(slots: number[], scores: Float64Array, types: Uint8Array, ids:
   for (const slot of slots) {
     if (heap.length < depth) {
       heap.push(slot);
-      for (let i = heap.length - 1; i > 0; ) {
+      for (let i = heap.length - 1; i > 0;) {
         const parent = (i - 1) >>> 1;
         if (!better(heap[parent], heap[i])) break;
         [heap[i], heap[parent]] = [heap[parent], heap[i]];

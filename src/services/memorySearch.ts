@@ -48,7 +48,14 @@ export async function searchNotes(ctx: RequestContext, scope: Scope, args: Omit<
       ranked = {
         items:
           mode === 'semantic'
-            ? neighbours.map((n, i) => ({ itemType: 'note', itemId: n.itemId, score: n.score, semanticRank: i + 1, similarity: n.score, passage: n.passage }))
+            ? neighbours.map((n, i) => ({
+                itemType: 'note',
+                itemId: n.itemId,
+                score: n.score,
+                semanticRank: i + 1,
+                similarity: n.score,
+                passage: n.passage,
+              }))
             : fuse(fullText!.ranking.hits, neighbours),
         ranking: mode,
         fullText,

@@ -110,7 +110,9 @@ async function rankByMeaning(
 ): Promise<(RankedPage & { fullText: FullTextResult | null }) | { reason: FallbackReason }> {
   const [semantic, fullText] = await Promise.all([
     semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, SEARCHED).then(async (neighbours) =>
-      'reason' in neighbours ? neighbours : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
+      'reason' in neighbours
+        ? neighbours
+        : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
     ),
     mode === 'hybrid' ? fullTextRanking(ctx, scope, q, HYBRID_FULL_TEXT_DEPTH) : null,
   ]);
@@ -120,7 +122,14 @@ async function rankByMeaning(
   if (mode === 'semantic' && !nearest.length && !window.offset) return { reason: 'below_similarity_floor' };
   const items: Candidate[] =
     mode === 'semantic'
-      ? nearest.map((n, i) => ({ itemType: n.itemType, itemId: n.itemId, score: n.score, semanticRank: i + 1, similarity: n.score, passage: n.passage }))
+      ? nearest.map((n, i) => ({
+          itemType: n.itemType,
+          itemId: n.itemId,
+          score: n.score,
+          semanticRank: i + 1,
+          similarity: n.score,
+          passage: n.passage,
+        }))
       : fuse(fullText!.ranking.hits, nearest);
   return { items: items.slice(window.offset, window.offset + window.size), more: items.length > window.offset + window.size, fullText };
 }

@@ -44,7 +44,12 @@ const HORIZON = 'pg_snapshot_xmin(pg_current_snapshot())::text';
  * a transaction at or past it (without their terms), the sections whose visibility changed (content
  * only), the items removed; and the horizon now, to pass next time. One statement, one snapshot.
  */
-export async function changesSince(db: SqlTarget, workspace: string, corpus: Corpus, since: string): Promise<{ rows: TermRow[]; horizon: string }> {
+export async function changesSince(
+  db: SqlTarget,
+  workspace: string,
+  corpus: Corpus,
+  since: string,
+): Promise<{ rows: TermRow[]; horizon: string }> {
   const parts = ROWS[corpus].map(
     (r) => `select '${r.type}' as type, null as removed_type, t.id, t.search_xid::text as xid, ${r.section} as section,
                    ${r.restricted} as restricted, ${r.live} as live
@@ -90,7 +95,14 @@ export async function termsByIds(db: SqlTarget, workspace: string, corpus: Corpu
 }
 
 /** The searchable rows of one type of a corpus past id `after`, in id order, at most `limit` (a full load reads in batches). */
-export async function termsPage(db: SqlTarget, workspace: string, corpus: Corpus, type: string, after: number, limit: number): Promise<TermsRow[]> {
+export async function termsPage(
+  db: SqlTarget,
+  workspace: string,
+  corpus: Corpus,
+  type: string,
+  after: number,
+  limit: number,
+): Promise<TermsRow[]> {
   const r = ROWS[corpus].find((t) => t.type === type)!;
   return sql<TermsRow>(db, `${termRows(r, `${r.live} and t.id > :after`)} order by t.id limit :limit`, { workspace, after, limit });
 }
@@ -130,9 +142,7 @@ export async function phraseHolders(
   let n = 0;
   const groupQueries = groups.map((g) => `(${g.map(() => `phraseto_tsquery('english'::regconfig, :p${n++})`).join(' || ')})`);
   const query = (q: string) => `(numnode(${q}) = 0 or t.search @@ ${q})`;
-  const condition = any
-    ? `t.search @@ (${groupQueries.join(' || ')})`
-    : groupQueries.map(query).join(' and ');
+  const condition = any ? `t.search @@ (${groupQueries.join(' || ')})` : groupQueries.map(query).join(' and ');
   const parts = ROWS[corpus].map(
     (r) => `select '${r.type}' as type, t.id from ${r.from} where t.workspace_id = :workspace and ${r.live} and ${condition}`,
   );
