@@ -66,8 +66,12 @@ describe('ranked retrieval over articles and the changelog', () => {
     const reference = await bm25Reference(app, t.workspace.id, question);
     const got = await allPages(app, t, `${W}/search?q=${encodeURIComponent(question)}&limit=2`);
     expect(got.map((h) => [h.slug, h.score])).toEqual(reference.map((r) => [r.key, expect.closeTo(r.score, 5)]));
-    // Words the title holds weigh above the body's: "webhooks" in a title beats a body mention.
+    // A heading's words weigh above the body's alone.
     expect(slugs((await search(t, 'q=signatures')).body)).toEqual(['webhooks']);
+    // A word written as one where the docs write two is read as the two: "rollback" finds "Roll back".
+    const rollback = await search(t, 'q=rollback');
+    expect(slugs(rollback.body)).toEqual(['roll-back-a-release']);
+    expect(rollback.body[0].snippet).toMatch(/<mark>Roll<\/mark> <mark>back<\/mark>/);
   });
 
   it('keeps web-search syntax: a quoted phrase must appear, -word must not, `or` joins a phrase to an alternative', async () => {
@@ -234,6 +238,8 @@ describe('the content-gap rule', () => {
       ).map((r) => (r as { query: string }).query);
     // Most of its weight is in an article: answered, though "safely" is in none.
     await search(t, `q=${encodeURIComponent('how do I rotate api keys safely')}`);
+    // Said in other words: the docs write "roll back".
+    await search(t, `q=${encodeURIComponent('rollback a release')}`);
     // Found something ("configure" is nowhere, "invoices" is), but the rare words are missing: a gap.
     await search(t, `q=${encodeURIComponent('configure SMTP relay for invoices')}`);
     // Nothing at all: a gap, as before.

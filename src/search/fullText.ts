@@ -17,7 +17,7 @@ import {
   type Corpus,
   type TermsRow,
 } from '../store/searchTerms.js';
-import { parseQuery } from './queryText.js';
+import { compoundWords, parseQuery, splitCompound } from './queryText.js';
 import { TermIndex, type IndexedType, type QueryTerm, type RankParams, type Ranking } from './termIndex.js';
 import { anyLexemeQuery, FIELD_OF_WEIGHT, readTsvector } from './tsvectorText.js';
 
@@ -200,6 +200,30 @@ function queryTerms(printed: string): QueryTerm[] {
   });
 }
 
+/**
+ * A question's terms with each word the reader's items lack that splits into two they hold (a
+ * word written as one where the docs write two: `rollback`, "roll back") replaced by those two,
+ * each weighing what the word weighed.
+ */
+function splitCompounds(
+  terms: QueryTerm[],
+  words: string[],
+  lexemeOf: (string | undefined)[],
+  holds: (lexeme: string) => boolean,
+): QueryTerm[] {
+  let out = terms;
+  words.forEach((word, i) => {
+    const lexeme = lexemeOf[i];
+    const term = out.find((t) => t.lexeme === lexeme);
+    if (!lexeme || !term || holds(lexeme)) return;
+    const parts = splitCompound(word, holds);
+    if (!parts) return;
+    out = out.filter((t) => t !== term);
+    for (const part of parts) if (!out.some((t) => t.lexeme === part)) out.push({ lexeme: part, weight: term.weight });
+  });
+  return out;
+}
+
 /** A full-text ranking of a question and what made it. */
 export interface FullTextResult {
   ranking: Ranking;
@@ -224,15 +248,19 @@ export async function rankFullText(
   const parsed = parseQuery(args.q);
   const excludedPhrases = parsed.excluded.filter((e) => /\s/.test(e.trim()));
   const excludedWords = parsed.excluded.filter((e) => !/\s/.test(e.trim()));
+  const compounds = compoundWords(parsed.words);
   const [index, printed, required, excluded] = await Promise.all([
     indexes.index(db, workspace, corpus),
-    lexemes(db, [parsed.words, ...excludedWords]),
+    lexemes(db, [parsed.words, ...excludedWords, ...compounds]),
     parsed.required.length ? phraseHolders(db, workspace, corpus, parsed.required) : null,
     excludedPhrases.length ? phraseHolders(db, workspace, corpus, [excludedPhrases], true) : [],
   ]);
-  const terms = queryTerms(printed[0]);
+  const firstLexeme = (p: string) => readTsvector(p, FIELD_OF_WEIGHT.note).lexemes[0];
   // A word excluded is excluded as written: its first lexeme (a compound's whole form, as `e-mail`).
-  const without = printed.slice(1).flatMap((p) => readTsvector(p, FIELD_OF_WEIGHT.note).lexemes.slice(0, 1));
+  const without = printed.slice(1, 1 + excludedWords.length).flatMap((p) => firstLexeme(p) ?? []);
+  const terms = splitCompounds(queryTerms(printed[0]), compounds, printed.slice(1 + excludedWords.length).map(firstLexeme), (part) =>
+    index.holds(part, args.seesRestricted),
+  );
   const key = (r: { type: string; id: number }) => `${r.type}:${r.id}`;
   const ranking = index.rank(
     {

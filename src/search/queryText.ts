@@ -95,3 +95,30 @@ export function parseQuery(q: string): ParsedQuery {
   close();
   return { words: words.join(' '), required, excluded };
 }
+
+/** Most words of a question tried as compounds (see compoundWords). */
+export const MAX_COMPOUNDS = 16;
+
+/**
+ * The question's words that may be two words written as one (`rollback`, `signup`): plain
+ * letters, at least six, lower-cased, each once, at most MAX_COMPOUNDS. Ranked retrieval splits
+ * one the workspace lacks into two it holds (see splitCompound).
+ */
+export function compoundWords(words: string): string[] {
+  const found = new Set<string>();
+  for (const w of words.toLowerCase().split(/[^\p{L}]+/u)) {
+    if (w.length >= 6 && w.length <= 40 && /^[a-z]+$/.test(w)) found.add(w);
+    if (found.size >= MAX_COMPOUNDS) break;
+  }
+  return [...found];
+}
+
+/** The first split of `word` into two parts of at least three letters that `holds` both, or null. */
+export function splitCompound(word: string, holds: (part: string) => boolean): [string, string] | null {
+  for (let at = 3; at <= word.length - 3; at++) {
+    const left = word.slice(0, at);
+    const right = word.slice(at);
+    if (holds(left) && holds(right)) return [left, right];
+  }
+  return null;
+}

@@ -160,6 +160,12 @@ export class TermIndex {
     this.postingCount += lexemes.length;
   }
 
+  /** Whether an item the reader may see holds `lexeme`. */
+  holds(lexeme: string, seesRestricted: boolean): boolean {
+    const p = this.postings.get(lexeme);
+    return p !== undefined && this.df(p, seesRestricted) > 0;
+  }
+
   /** The version (writing transaction) of an item held, if it is held. */
   versionOf(type: IndexedType, id: number): bigint | undefined {
     const slot = this.slotOf.get(keyOf(type, id));
