@@ -50,7 +50,11 @@ const ZIPF = (() => {
 })();
 
 function word(): string {
-  const x = random();
+  return wordBy(random());
+}
+
+/** The vocabulary's word at cumulative Zipf probability `x`. */
+function wordBy(x: number): string {
   let lo = 0;
   let hi = ZIPF.length - 1;
   while (lo < hi) {
@@ -101,6 +105,19 @@ function ftsQueries(seed: number, words: number, pairs: number, each: number): s
     ...Array.from({ length: each }, () => `${w()} or ${w()}`),
     ...Array.from({ length: each }, () => `${w()} -${w()}`),
   ];
+}
+
+/**
+ * Twenty-word questions, as agents paste them: words drawn from the corpus's own Zipf law (so most
+ * are common words matching most articles), a seeded stream of their own so the corpus stays as it is.
+ */
+export const FTS_QUESTIONS = questions(9, 40, 20);
+/** Other questions of the same shape, to warm up with. */
+export const FTS_WARM_QUESTIONS = questions(10, 20, 20);
+
+function questions(seed: number, count: number, words: number): string[] {
+  const pick = rng(seed);
+  return Array.from({ length: count }, () => Array.from({ length: words }, () => wordBy(pick())).join(' '));
 }
 
 const VERBS = ['change', 'reset', 'rotate', 'configure', 'delete', 'restore', 'export', 'upgrade', 'debug', 'monitor', 'limit', 'share'];

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { png as makePng } from '../../test/support/images.js';
-import { FTS_QUERIES, FTS_WARM_QUERIES, noteBody, SEMANTIC_QUERIES, sentence, WORDS } from './corpus.js';
+import { FTS_QUERIES, FTS_QUESTIONS, FTS_WARM_QUERIES, FTS_WARM_QUESTIONS, noteBody, SEMANTIC_QUERIES, sentence, WORDS } from './corpus.js';
 import { statusCount } from './measure.js';
 import { notePath, NOTES } from './seeding.js';
 import type { AutocannonLoad, Bench } from './types.js';
@@ -156,6 +156,9 @@ export const searchPath = (q: string, ranking: 'fulltext' | 'semantic' | 'hybrid
 export const FTS_PATHS = FTS_QUERIES.map((q) => searchPath(q));
 /** Full-text searches of the same shapes, asked only to warm the service up. */
 export const FTS_WARM_PATHS = FTS_WARM_QUERIES.map((q) => searchPath(q));
+/** Twenty-word questions by full text, and others to warm up with. */
+export const FTS_QUESTION_PATHS = FTS_QUESTIONS.map((q) => searchPath(q));
+export const FTS_WARM_QUESTION_PATHS = FTS_WARM_QUESTIONS.map((q) => searchPath(q));
 /** Distinct natural-language questions, ranked semantically. */
 export const SEMANTIC_PATHS = SEMANTIC_QUERIES.map((q) => searchPath(q, 'semantic'));
 /** The same questions, ranked by both rankings fused. */

@@ -195,7 +195,6 @@ export async function sequential(
   const asks: { path: string; ms: number; first: boolean }[] = [];
   let errors = 0;
   let ranked = 0;
-  let bounded = 0; // full text ranked over its bounded candidate set (counted as full text)
   const statuses = new Map<number, number>();
   const started = performance.now();
   for (let i = 0; i < d.count || !finished; i++) {
@@ -209,17 +208,18 @@ export async function sequential(
     if (res.status !== 200) errors++;
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const ranking = res.headers.get('x-search-ranking');
-    if (ranking === d.ranking || (d.ranking === 'fulltext' && ranking === 'fulltext_bounded')) ranked++;
-    if (ranking === 'fulltext_bounded') bounded++;
+    if (ranking === d.ranking) ranked++;
   }
   const seconds = (performance.now() - started) / 1000;
   const times = asks.map((a) => a.ms).sort((a, b) => a - b);
   const at = (p: number) => percentile(times, p);
-  const note = d.ranking
-    ? `${ranked}/${d.count} ranked ${d.ranking}${bounded ? ` (${bounded} bounded)` : ''}`
-    : background
-      ? `${await backgroundNote}, max ${at(1)} ms`
-      : undefined;
+  const after = d.noteAfter ? await d.noteAfter() : '';
+  const note = [
+    d.ranking ? `${ranked}/${d.count} ranked ${d.ranking}` : background ? `${await backgroundNote}, max ${at(1)} ms` : '',
+    after,
+  ]
+    .filter(Boolean)
+    .join('; ');
   const row: Row = {
     scenario,
     variant: label,
@@ -230,7 +230,7 @@ export async function sequential(
     p97_5: at(0.975),
     p99: at(0.99),
     errors,
-    note,
+    note: note || undefined,
   };
   const latency = `p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms${firstAndRepeated(asks)}`;
   log(

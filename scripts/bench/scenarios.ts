@@ -11,6 +11,8 @@ import {
   settledService,
   FTS_PATHS,
   FTS_WARM_PATHS,
+  FTS_QUESTION_PATHS,
+  FTS_WARM_QUESTION_PATHS,
   mixedWorkload,
   noteCreates,
   noteUpdates,
@@ -26,7 +28,7 @@ import {
   spreadGets,
 } from './loads.js';
 import { importInBackground } from './archives.js';
-import { imageImport, threeUploads, twentyPuts } from './stall.js';
+import { imageImport, searchIndexMemory, threeUploads, twentyPuts } from './stall.js';
 import { hostileSockets } from './sockets.js';
 import { OPTIONS } from './options.js';
 import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
@@ -321,6 +323,19 @@ export const SCENARIOS: Scenario[] = [
         label: (b) => `full text (${b.corpus} articles)`,
         connections: 1,
         drive: sequential((b) => ({ paths: FTS_PATHS, headers: b.searchAuth, count: 600, ranking: 'fulltext', warmPaths: FTS_WARM_PATHS })),
+      },
+      {
+        id: 'fulltext-questions-latency',
+        label: (b) => `full text, 20-word questions (${b.corpus} articles)`,
+        connections: 1,
+        drive: sequential((b) => ({
+          paths: FTS_QUESTION_PATHS,
+          headers: b.searchAuth,
+          count: 200,
+          ranking: 'fulltext',
+          warmPaths: FTS_WARM_QUESTION_PATHS,
+          noteAfter: () => searchIndexMemory(b.service),
+        })),
       },
       {
         id: 'semantic-new-latency',

@@ -29,6 +29,19 @@ async function eventLoopMaxMs(base: string): Promise<number> {
   return line ? Number(line[1]) * 1000 : NaN;
 }
 
+/**
+ * The full-text indexes the service holds, from /metrics: items and bytes, and the bytes that
+ * makes per 100,000 items (the figure docs/benchmarks.md states).
+ */
+export async function searchIndexMemory(base: string): Promise<string> {
+  const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const text = await res.text();
+  const gauge = (name: string) => Number(new RegExp(`^wks_search_index_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const items = gauge('items');
+  const mb = gauge('bytes') / 1024 / 1024;
+  return `index ${items} items, ${mb.toFixed(0)} MB (${((mb * 100_000) / items).toFixed(0)} MB per 100,000)`;
+}
+
 /** Runs `work` in the background of a sequential load, noting what it returns and the event loop's worst delay meanwhile. */
 function watched(b: Bench, work: () => Promise<string>): SequentialBackground {
   const started = eventLoopMaxMs(b.service).then(() => undefined);

@@ -102,6 +102,8 @@ export interface SequentialLoad {
   during?: (b: Bench) => SequentialBackground;
   /** One request starts every `paceMs` (an agent polling), or at once when the previous took longer; default back to back. */
   paceMs?: number;
+  /** Read once the requests are measured; appended to the note column. */
+  noteAfter?: () => Promise<string>;
 }
 
 /** Background work of a sequential load: `started` once it is under way (its input is ready), `done` with a note. */

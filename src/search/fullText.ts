@@ -36,8 +36,8 @@ export const MAX_TERMS = 64;
 export const MAX_POSTINGS = 2_000_000;
 /** A process that has not caught up for this long reloads a workspace whole (removals are kept a day). */
 const RELOAD_AFTER_MS = 6 * 3600_000;
-/** Rows read per statement while a workspace loads. */
-const LOAD_BATCH = 2_000;
+/** Rows read per statement while a workspace loads: parsing a batch holds the event loop ~30 ms. */
+const LOAD_BATCH = 500;
 
 interface Held {
   index: TermIndex;
