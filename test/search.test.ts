@@ -316,7 +316,6 @@ describe('phrases', () => {
     // The title's last word and the body's first are adjacent in the search vector, as PostgreSQL's phrase match has them.
     expect(await truth('"domain event"')).toEqual(['domain-events', 'hyphens', 'repeated', 'three-words', 'title-ends-with-domain']);
   });
-
 });
 
 describe('portable vector index (exact ranking in process, one cache per process)', () => {

@@ -163,7 +163,7 @@ export const MEMORY_ROUTES: Route[] = [
     tag: 'Memory',
     summary: 'Search memory notes',
     description:
-      'Search over path segments, tags and body, each hit with a snippet: the stored text escaped as HTML, with the question\'s words in ' +
+      "Search over path segments, tags and body, each hit with a snippet: the stored text escaped as HTML, with the question's words in " +
       `\`<mark>…</mark>\` and no other markup. ${fullTextRule(['path', 'tag'])}` +
       '`mode=semantic` ranks by embedding similarity of the path, tags and body (score: cosine similarity), falling back to full text when the ' +
       "embedder is unavailable, notes still wait for embeddings (a workspace's first search by meaning queues all its notes), or nothing clears " +

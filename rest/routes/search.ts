@@ -1,6 +1,6 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { FULL_TEXT_WEIGHT, HYBRID_FULL_TEXT_DEPTH, RRF_K, SEMANTIC_DEPTH, SEMANTIC_WEIGHT } from '../../src/search/fusion.js';
+import { FEEDBACK_ITEMS, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, SEMANTIC_SHARE } from '../../src/search/fusion.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
@@ -27,8 +27,9 @@ export const fullTextRule = (fields: [string, string]) =>
 
 /** How hybrid ranking scores, for the descriptions of both searches. */
 export const HYBRID_RULE =
-  `fuses full text's first ${HYBRID_FULL_TEXT_DEPTH} and the embeddings' nearest ${SEMANTIC_DEPTH} by weighted reciprocal rank; score: ` +
-  `${FULL_TEXT_WEIGHT}/(${RRF_K} + full-text rank) + ${SEMANTIC_WEIGHT}/(${RRF_K} + semantic rank)`;
+  `fuses full text's first ${HYBRID_FULL_TEXT_DEPTH} and the embeddings' nearest ${SEMANTIC_DEPTH} (by the question's vector moved towards ` +
+  `the vectors of full text's first ${FEEDBACK_ITEMS} hits): each ranking's scores scaled to 0–1 over its depth, score = ` +
+  `${1 - SEMANTIC_SHARE} × full text's + ${SEMANTIC_SHARE} × the embeddings'`;
 
 /** The `explain` query parameter of both searches. */
 export const EXPLAIN_PARAM = {
@@ -54,7 +55,7 @@ export const SEARCH_ROUTES: Route[] = [
     description:
       'Ranked hits over articles (archived ones are left out; restricted ones only for keys of editor, admin or owner members, whose ' +
       'statistics alone count restricted articles) and published changelog entries. Each hit: `type` (article | changelog), `slug` or `id`, ' +
-      '`title`, a `snippet` (the stored text escaped as HTML, with the question\'s words in `<mark>…</mark>` and no other markup), `score` and a ' +
+      "`title`, a `snippet` (the stored text escaped as HTML, with the question's words in `<mark>…</mark>` and no other markup), `score` and a " +
       `same-origin \`url\`. ${fullTextRule(['title', 'heading'])}With \`semantic=true\` (or \`mode=semantic\`) hits are ranked by embedding ` +
       'similarity, falling back to full text when the embedder is unavailable, items still wait for embeddings, or nothing clears the similarity floor. ' +
       `\`mode=hybrid\` ${HYBRID_RULE}, falling back to full text when embeddings cannot be used. ${PAGES_RULE}` +

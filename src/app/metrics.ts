@@ -198,7 +198,12 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
 
 /** The full-text indexes this process holds: workspaces, items, postings and the memory they take. */
 function searchMetrics(registry: Registry, usage: MetricsSources['fullText']): void {
-  const parts = { indexes: 'workspace indexes (a corpus of a workspace)', items: 'items indexed', postings: 'postings', bytes: 'bytes (estimated)' } as const;
+  const parts = {
+    indexes: 'workspace indexes (a corpus of a workspace)',
+    items: 'items indexed',
+    postings: 'postings',
+    bytes: 'bytes (estimated)',
+  } as const;
   for (const [part, what] of Object.entries(parts) as [keyof typeof parts, string][])
     new Gauge({
       name: `wks_search_index_${part}`,

@@ -58,7 +58,10 @@ class MemorySearchArgs {
   mode?: SearchMode | null;
   @InputRule('searchLimit') @Field(() => Int, { nullable: true }) limit?: number | null;
   @Field(() => String, { nullable: true }) cursor?: string | null;
-  @Field(() => Boolean, { nullable: true, description: 'Give each hit its `explain`: full-text score per field and term, semantic rank, fused rank.' })
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'Give each hit its `explain`: full-text score per field and term, semantic rank, fused rank.',
+  })
   explain?: boolean | null;
 }
 

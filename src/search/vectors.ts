@@ -9,6 +9,7 @@ import {
   nearestByVector,
   readStamp,
   replaceEmbedding,
+  vectorsOfItems,
   vectorsOfModel,
   vectorsSince,
   type ItemType,
@@ -289,6 +290,30 @@ export class VectorIndex {
     if (this.cache.size >= 200 && !cached) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, fresh);
     return fresh;
+  }
+
+  /**
+   * Each item's mean passage vector (its passages as unit vectors, averaged), of one model; items
+   * without vectors of it are left out.
+   */
+  async meanVectors(
+    em: SqlTarget,
+    workspaceId: string,
+    model: string,
+    items: { itemType: ItemType; itemId: number }[],
+  ): Promise<Float32Array[]> {
+    if (!items.length) return [];
+    const sums = new Map<string, { sum: Float32Array; n: number }>();
+    for (const row of await vectorsOfItems(em, workspaceId, model, items)) {
+      const v = normalize(fromBytes(row.vec));
+      const key = itemKey(row.item_type, row.item_id);
+      const entry = sums.get(key) ?? { sum: new Float32Array(v.length), n: 0 };
+      if (entry.sum.length !== v.length) continue;
+      for (let i = 0; i < v.length; i++) entry.sum[i] += v[i];
+      entry.n++;
+      sums.set(key, entry);
+    }
+    return [...sums.values()].map(({ sum, n }) => sum.map((x) => x / n));
   }
 
   /** True while items of these types in the workspace still wait for their embedding. */

@@ -12,7 +12,7 @@ import { explainHit } from '../search/explain.js';
 import { rankFullText, type FullTextResult } from '../search/fullText.js';
 import { signalEmbeddingWork } from '../search/vectors.js';
 import { safeSnippet } from '../search/snippets.js';
-import { semanticNeighbours, type SearchArgs } from './search.js';
+import { feedbackFrom, semanticNeighbours, type SearchArgs } from './search.js';
 import { markNotesEmbedded, queueUnembeddedNotes, readNoteHits, type NoteHitRow } from '../store/noteSearch.js';
 
 /**
@@ -38,9 +38,12 @@ export async function searchNotes(ctx: RequestContext, scope: Scope, args: Omit<
   if (mode !== 'fulltext' && (!ctx.memory.embeddings || ctx.search.embedder.model === 'none')) fallbackReason = 'embedder_unavailable';
   else if (mode !== 'fulltext') {
     await embedNotesOf(ctx, scope.workspaceId);
+    const ranking = mode === 'hybrid' ? fullTextOf(HYBRID_FULL_TEXT_DEPTH) : null;
+    ranking?.catch(() => undefined);
+    const expand = ranking ? feedbackFrom(ctx, scope.workspaceId, ranking) : undefined;
     const [neighbours, fullText] = await Promise.all([
-      semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, ['note']),
-      mode === 'hybrid' ? fullTextOf(HYBRID_FULL_TEXT_DEPTH) : null,
+      semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, ['note'], expand),
+      ranking,
     ]);
     if ('reason' in neighbours) fallbackReason = neighbours.reason;
     else if (mode === 'semantic' && !neighbours.length && !offset) fallbackReason = 'below_similarity_floor';

@@ -8,7 +8,7 @@ import { readSearchCursor, searchCursor } from '../search/cursor.js';
 import { EmbedderUnavailableError, type Embedder } from '../search/embedder.js';
 import { safeSnippet } from '../search/snippets.js';
 import { suggestQueries } from '../search/suggestions.js';
-import { fuse, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, type Candidate } from '../search/fusion.js';
+import { FEEDBACK_ITEMS, fuse, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, withFeedback, type Candidate } from '../search/fusion.js';
 import { explainHit, unanswered } from '../search/explain.js';
 import { rankFullText, type FullTextResult } from '../search/fullText.js';
 import type { FallbackReason, SearchExplain, SearchHit, SearchMode, SearchPage } from '../types/search.js';
@@ -135,9 +135,20 @@ async function rankByMeaning(
 }
 
 /**
+ * Hybrid's feedback (see withFeedback): the question's vector moved towards the mean passage
+ * vectors of full text's first FEEDBACK_ITEMS hits (items the caller may read: the ranking holds no other).
+ */
+export function feedbackFrom(ctx: RequestContext, workspaceId: string, ranking: Promise<FullTextResult>) {
+  return async (vector: number[]) => {
+    const top = (await ranking).ranking.hits.slice(0, FEEDBACK_ITEMS).map((h) => ({ itemType: h.type, itemId: h.id }));
+    return withFeedback(vector, await ctx.search.index.meanVectors(ctx.db, workspaceId, ctx.search.embedder.model, top));
+  };
+}
+
+/**
  * The nearest items of `types` by embedding above the similarity floor (at most `k`, some possibly
  * hidden from this key), or why there are none to rank by: the embedder is unavailable, or items
- * still wait for their embeddings.
+ * still wait for their embeddings. `expand` moves the question's vector before it is compared (hybrid's feedback).
  */
 export async function semanticNeighbours(
   ctx: RequestContext,
@@ -145,11 +156,13 @@ export async function semanticNeighbours(
   q: string,
   k: number,
   types: ItemType[],
+  expand?: (vector: number[]) => Promise<number[]>,
 ): Promise<Neighbour[] | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
   // The query is embedded (the slowest step) while the database is asked, at the same time,
   // whether items still wait for embeddings and what the workspace's vectors are.
-  const vector = queryVector(embedder, workspaceId, q);
+  const asked = queryVector(embedder, workspaceId, q);
+  const vector = expand ? asked.then(expand) : asked;
   vector.catch(() => undefined);
   const nearest = index.nearest(ctx.db, workspaceId, types, vector, embedder.model, k);
   nearest.catch(() => undefined);

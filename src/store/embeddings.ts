@@ -203,6 +203,22 @@ export interface VectorRow {
   vec: Buffer;
 }
 
+/** The passage vectors of some items of a workspace, of one model (float32 bytes), an item's passages together. */
+export function vectorsOfItems(
+  em: SqlTarget,
+  workspaceId: string,
+  model: string,
+  items: { itemType: ItemType; itemId: number }[],
+): Promise<VectorRow[]> {
+  return sql<VectorRow>(
+    em,
+    `select e.item_type, e.item_id, e.passage, e.model, e.vec from unnest(?::text[], ?::int[]) as i(item_type, item_id)
+       join embeddings e on e.item_type = i.item_type and e.item_id = i.item_id
+      where e.workspace_id = ? and e.model = ? order by e.item_type, e.item_id, e.passage`,
+    [pgArray(items.map((i) => i.itemType)), pgArray(items.map((i) => i.itemId)), workspaceId, model],
+  );
+}
+
 /** The passage vectors of `types` written after `revision`, of every model, an item's passages together and in order. */
 export function vectorsSince(em: SqlTarget, workspaceId: string, revision: string, types: ItemType[]): Promise<VectorRow[]> {
   return sql<VectorRow>(

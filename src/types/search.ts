@@ -41,7 +41,10 @@ export class SemanticExplain {
 
 @ObjectType({ description: 'Why a hit ranks where it does (sent with explain=true).' })
 export class SearchExplain {
-  @Field(() => FullTextExplain, { nullable: true, description: 'Null when full text did not rank it (semantic search, or no word in common).' })
+  @Field(() => FullTextExplain, {
+    nullable: true,
+    description: 'Null when full text did not rank it (semantic search, or no word in common).',
+  })
   fullText!: FullTextExplain | null;
   @Field(() => SemanticExplain, { nullable: true, description: 'Null when the embeddings did not rank it.' })
   semantic!: SemanticExplain | null;
