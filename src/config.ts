@@ -1,8 +1,8 @@
 /**
  * The service's configuration: every environment variable it reads, with its default and its
  * check, in one table. `loadConfig` reads them all at start and names every bad value at once (the
- * start then stops); the few read again while the service runs (the archive bounds, the full-text
- * cap: tests and operators change them between imports) go through `readSetting`, the same parse.
+ * start then stops); the few read again while the service runs (the archive bounds:
+ * tests and operators change them between imports) go through `readSetting`, the same parse.
  * docs/configuration.md lists exactly this table (test/unit/configuration.test.ts holds them together),
  * and the defaults other modules start from (`DEFAULT_SOCKET_LIMITS`, …) are these.
  */

@@ -75,7 +75,8 @@ export const SEARCH_ROUTES: Route[] = [
       'X-Search-Ranking': RANKING_HEADERS['X-Search-Ranking'],
       'X-Search-Suggestions': {
         description:
-          'Present when nothing was found and the workspace uses close words: up to 3 queries to retry, each percent-encoded, separated by ", " ' +
+          'Present when nothing was found, or a word of the query is in no item the key may read, and the workspace uses close words: up to 3 ' +
+          'queries to retry, each percent-encoded, separated by ", " ' +
           '(the query with words no article or entry uses replaced by close words from the titles the key may see; each finds something).',
         value: (data) => {
           const suggestions = data.suggestions as string[] | undefined;

@@ -74,7 +74,9 @@ export async function search(ctx: RequestContext, scope: Scope, args: SearchArgs
     ranking: ranked.ranking,
     fallbackReason,
   };
-  result.suggestions = !result.items.length && offset === 0 ? await suggestQueries(ctx.db, scope, q) : [];
+  // Did you mean: on a first page that found nothing, or whose question has a word no item the key may read holds.
+  const unknownWord = ranked.fullText?.ranking.terms.some((t) => t.df === 0) ?? false;
+  result.suggestions = offset === 0 && (!result.items.length || unknownWord) ? await suggestQueries(ctx.db, scope, q) : [];
   const gap = offset === 0 && unanswered(ranked.fullText, ranked.items);
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), gap);
   return result;

@@ -90,7 +90,8 @@ export function RankedPageOf<T extends object>(hit: ClassType<T>) {
 export class SearchPage extends RankedPageOf(SearchHit) {
   @Field(() => [String], {
     description:
-      'When nothing was found: the query with words the workspace does not use replaced by close ones it does (each finds something; at most 3).',
+      'When nothing was found, or a word of the query is in no item the caller may read: the query with words the workspace does not use ' +
+      'replaced by close ones it does (each finds something; at most 3).',
   })
   suggestions?: string[];
 }

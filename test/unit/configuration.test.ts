@@ -63,7 +63,7 @@ describe('configuration', () => {
       expect.stringMatching(/^TRUST_PROXY is not a hop count or a list of proxy addresses/),
     ]);
     expect(fails({ OIDC_CLIENT_ID: 'x' })).toEqual(['OIDC_ISSUER (an http(s) URL) and OIDC_CLIENT_ID are needed together']);
-    expect(fails({ SEARCH_FULLTEXT_CAP: '5' })).toEqual(['SEARCH_FULLTEXT_CAP must be an integer from 10 to 1000000, got "5"']);
+    expect(fails({ SEARCH_INDEX_MB: '5' })).toEqual(['SEARCH_INDEX_MB must be an integer from 16 to 1000000, got "5"']);
     const config = loadConfig({
       MEMORY_HISTORY_KEPT: '0',
       PUBLIC_URL: 'https://docs.example.com/',
@@ -84,8 +84,8 @@ describe('configuration', () => {
       .filter((path) => !path.includes('/src/cli/') && !path.endsWith('/src/config.ts'))
       .filter((path) => /process\.env\b/.test(readFileSync(path, 'utf8')))
       .map((path) => path.slice(root.length));
-    // The start and fullTextCap hand process.env to the table's own parse (loadConfig, readSetting).
-    expect(readers.sort()).toEqual(['src/main.ts', 'src/search/fullTextCap.ts']);
+    // The start hands process.env to the table's own parse (loadConfig).
+    expect(readers.sort()).toEqual(['src/main.ts']);
   });
 
   it('npm start names every bad value and stops with status 2 before opening any database', async () => {
