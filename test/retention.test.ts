@@ -73,6 +73,7 @@ describe('retention of the event table and the search log (housekeeping)', () =>
       events: 0,
       searches: RETENTION_BATCH,
       activity: 0,
+      removals: 0,
       busy: false,
     });
     expect((await enforceRetention(db(), { eventsDays: 0, searchLogDays: 90 })).searches).toBe(RETENTION_BATCH + 500);
@@ -142,11 +143,21 @@ describe('retention of the event table and the search log (housekeeping)', () =>
        values (?, current_date - 91, 'mcp', 'agent_key', 5, 1), (?, current_date - 89, 'console', 'member', 2, 0)`,
       [t.workspace.id, t.workspace.id],
     );
+    // Search removals are kept a day: two older ones go, the fresh one stays.
+    await sql(
+      db(),
+      `insert into search_removals (workspace_id, item_type, item_id, removed_at)
+       values (?, 'article', -1, now() - interval '25 hours'), (?, 'note', -2, now() - interval '3 days'), (?, 'note', -3, now())`,
+      [t.workspace.id, t.workspace.id, t.workspace.id],
+    );
     const started = performance.now();
     // A budget a loaded test machine cannot run out of (the default is 5 s): every batch is done in this one pass.
     const pass = await enforceRetention(db(), { eventsDays: 365, searchLogDays: 90 }, 120_000);
     console.log(`retention pass: ${pass.events} events and ${pass.searches} searches in ${Math.round(performance.now() - started)} ms`);
-    expect(pass).toEqual({ events: old, searches: old, activity: 1, busy: false });
+    expect(pass).toEqual({ events: old, searches: old, activity: 1, removals: 2, busy: false });
+    expect(await sql(db(), 'select item_id from search_removals where workspace_id = ? and item_id < 0', [t.workspace.id])).toEqual([
+      { item_id: -3 },
+    ]);
     const activityKept = await sql<{ day: string }>(
       db(),
       `select to_char(day, 'YYYY-MM-DD') as day from workspace_activity where workspace_id = ? and day < current_date - 80`,
@@ -164,6 +175,7 @@ describe('retention of the event table and the search log (housekeeping)', () =>
       events: 0,
       searches: 0,
       activity: 0,
+      removals: 0,
       busy: false,
     });
     await sql(db(), `delete from webhook_deliveries where event_id = 'msg_retention_test'`);

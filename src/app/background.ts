@@ -13,6 +13,7 @@ import { WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
 import { deleteOldActivity } from '../store/activity.js';
+import { deleteOldRemovals, REMOVALS_KEPT_DAYS } from '../store/searchTerms.js';
 import { deleteOldCallerWrites } from '../store/readRouting.js';
 import { tryTransactionLock } from '../store/events.js';
 
@@ -136,11 +137,13 @@ export interface RetentionPass {
   searches: number;
   /** Rows of workspace_activity (kept as long as the search log). */
   activity: number;
+  /** Rows of search_removals (kept REMOVALS_KEPT_DAYS). */
+  removals: number;
   busy: boolean;
 }
 
 /**
- * Deletes events and logged searches past their retention, oldest first, in batches of
+ * Deletes events, logged searches (and their activity counters) and search removals past their retention, oldest first, in batches of
  * RETENTION_BATCH rows (each through an index on `created_at`, see store/retention.ts), taking a
  * batch of each table in turn until neither has any left or `budgetMs` has passed (a batch is
  * never cut short; with 0, one batch of each). Each batch is its own short transaction that first
@@ -155,13 +158,14 @@ export async function enforceRetention(
   budgetMs = RETENTION_BUDGET_MS,
   stopped: () => boolean = () => false,
 ): Promise<RetentionPass> {
-  const done: RetentionPass = { events: 0, searches: 0, activity: 0, busy: false };
+  const done: RetentionPass = { events: 0, searches: 0, activity: 0, removals: 0, busy: false };
   const deadline = performance.now() + budgetMs;
   let left = (
     [
       ['events', retention.eventsDays, deleteOldEvents],
       ['searches', retention.searchLogDays, deleteOldSearches],
       ['activity', retention.searchLogDays, deleteOldActivity],
+      ['removals', REMOVALS_KEPT_DAYS, deleteOldRemovals],
     ] as const
   ).filter(([, days]) => days > 0);
   while (left.length) {

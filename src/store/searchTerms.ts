@@ -150,3 +150,18 @@ export async function phraseHolders(
   phrases.forEach((p, i) => (params[`p${i}`] = p));
   return sql<{ type: string; id: number }>(db, parts.join('\nunion all\n'), params);
 }
+
+/** How long removals are kept: a process that has not caught up for longer loads a workspace whole (see FullTextIndexes). */
+export const REMOVALS_KEPT_DAYS = 1;
+
+/** Deletes up to `batch` removals older than `days` days; how many it deleted. */
+export async function deleteOldRemovals(db: SqlTarget, days: number, batch: number): Promise<number> {
+  const [row] = await sql<{ n: number }>(
+    db,
+    `with doomed as (select ctid from search_removals where removed_at < now() - make_interval(days => :days::int) limit :batch),
+          gone as (delete from search_removals r using doomed d where r.ctid = d.ctid returning 1)
+     select count(*)::int as n from gone`,
+    { days, batch },
+  );
+  return row?.n ?? 0;
+}
