@@ -297,8 +297,8 @@ describe('indexes held apart from the writer', () => {
     const t = await tenant(app, { plan: 'pro' });
     await docs(app, t, [['Kept page', 'nothing special']]);
     // This index learns of writes only from the database, as another process's would.
-    const apart = new FullTextIndexes(64 * 1024 * 1024);
     const db = freshEm(app.server.orm);
+    const apart = new FullTextIndexes(db, 64 * 1024 * 1024);
     await writesSeenAcross(app, t, async (q, corpus, viewer = false) => {
       const { ranking } = await rankFullText(db, apart, { workspace: t.workspace.id, corpus, q, seesRestricted: !viewer, depth: 10 });
       if (corpus === 'content') {

@@ -121,7 +121,7 @@ async function createDomain(options: AppOptions) {
   const schema = await buildAppSchema();
   const embedder = options.embedder ?? embedderFromEnv(embedderSettings());
   const vectorIndex = await VectorIndex.open(freshEm(options.orm));
-  const fullText = new FullTextIndexes(options.searchIndexBytes);
+  const fullText = new FullTextIndexes(freshEm(options.orm), options.searchIndexBytes);
   const background = startBackground({
     orm: options.orm,
     logger: options.logger,

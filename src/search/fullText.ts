@@ -49,15 +49,23 @@ interface Held {
   queued: Promise<void> | null;
 }
 
-/** Every workspace's index this process holds, least recently used dropped past `maxBytes`. */
+/**
+ * Every workspace's index this process holds, least recently used dropped past `maxBytes`. They
+ * load and catch up on `db`, the primary (never a replica: a lagging one could show an index a row
+ * the primary has since removed, after the removal was read).
+ */
 export class FullTextIndexes {
   private readonly held = new Map<string, Held>();
   private readonly loading = new Map<string, Promise<Held>>();
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(
+    private readonly db: SqlTarget,
+    private readonly maxBytes: number,
+  ) {}
 
   /** The workspace's index of `corpus`, caught up with every commit made before this call. */
-  async index(db: SqlTarget, workspace: string, corpus: Corpus): Promise<TermIndex> {
+  async index(workspace: string, corpus: Corpus): Promise<TermIndex> {
+    const { db } = this;
     const key = `${corpus}:${workspace}`;
     let held = this.held.get(key);
     if (held && Date.now() - held.syncedAt > RELOAD_AFTER_MS) {
@@ -250,7 +258,7 @@ export async function rankFullText(
   const excludedWords = parsed.excluded.filter((e) => !/\s/.test(e.trim()));
   const compounds = compoundWords(parsed.words);
   const [index, printed, required, excluded] = await Promise.all([
-    indexes.index(db, workspace, corpus),
+    indexes.index(workspace, corpus),
     lexemes(db, [parsed.words, ...excludedWords, ...compounds]),
     parsed.required.length ? phraseHolders(db, workspace, corpus, parsed.required) : null,
     excludedPhrases.length ? phraseHolders(db, workspace, corpus, [excludedPhrases], true) : [],
