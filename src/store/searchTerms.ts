@@ -127,9 +127,24 @@ export async function lexemesOf(db: SqlTarget, texts: string[]): Promise<string[
 }
 
 /**
+ * SQL: row `t` holds the phrase of tsquery expression `q`. An article is first looked up by the
+ * adjacent word pairs the phrase requires (the index of the word_pairs migration) and only then
+ * checked against the phrase (`coalesce` keeps the search index, whose phrase matches are all
+ * rechecked, out of that lookup): at 100,000 articles `"domain event"` reads its 58 matches instead
+ * of the 6,435 articles holding both words. The phrase is a parameter of an unnamed statement, so
+ * the plan is made for its value and drops the branch that does not apply.
+ */
+function holds(table: string, q: string): string {
+  if (table !== 'articles t') return `t.search @@ ${q}`;
+  const pairs = `wks_phrase_pairs(${q})`;
+  return `((${pairs} is null and t.search @@ ${q})
+          or (${pairs} is not null and wks_word_pairs(t.search) @@ ${pairs} and coalesce(t.search, ''::tsvector) @@ ${q}))`;
+}
+
+/**
  * The items of a corpus (searchable now, whoever may read them: the index decides that) holding
- * every group's phrase (one of each group's; a phrase of stop words alone holds everywhere), or,
- * with `any`, holding any phrase of any group.
+ * one phrase of every group (a phrase of stop words alone holds everywhere), or, with `any`,
+ * holding any phrase of any group.
  */
 export async function phraseHolders(
   db: SqlTarget,
@@ -138,16 +153,19 @@ export async function phraseHolders(
   groups: string[][],
   any = false,
 ): Promise<{ type: string; id: number }[]> {
-  const phrases = groups.flat();
   let n = 0;
-  const groupQueries = groups.map((g) => `(${g.map(() => `phraseto_tsquery('english'::regconfig, :p${n++})`).join(' || ')})`);
-  const query = (q: string) => `(numnode(${q}) = 0 or t.search @@ ${q})`;
-  const condition = any ? `t.search @@ (${groupQueries.join(' || ')})` : groupQueries.map(query).join(' and ');
+  const queries = groups.map((g) => g.map(() => `phraseto_tsquery('english'::regconfig, :p${n++})`));
+  const condition = (table: string) => {
+    const alternatives = (g: string[]) => g.map((q) => holds(table, q)).join(' or ');
+    if (any) return `(${queries.map(alternatives).join(' or ')})`;
+    // A group whose every alternative is stop words alone holds everywhere.
+    return queries.map((g) => `(${g.map((q) => `numnode(${q}) = 0`).join(' and ')} or ${alternatives(g)})`).join(' and ');
+  };
   const parts = ROWS[corpus].map(
-    (r) => `select '${r.type}' as type, t.id from ${r.from} where t.workspace_id = :workspace and ${r.live} and ${condition}`,
+    (r) => `select '${r.type}' as type, t.id from ${r.from} where t.workspace_id = :workspace and ${r.live} and ${condition(r.from)}`,
   );
   const params: Record<string, unknown> = { workspace };
-  phrases.forEach((p, i) => (params[`p${i}`] = p));
+  groups.flat().forEach((p, i) => (params[`p${i}`] = p));
   return sql<{ type: string; id: number }>(db, parts.join('\nunion all\n'), params);
 }
 
