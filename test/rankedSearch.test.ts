@@ -311,6 +311,15 @@ describe('indexes held apart from the writer', () => {
       return Promise.all(ranking.hits.map((h) => pathOf(h.id)));
     });
     expect(apart.usage().indexes).toBe(2);
+    // Past its memory bound the least recently searched index is dropped, and loaded again when next searched.
+    const small = new FullTextIndexes(db, 1);
+    const rank = async (corpus: 'content' | 'notes', q: string) =>
+      (await rankFullText(db, small, { workspace: t.workspace.id, corpus, q, seesRestricted: true, depth: 10 })).ranking.hits.length;
+    expect(await rank('content', 'special')).toBe(1);
+    expect(await rank('notes', 'special')).toBe(0);
+    expect(small.usage().indexes).toBe(1);
+    expect(await rank('content', 'special')).toBe(1);
+    expect(small.usage()).toMatchObject({ indexes: 1, items: 1 });
   });
 });
 

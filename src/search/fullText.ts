@@ -44,7 +44,6 @@ interface Held {
   horizon: string;
   syncedAt: number;
   usedAt: number;
-  bytes: number;
   running: Promise<void> | null;
   queued: Promise<void> | null;
 }
@@ -101,14 +100,15 @@ export class FullTextIndexes {
     return { indexes: this.held.size, items, postings, bytes };
   }
 
+  /** Drops the least recently searched indexes but `keep` while all of them hold more than `maxBytes` (after a load). */
   private evict(keep: string): void {
-    let total = 0;
-    for (const h of this.held.values()) total += h.bytes;
+    const bytes = new Map([...this.held].map(([key, h]) => [key, h.index.memory().bytes]));
+    let total = [...bytes.values()].reduce((a, b) => a + b, 0);
     const oldest = [...this.held.entries()].filter(([k]) => k !== keep).sort((a, b) => a[1].usedAt - b[1].usedAt);
-    for (const [key, h] of oldest) {
+    for (const [key] of oldest) {
       if (total <= this.maxBytes) break;
       this.held.delete(key);
-      total -= h.bytes;
+      total -= bytes.get(key)!;
     }
   }
 }
@@ -149,7 +149,7 @@ async function loadWorkspace(db: SqlTarget, workspace: string, corpus: Corpus): 
       after = rows[rows.length - 1].id;
     }
   }
-  return { index, horizon, syncedAt: Date.now(), usedAt: Date.now(), bytes: index.memory().bytes, running: null, queued: null };
+  return { index, horizon, syncedAt: Date.now(), usedAt: Date.now(), running: null, queued: null };
 }
 
 /** Applies what changed since the held horizon: sections' visibility, removals, and rows written again (their terms read only when not held yet). */
@@ -166,7 +166,6 @@ async function syncWorkspace(db: SqlTarget, workspace: string, corpus: Corpus, h
   if (Object.keys(wanted).length) for (const row of await termsByIds(db, workspace, corpus, wanted)) putRow(index, row);
   held.horizon = horizon;
   held.syncedAt = Date.now();
-  if (rows.length) held.bytes = index.memory().bytes;
 }
 
 function putRow(index: TermIndex, row: TermsRow): void {
