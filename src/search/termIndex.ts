@@ -138,6 +138,7 @@ export class TermIndex {
     if (old !== undefined) {
       if (this.xids[old] > item.xid) return;
       this.kill(old);
+      this.maybeCompact();
     }
     const slot = this.newSlot(item);
     this.slotOf.set(key, slot);
