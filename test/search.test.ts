@@ -6,7 +6,6 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { bm25Reference } from './support/bm25Reference.js';
 import { startEmbeddingsEndpoint } from './support/embedders.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
-import { ownDatabase, queryOnce } from './support/ownDatabase.js';
 
 let app: TestApp;
 beforeAll(async () => {

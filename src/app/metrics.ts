@@ -27,7 +27,7 @@ export interface MetricsSources {
   /** This process's workspace operations by door, caller and kind (`door|caller|kind` → count). */
   activity: { totals: ReadonlyMap<string, number> };
   /** The full-text indexes this process holds (workspaces, items, postings, bytes). */
-  fullText(): { indexes: number; items: number; postings: number; bytes: number };
+  fullText: () => { indexes: number; items: number; postings: number; bytes: number };
 }
 
 /** Paths outside the route table that are labelled by themselves; anything else unmatched is `other` (the label set stays small). */

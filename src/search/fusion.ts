@@ -46,12 +46,12 @@ function scaled(scores: number[]): (score: number) => number {
 
 /** Fuses full text's ranking and the embeddings' (both best first) into one, best first; ties keep full text's order, then the embeddings'. */
 export function fuse(fullText: Pick<RankedHit, 'type' | 'id' | 'score'>[], semantic: Neighbour[]): Candidate[] {
-  const fused = new Map<string, Candidate & { first: number }>();
+  const fused = new Map<string, { c: Candidate; first: number }>();
   const entry = (itemType: ItemType, itemId: number, first: number) => {
     const key = `${itemType}:${itemId}`;
-    let c = fused.get(key);
-    if (!c) fused.set(key, (c = { itemType, itemId, score: 0, first }));
-    return c;
+    let e = fused.get(key);
+    if (!e) fused.set(key, (e = { c: { itemType, itemId, score: 0 }, first }));
+    return e.c;
   };
   const fullTextShare = scaled(fullText.map((h) => h.score));
   fullText.forEach((hit, i) => {
@@ -67,9 +67,7 @@ export function fuse(fullText: Pick<RankedHit, 'type' | 'id' | 'score'>[], seman
     c.passage = n.passage;
     c.score += SEMANTIC_SHARE * semanticShare(n.score);
   });
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score || a.first - b.first)
-    .map(({ first: _first, ...c }, i) => ({ ...c, fusedRank: i + 1 }));
+  return [...fused.values()].sort((a, b) => b.c.score - a.c.score || a.first - b.first).map(({ c }, i) => ({ ...c, fusedRank: i + 1 }));
 }
 
 /** The question's vector moved towards `feedback` (mean passage vectors of full text's first hits), as a unit vector. */

@@ -6,7 +6,6 @@ import { MemoryNote } from '../entities/MemoryNote.js';
 import {
   DomainError,
   InvalidRequestError,
-  invalidField,
   isUniqueViolation,
   NotFoundError,
   NotModifiedError,
@@ -14,7 +13,6 @@ import {
   type FieldIssue,
 } from '../errors.js';
 import { etagMatches, versionEtag, versionsNamed } from '../etag.js';
-import { RULES } from '../contract/rules.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import { auditedWrite } from './audit.js';
 import type { MemoryIndexEntry } from '../types/memory.js';
