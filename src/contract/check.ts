@@ -1,5 +1,5 @@
 import type { FieldIssue } from '../errors.js';
-import { SAY, type IntRule, type JsonRule, type ListRule, type Rule, type StringRule } from './rules.js';
+import { byteBound, SAY, type IntRule, type JsonRule, type ListRule, type Rule, type StringRule } from './rules.js';
 
 const compiled = new Map<string, RegExp>();
 // An RFC 3339 date-time with an offset; no two quantifiers compete for the same characters.
@@ -54,18 +54,47 @@ function checkString(rule: StringRule, value: string, field: string, issues: Fie
   if (issue) issues.push({ field, message: issue });
 }
 
-/** What is wrong with a string, or null; the bounds come first, so no pattern ever sees an over-long value. */
+/**
+ * What is wrong with a string, or null; the bounds come first, so no pattern ever sees an over-long
+ * value. A rule whose byte bound is the tighter one says bytes, whatever the length that broke it.
+ */
 export function stringIssue(rule: StringRule, value: string): string | null {
-  if (codePointsOver(value, rule.maxLength)) return SAY.maxLength(rule.maxLength);
+  if (codePointsOver(value, rule.maxLength))
+    return byteBound(rule) ? SAY.maxBytes(rule.maxBytes!, Buffer.byteLength(value, 'utf8')) : SAY.maxLength(rule.maxLength);
   if (rule.minLength && codePointsUnder(value, rule.minLength)) return SAY.minLength(rule.minLength);
   if (rule.maxBytes !== undefined && value.length * 3 > rule.maxBytes) {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > rule.maxBytes) return SAY.maxBytes(rule.maxBytes, bytes);
   }
+  const unstorable = textIssue(value);
+  if (unstorable) return unstorable;
   if (rule.nonBlank && value.trim() === '') return SAY.blank;
   if (rule.oneOf && !rule.oneOf.includes(value)) return SAY.oneOf(rule.oneOf);
   if (rule.pattern && !regex(rule.pattern.source).test(value)) return rule.pattern.message;
   if (rule.format && !FORMATS[rule.format](value)) return SAY.format[rule.format];
+  return null;
+}
+
+/**
+ * What keeps text out of PostgreSQL, or null: NUL, which no text or JSON column holds, and
+ * unpaired surrogates, which are not Unicode (UTF-8 cannot encode them). Every door refuses both
+ * with a 400 naming the field, before anything stores or searches the text.
+ */
+export function textIssue(value: string): string | null {
+  if (value.includes('\u0000')) return SAY.nul;
+  return (value as string & { isWellFormed(): boolean }).isWellFormed() ? null : SAY.unpaired;
+}
+
+/** The first string (a value or an object's key) inside a JSON value that textIssue refuses, or null. */
+export function textIssueInside(value: unknown): string | null {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      const issue = textIssue(v);
+      if (issue) return issue;
+    } else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) stack.push(k, inner);
+  }
   return null;
 }
 
@@ -85,6 +114,39 @@ function checkInt(rule: IntRule, value: unknown, field: string, issues: FieldIss
 
 function checkJson(rule: JsonRule, value: unknown, field: string, issues: FieldIssue[]): void {
   if (jsonSizeOver(value, rule.maxBytes)) issues.push({ field, message: SAY.jsonBytes(rule.maxBytes) });
+  else {
+    const unstorable = textIssueInside(value);
+    if (unstorable) issues.push({ field, message: unstorable });
+  }
+}
+
+/**
+ * Whether JSON text nests arrays and objects more than `max` levels deep, read in one pass before
+ * it is parsed: brackets inside strings do not count, and a string is skipped with a native search
+ * for its closing quote (a 10 MiB image in base64 is one string).
+ */
+export function jsonTextDepthOver(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = closingQuote(text, i);
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Where the string opened at `open` ends (its closing quote, one not escaped), or the text's end. */
+function closingQuote(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at < 0) return text.length;
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
 }
 
 /** Whether a JSON value serialises to more than `max` bytes; stops counting as soon as it does. */
