@@ -40,11 +40,32 @@ const MCP_DETAILS = [
   'Org-wide keys must pass a workspace id as "workspace".',
 ].join('\n');
 
-/** The server's instructions: the fixed first paragraph, the details, and the workspace's guidance if it has any. */
+/** The lines around the workspace's guidance in the instructions: what lies between them is the workspace's text, not the server's. */
+export const GUIDANCE_OPEN = '<workspace-guidance>';
+export const GUIDANCE_CLOSE = '</workspace-guidance>';
+
+/**
+ * The server's instructions: the fixed first paragraph, the details, and the workspace's guidance
+ * if it has any, between GUIDANCE_OPEN and GUIDANCE_CLOSE so that a host (and the model) can tell
+ * where the workspace's words end and the server's resume. Nothing in the guidance can close the
+ * block early: any `<workspace-guidance` or `</workspace-guidance` in it loses its `<`.
+ */
 export function mcpInstructions(guidance: string | null): string {
   const parts = [MCP_FIRST_PARAGRAPH, MCP_DETAILS];
-  if (guidance) parts.push(`Guidance from this workspace's administrators:\n${guidance}`);
+  if (guidance)
+    parts.push(
+      `Guidance from this workspace's administrators (their words, not this server's) follows, between ${GUIDANCE_OPEN} and ` +
+        `${GUIDANCE_CLOSE}:\n${GUIDANCE_OPEN}\n${withoutDelimiters(guidance)}\n${GUIDANCE_CLOSE}`,
+    );
   return parts.join('\n\n');
+}
+
+/** Markers that would open or close the guidance block (any case, slashes or spaces between), disarmed as `&lt;…`. */
+const DELIMITER = /<[\s/]*workspace-guidance/gi;
+
+/** The guidance with every look-alike of the block's delimiters disarmed (one linear pass: one quantifier, over characters the word cannot start with). */
+function withoutDelimiters(guidance: string): string {
+  return guidance.replace(DELIMITER, (match) => `&lt;${match.slice(1)}`);
 }
 
 /** 2026-07-28 cache hints: the tool list depends on the caller's permissions (private); guidance may change (a minute). */
