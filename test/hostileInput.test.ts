@@ -155,7 +155,9 @@ describe('text PostgreSQL cannot store', () => {
         const tool = await mcp(call(door.mcp.tool, door.mcp.args(value)), { method: 'tools/call', name: door.mcp.tool });
         expect(tool.body.result?.isError, `MCP ${door.mcp.tool}: ${JSON.stringify(tool.body)}`).toBe(true);
         expect(tool.body.result.structuredContent.error).toMatchObject({ code: 'invalid_request', status: 400 });
-        expect(tool.body.result.structuredContent.error.details, JSON.stringify(tool.body)).toEqual(expect.arrayContaining([expect.objectContaining(issue)]));
+        expect(tool.body.result.structuredContent.error.details, JSON.stringify(tool.body)).toEqual(
+          expect.arrayContaining([expect.objectContaining(issue)]),
+        );
       }
       expect(await written()).toBe(before);
     });
