@@ -27,6 +27,8 @@ interface Door {
   mcp: { tool: string; args(value: string): Record<string, unknown> };
   /** A query parameter cannot carry an unpaired surrogate (percent-decoding gives U+FFFD). */
   inQuery?: boolean;
+  /** The field as a write answers it (REST's body, MCP's structured content), where it does. */
+  echo?(answer: any): unknown;
 }
 
 const DOORS: Door[] = [
@@ -38,6 +40,7 @@ const DOORS: Door[] = [
       variables: (v) => ({ v }),
     },
     mcp: { tool: 'guidance_set', args: (v) => ({ markdown: v }) },
+    echo: (a) => a.markdown,
   },
   {
     field: 'body',
@@ -47,6 +50,7 @@ const DOORS: Door[] = [
       variables: (v) => ({ i: note({ body: v }) }),
     },
     mcp: { tool: 'memory_put_note', args: (v) => note({ body: v }) },
+    echo: (a) => a.body,
   },
   {
     field: 'tags[0]',
@@ -56,6 +60,7 @@ const DOORS: Door[] = [
       variables: (v) => ({ i: note({ tags: [v] }) }),
     },
     mcp: { tool: 'memory_put_note', args: (v) => note({ tags: [v] }) },
+    echo: (a) => a.tags[0],
   },
   {
     field: 'question',
@@ -76,6 +81,7 @@ const DOORS: Door[] = [
       variables: (v) => ({ v }),
     },
     mcp: { tool: 'changelog_create', args: (v) => ({ title: v, markdown: 'm', status: 'draft', tags: [], published_at: null }) },
+    echo: (a) => a.title,
   },
   {
     field: 'q',
@@ -135,54 +141,72 @@ async function written(): Promise<string> {
 }
 
 describe('text PostgreSQL cannot store', () => {
-  for (const [name, value, message] of [
-    ['NUL (U+0000)', NUL, SAY.nul],
-    ['an unpaired surrogate', UNPAIRED, SAY.unpaired],
-  ] as const) {
-    it(`refuses ${name} with a 400 naming the field on REST, GraphQL and MCP, writing nothing`, async () => {
-      const before = await written();
-      for (const door of DOORS) {
-        const issue = { field: door.field, message };
-        if (!door.inQuery || value === NUL) {
-          const rest = await door.rest(value);
-          expect(rest.status, `REST ${door.field}: ${JSON.stringify(rest.body)}`).toBe(400);
-          expect(rest.body.error.code).toBe('invalid_request');
-          expect(rest.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining(issue)]));
-        }
-        const gql = await app.gql(door.gql.query, door.gql.variables(value), t.key);
-        expect(gql.errors?.[0].extensions.code, `GraphQL ${door.field}: ${JSON.stringify(gql.errors)}`).toBe('invalid_request');
-        expect(gql.errors![0].extensions.details).toEqual(expect.arrayContaining([expect.objectContaining(issue)]));
-        const tool = await mcp(call(door.mcp.tool, door.mcp.args(value)), { method: 'tools/call', name: door.mcp.tool });
-        expect(tool.body.result?.isError, `MCP ${door.mcp.tool}: ${JSON.stringify(tool.body)}`).toBe(true);
-        expect(tool.body.result.structuredContent.error).toMatchObject({ code: 'invalid_request', status: 400 });
-        expect(tool.body.result.structuredContent.error.details, JSON.stringify(tool.body)).toEqual(
-          expect.arrayContaining([expect.objectContaining(issue)]),
-        );
-      }
-      expect(await written()).toBe(before);
-    });
-  }
+  it('refuses NUL (U+0000) with a 400 naming the field on REST, GraphQL and MCP, writing nothing', async () => {
+    const before = await written();
+    for (const door of DOORS) {
+      const issue = { field: door.field, message: SAY.nul };
+      const rest = await door.rest(NUL);
+      expect(rest.status, `REST ${door.field}: ${JSON.stringify(rest.body)}`).toBe(400);
+      expect(rest.body.error.code).toBe('invalid_request');
+      expect(rest.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining(issue)]));
+      const gql = await app.gql(door.gql.query, door.gql.variables(NUL), t.key);
+      expect(gql.errors?.[0].extensions.code, `GraphQL ${door.field}: ${JSON.stringify(gql.errors)}`).toBe('invalid_request');
+      expect(gql.errors![0].extensions.details).toEqual(expect.arrayContaining([expect.objectContaining(issue)]));
+      const tool = await mcp(call(door.mcp.tool, door.mcp.args(NUL)), { method: 'tools/call', name: door.mcp.tool });
+      expect(tool.body.result?.isError, `MCP ${door.mcp.tool}: ${JSON.stringify(tool.body)}`).toBe(true);
+      expect(tool.body.result.structuredContent.error).toMatchObject({ code: 'invalid_request', status: 400 });
+      expect(tool.body.result.structuredContent.error.details, JSON.stringify(tool.body)).toEqual(
+        expect.arrayContaining([expect.objectContaining(issue)]),
+      );
+    }
+    expect(await written()).toBe(before);
+  });
 
-  it('refuses them inside an attached spec (keys and values) and in OAuth client registrations', async () => {
+  it('stores an unpaired surrogate as U+FFFD on every door, as the database would, and answers what it stored', async () => {
+    const stored = 'a\ufffdb';
+    for (const door of DOORS) {
+      // A query parameter cannot carry one: percent-decoding already gives U+FFFD.
+      if (!door.inQuery) {
+        const rest = await door.rest(UNPAIRED);
+        expect(rest.status, `REST ${door.field}: ${JSON.stringify(rest.body)}`).toBeLessThan(300);
+        if (door.echo) expect(door.echo(rest.body), `REST ${door.field}`).toBe(stored);
+      }
+      const gql = await app.gql(door.gql.query, door.gql.variables(UNPAIRED), t.key);
+      expect(gql.errors, `GraphQL ${door.field}`).toBeUndefined();
+      const tool = await mcp(call(door.mcp.tool, door.mcp.args(UNPAIRED)), { method: 'tools/call', name: door.mcp.tool });
+      expect(tool.body.result?.isError, `MCP ${door.mcp.tool}: ${JSON.stringify(tool.body)}`).toBeFalsy();
+      if (door.echo) expect(door.echo(tool.body.result.structuredContent), `MCP ${door.field}`).toBe(stored);
+    }
+    expect((await app.api('GET', `${W}/guidance`, { key: t.key })).body.markdown).toBe(stored);
+    const note = await app.api('GET', `${W}/memory/note?path=hostile/note`, { key: t.key });
+    expect(note.body.tags).toEqual([stored]);
+    const reports = await app.gql('query($w: ID!) { contentGapReports(workspaceId: $w) { question } }', { w: t.workspace.id });
+    expect(reports.data.contentGapReports.map((r: { question: string }) => r.question)).toContain(stored);
+  });
+
+  it('refuses NUL inside an attached spec (keys and values) and in OAuth; an unpaired surrogate there is U+FFFD too', async () => {
     const spec = (extra: Record<string, unknown>) => ({ openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: {}, ...extra });
-    for (const bad of [{ 'x-note': NUL }, { [`x-${UNPAIRED}`]: 1 }]) {
+    for (const bad of [{ 'x-note': NUL }, { [`x-${NUL}`]: 1 }]) {
       const res = await app.api('PUT', `${W}/openapi`, { key: t.key, body: { spec: spec(bad) } });
       expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(res.body.error.details[0].field).toBe('spec');
+      expect(res.body.error.details).toEqual([{ field: 'spec', message: SAY.nul }]);
     }
+    const odd = await app.api('PUT', `${W}/openapi`, { key: t.key, body: { spec: spec({ [`x-${UNPAIRED}`]: UNPAIRED }) } });
+    expect(odd.status, JSON.stringify(odd.body)).toBe(200);
+    const register = (body: Record<string, unknown>) =>
+      fetch(`${app.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     for (const body of [
       { client_name: NUL, redirect_uris: ['https://app.example/cb'] },
-      { client_name: 'ok', scope: UNPAIRED, redirect_uris: ['https://app.example/cb'] },
+      { client_name: 'ok', scope: NUL, redirect_uris: ['https://app.example/cb'] },
       { client_name: 'ok', redirect_uris: [`https://app.example/cb${NUL}`] },
     ]) {
-      const res = await fetch(`${app.url}/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const res = await register(body);
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: string }).error).toMatch(/^invalid_(client_metadata|redirect_uri)$/);
     }
+    const named = await register({ client_name: UNPAIRED, scope: UNPAIRED, redirect_uris: ['https://app.example/cb'] });
+    expect(named.status).toBe(201);
+    expect(await named.json()).toMatchObject({ client_name: 'a\ufffdb', scope: 'a\ufffdb' });
     for (const form of ['grant_type=refresh_token&client_id=wkc_x&refresh_token=%00', 'token=%00']) {
       const path = form.startsWith('token') ? '/oauth/revoke' : '/oauth/token';
       const res = await fetch(`${app.url}${path}`, {

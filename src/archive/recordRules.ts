@@ -4,7 +4,7 @@
  * states, RFC 3339 timestamps, and JSON types. Text derived from an attached OpenAPI spec (its
  * generated pages and sections) is bounded by the rule the spec itself was accepted under.
  */
-import { checkRule, stringIssue, textIssue, textIssueInside } from '../contract/check.js';
+import { checkRule, issueInside, stringIssue, textIssue } from '../contract/check.js';
 import { RULES, type IntRule, type Rule, type StringRule } from '../contract/rules.js';
 import { API_STATES, ARTICLE_STATUSES } from '../entities/Article.js';
 import { CHANGELOG_STATUSES } from '../entities/ChangelogEntry.js';
@@ -269,7 +269,7 @@ function kindIssue(kind: Kind, value: unknown): string | null {
     case 'numbers':
       return Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isFinite(v)) ? null : 'must be a list of numbers';
     case 'json':
-      return textIssueInside(value);
+      return issueInside(value, textIssue);
     case 'bytes':
       return typeof value === 'string' || value instanceof RawString ? null : 'must be a base64 string';
     case 'ref':
@@ -300,9 +300,9 @@ export function recordIssues(type: string, position: number, data: Data, facts: 
   return issues;
 }
 
-/** A workspace name (the archive's, or `?name=` on import) as the API takes it (storable text included): what is wrong, or null. */
+/** A workspace name (the archive's, or `?name=` on import) as the API takes it, and storable: what is wrong, or null. */
 export function workspaceNameIssue(name: string): string | null {
-  return stringIssue(RULES.name, name);
+  return stringIssue(RULES.name, name) ?? textIssue(name);
 }
 
 /** What is wrong with the header's workspace and time (its format, version and counts are format.ts's). */

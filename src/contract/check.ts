@@ -66,8 +66,7 @@ export function stringIssue(rule: StringRule, value: string): string | null {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > rule.maxBytes) return SAY.maxBytes(rule.maxBytes, bytes);
   }
-  const unstorable = textIssue(value);
-  if (unstorable) return unstorable;
+  if (value.includes('\u0000')) return SAY.nul;
   if (rule.nonBlank && value.trim() === '') return SAY.blank;
   if (rule.oneOf && !rule.oneOf.includes(value)) return SAY.oneOf(rule.oneOf);
   if (rule.pattern && !regex(rule.pattern.source).test(value)) return rule.pattern.message;
@@ -75,27 +74,67 @@ export function stringIssue(rule: StringRule, value: string): string | null {
   return null;
 }
 
-/**
- * What keeps text out of PostgreSQL, or null: NUL, which no text or JSON column holds, and
- * unpaired surrogates, which are not Unicode (UTF-8 cannot encode them). Every door refuses both
- * with a 400 naming the field, before anything stores or searches the text.
- */
-export function textIssue(value: string): string | null {
-  if (value.includes('\u0000')) return SAY.nul;
-  return (value as string & { isWellFormed(): boolean }).isWellFormed() ? null : SAY.unpaired;
+type WellFormable = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/** NUL, which no text or JSON column of PostgreSQL holds: every door refuses it with a 400 naming the field. */
+export function nulIssue(value: string): string | null {
+  return value.includes('\u0000') ? SAY.nul : null;
 }
 
-/** The first string (a value or an object's key) inside a JSON value that textIssue refuses, or null. */
-export function textIssueInside(value: unknown): string | null {
+/**
+ * What keeps text out of PostgreSQL as it was sent: NUL, and unpaired surrogates, which are not
+ * Unicode (the driver's UTF-8 writes U+FFFD for them). Archives refuse both, so that an import
+ * stores exactly what its records say; the API's doors refuse NUL and make the rest wellFormed.
+ */
+export function textIssue(value: string): string | null {
+  return nulIssue(value) ?? ((value as WellFormable).isWellFormed() ? null : SAY.unpaired);
+}
+
+/** The first string (a value or an object's key) inside a JSON value that `check` refuses, or null. */
+export function issueInside(value: unknown, check: (text: string) => string | null): string | null {
   const stack: unknown[] = [value];
   while (stack.length) {
     const v = stack.pop();
     if (typeof v === 'string') {
-      const issue = textIssue(v);
+      const issue = check(v);
       if (issue) return issue;
     } else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) stack.push(k, inner);
   }
   return null;
+}
+
+/**
+ * A client's value with every unpaired surrogate in its strings (object keys included) replaced by
+ * U+FFFD, which is what the database would store: applied at the edge, before anything reads it, so
+ * the answer, the stored row and the event's JSON all hold the same text (JSON's `"\ud800"` is a
+ * 500 in a jsonb column, and silently U+FFFD in a text one). Only what changes is copied; other
+ * objects (an upload) are kept as they are.
+ */
+export function wellFormed<T>(value: T): T {
+  return illFormed(value) ? (repaired(value) as T) : value;
+}
+
+/** A plain JSON object (not an upload or another class's instance). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Whether any string in the value (keys included) holds an unpaired surrogate: a walk that allocates nothing, as most values hold none. */
+function illFormed(value: unknown): boolean {
+  if (typeof value === 'string') return !(value as WellFormable).isWellFormed();
+  if (Array.isArray(value)) return value.some(illFormed);
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (illFormed(key) || illFormed(value[key])) return true;
+  return false;
+}
+
+function repaired(value: unknown): unknown {
+  if (typeof value === 'string') return (value as WellFormable).toWellFormed();
+  if (Array.isArray(value)) return value.map(repaired);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [repaired(k), repaired(v)]));
 }
 
 function checkList(rule: ListRule, value: unknown[], field: string, issues: FieldIssue[]): void {
@@ -115,8 +154,8 @@ function checkInt(rule: IntRule, value: unknown, field: string, issues: FieldIss
 function checkJson(rule: JsonRule, value: unknown, field: string, issues: FieldIssue[]): void {
   if (jsonSizeOver(value, rule.maxBytes)) issues.push({ field, message: SAY.jsonBytes(rule.maxBytes) });
   else {
-    const unstorable = textIssueInside(value);
-    if (unstorable) issues.push({ field, message: unstorable });
+    const nul = issueInside(value, nulIssue);
+    if (nul) issues.push({ field, message: nul });
   }
 }
 

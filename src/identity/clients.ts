@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { textIssue } from '../contract/check.js';
+import { nulIssue, wellFormed } from '../contract/check.js';
 import { parseJsonText } from '../http/json.js';
 import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
 import type { SqlTarget } from '../db/sql.js';
@@ -43,8 +43,8 @@ const EDITOR_SCHEMES = new Set(['cursor:', 'vscode:', 'vscode-insiders:']);
  */
 export function redirectUriProblem(raw: unknown): string | null {
   if (typeof raw !== 'string' || !raw || raw.length > MAX_URI_LENGTH) return `must be a URL of at most ${MAX_URI_LENGTH} characters`;
-  const unstorable = textIssue(raw);
-  if (unstorable) return unstorable;
+  const nul = nulIssue(raw);
+  if (nul) return nul;
   let url: URL;
   try {
     url = new URL(raw);
@@ -72,8 +72,8 @@ function checkedName(value: unknown, fallback: string): string {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== 'string' || !value.trim() || value.length > MAX_NAME_LENGTH)
     throw new OAuthError('invalid_client_metadata', `client_name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
-  const unstorable = textIssue(value);
-  if (unstorable) throw new OAuthError('invalid_client_metadata', `client_name ${unstorable}`);
+  const nul = nulIssue(value);
+  if (nul) throw new OAuthError('invalid_client_metadata', `client_name ${nul}`);
   return value.trim();
 }
 
@@ -103,7 +103,9 @@ function checkedGrantTypes(value: unknown): string[] {
 }
 
 /** The metadata of a registration or document, checked (RFC 7591 §2), as the server keeps and answers it. */
-function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbackName: string) {
+function checkedMetadata(sent: Record<string, unknown>, strict: boolean, fallbackName: string) {
+  // Text as the database holds it (an unpaired surrogate as U+FFFD), so the answer and the stored metadata agree.
+  const body = wellFormed(sent);
   const redirectUris = checkedRedirectUris(body.redirect_uris);
   const name = checkedName(body.client_name, fallbackName);
   const grantTypes = checkedGrantTypes(body.grant_types);
@@ -119,8 +121,8 @@ function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbac
   for (const field of ['client_uri', 'logo_uri', 'scope', 'software_id', 'software_version'] as const) {
     const value = body[field];
     if (typeof value !== 'string' || value.length > MAX_URI_LENGTH) continue;
-    const unstorable = textIssue(value);
-    if (unstorable) throw new OAuthError('invalid_client_metadata', `${field} ${unstorable}`);
+    const nul = nulIssue(value);
+    if (nul) throw new OAuthError('invalid_client_metadata', `${field} ${nul}`);
     metadata[field] = value;
   }
   return { name, redirectUris, metadata };

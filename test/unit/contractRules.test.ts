@@ -1,6 +1,14 @@
 import { buildSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { checkRule, codePointsOver, jsonSizeOver, jsonTextDepthOver, stringIssue, textIssue } from '../../src/contract/check.js';
+import {
+  checkRule,
+  codePointsOver,
+  jsonSizeOver,
+  jsonTextDepthOver,
+  stringIssue,
+  textIssue,
+  wellFormed,
+} from '../../src/contract/check.js';
 import { applyInputContract } from '../../src/contract/graphql.js';
 import { describeRule, RULES, SAY } from '../../src/contract/rules.js';
 import type { FieldIssue } from '../../src/errors.js';
@@ -33,20 +41,37 @@ describe('the input contract', () => {
     expect(jsonSizeOver({ a: [1, 2, { b: 'c' }] }, 1000)).toBe(false);
   });
 
-  it('refuses text PostgreSQL cannot store (NUL, unpaired surrogates) in every string rule and inside JSON values, keys included', () => {
+  it('refuses NUL in every string rule and inside JSON values, keys included; archives refuse unpaired surrogates too', () => {
+    expect(stringIssue(RULES.title, 'T\u0000')).toBe(SAY.nul);
+    expect(stringIssue(RULES.noteKindFilter, '\ud83d')).toBeNull(); // made U+FFFD at the edge, not refused
+    const issues: FieldIssue[] = [];
+    checkRule(RULES.spec, { info: { title: 'x\u0000' } }, 'spec', issues);
+    checkRule(RULES.spec, { ['k\u0000']: 1 }, 'spec', issues);
+    checkRule(RULES.spec, { ['k\ud800']: '\udc00' }, 'spec', issues);
+    expect(issues).toEqual([
+      { field: 'spec', message: SAY.nul },
+      { field: 'spec', message: SAY.nul },
+    ]);
     expect(textIssue('a\u0000b')).toBe(SAY.nul);
     expect(textIssue('a\ud800b')).toBe(SAY.unpaired);
     expect(textIssue('a\udc00')).toBe(SAY.unpaired);
     expect(textIssue('😀 and é')).toBeNull();
-    expect(stringIssue(RULES.title, 'T\u0000')).toBe(SAY.nul);
-    expect(stringIssue(RULES.noteKindFilter, '\ud83d')).toBe(SAY.unpaired);
-    const issues: FieldIssue[] = [];
-    checkRule(RULES.spec, { info: { title: 'x\u0000' } }, 'spec', issues);
-    checkRule(RULES.spec, { ['k\ud800']: 1 }, 'spec', issues);
-    expect(issues).toEqual([
-      { field: 'spec', message: SAY.nul },
-      { field: 'spec', message: SAY.unpaired },
-    ]);
+  });
+
+  it('makes text well-formed as the database stores it (an unpaired surrogate is U+FFFD), copying only what changes', () => {
+    expect(wellFormed('half \ud800 and \udfff')).toBe('half \ufffd and \ufffd');
+    expect(wellFormed({ tags: ['ok', 'x\udc00'], n: 1, ['k\ud83d']: { deep: ['\ud800'] } })).toEqual({
+      tags: ['ok', 'x\ufffd'],
+      n: 1,
+      ['k\ufffd']: { deep: ['\ufffd'] },
+    });
+    const clean = { body: '😀', list: ['é'] };
+    expect(wellFormed(clean)).toBe(clean);
+    const upload = new (class Upload {
+      name = '\ud800';
+    })();
+    expect(wellFormed(upload)).toBe(upload);
+    expect(wellFormed(null)).toBeNull();
   });
 
   it('states and refuses a byte bound in bytes, whatever length broke it', () => {
