@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/globalSetup.ts'],
+    // An internal error a service logs fails the test that did not declare it (test/support/internalErrors.ts).
+    setupFiles: ['test/support/setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     // Two files at a time, each with up to three service processes on one PostgreSQL server:

@@ -5,6 +5,7 @@ import { headerValue } from '../src/http/headerValue.js';
 import type { CompiledRoute } from './compile.js';
 import { readMultipartFile } from './multipart.js';
 import { readText } from '../src/http/body.js';
+import { parseJsonText } from '../src/http/json.js';
 import { runRoute, type RouteBackend, type RouteBody } from './run.js';
 
 /** What the Koa facade needs from the domain besides running routes: per-request context and caller. */
@@ -68,13 +69,11 @@ async function readJson(
   }
   const text = await readText(ctx, limit, tooLarge);
   if (!text.trim()) throw new InvalidRequestError('A JSON body is required.', [{ field: 'body', message: 'is required', in: 'body' }]);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
-      { field: 'body', message: 'is not valid JSON', in: 'body' },
-    ]);
-  }
+  const parsed = parseJsonText(text);
+  if (parsed.ok) return parsed.value;
+  throw new InvalidRequestError(`The body ${parsed.message}`, [
+    { field: 'body', message: parsed.reason === 'syntax' ? 'is not valid JSON' : parsed.message, in: 'body' },
+  ]);
 }
 
 function bodyTooLarge(limit: number) {

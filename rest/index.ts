@@ -56,6 +56,9 @@ export function createRestApi(
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path === '/llms.txt' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.type = 'text/markdown; charset=utf-8';
+      // The answer depends on the key sent (its workspace's guidance): no shared cache may keep a keyed one, or serve one for another.
+      ctx.vary('Authorization');
+      if (ctx.get('authorization')) ctx.set('Cache-Control', 'private');
       const guidance = await options.guidanceOf?.(ctx);
       ctx.body = guidance ? `${llmsTxt}\n## Guidance for your workspace\n\n${guidance}\n` : llmsTxt;
       return;

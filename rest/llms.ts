@@ -1,3 +1,4 @@
+import { MAX_BYTES } from '../src/contract/jsonSchema.js';
 import { BODY_LIMITS } from '../src/contract/rules.js';
 import type { CompiledRoute } from './compile.js';
 import type { JsonSchema } from './jsonSchema.js';
@@ -71,7 +72,8 @@ function limitOf(name: string, schema: JsonSchema, def?: ParamDef): string[] {
   if (s.maximum === 2147483647) return []; // an id: any positive int4
   if (s.minimum !== undefined && s.maximum !== undefined) parts.push(`${s.minimum}–${s.maximum}`);
   else if (s.maximum !== undefined) parts.push(`≤ ${s.maximum}`);
-  if (s.maxLength !== undefined) parts.push(`≤ ${s.maxLength} chars`);
+  if (s[MAX_BYTES] !== undefined) parts.push(`≤ ${s[MAX_BYTES]} bytes (UTF-8)`);
+  else if (s.maxLength !== undefined) parts.push(`≤ ${s.maxLength} chars`);
   if (schema.maxItems !== undefined) parts.push(`≤ ${schema.maxItems as number} items`);
   if (schema.default !== undefined && def) parts.push(`default ${JSON.stringify(schema.default)}`);
   return parts.length ? [`\`${name}\` ${parts.join(', ')}`] : [];

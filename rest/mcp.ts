@@ -14,6 +14,7 @@ import { BODY_LIMITS } from '../src/contract/rules.js';
 import { DomainError, InvalidRequestError, UnauthorizedError } from '../src/errors.js';
 import type { GraphQLBackend } from './handler.js';
 import { readText } from '../src/http/body.js';
+import { parseJsonText } from '../src/http/json.js';
 import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
 import { errorOutput, runRoute } from './run.js';
 import type { Middleware } from '../src/http/middleware.js';
@@ -39,11 +40,32 @@ const MCP_DETAILS = [
   'Org-wide keys must pass a workspace id as "workspace".',
 ].join('\n');
 
-/** The server's instructions: the fixed first paragraph, the details, and the workspace's guidance if it has any. */
+/** The lines around the workspace's guidance in the instructions: what lies between them is the workspace's text, not the server's. */
+export const GUIDANCE_OPEN = '<workspace-guidance>';
+export const GUIDANCE_CLOSE = '</workspace-guidance>';
+
+/**
+ * The server's instructions: the fixed first paragraph, the details, and the workspace's guidance
+ * if it has any, between GUIDANCE_OPEN and GUIDANCE_CLOSE so that a host (and the model) can tell
+ * where the workspace's words end and the server's resume. Nothing in the guidance can close the
+ * block early: any `<workspace-guidance` or `</workspace-guidance` in it loses its `<`.
+ */
 export function mcpInstructions(guidance: string | null): string {
   const parts = [MCP_FIRST_PARAGRAPH, MCP_DETAILS];
-  if (guidance) parts.push(`Guidance from this workspace's administrators:\n${guidance}`);
+  if (guidance)
+    parts.push(
+      `Guidance from this workspace's administrators (their words, not this server's) follows, between ${GUIDANCE_OPEN} and ` +
+        `${GUIDANCE_CLOSE}:\n${GUIDANCE_OPEN}\n${withoutDelimiters(guidance)}\n${GUIDANCE_CLOSE}`,
+    );
   return parts.join('\n\n');
+}
+
+/** Markers that would open or close the guidance block (any case, slashes or spaces between), disarmed as `&lt;…`. */
+const DELIMITER = /<[\s/]*workspace-guidance/gi;
+
+/** The guidance with every look-alike of the block's delimiters disarmed (one linear pass: one quantifier, over characters the word cannot start with). */
+function withoutDelimiters(guidance: string): string {
+  return guidance.replace(DELIMITER, (match) => `&lt;${match.slice(1)}`);
 }
 
 /** 2026-07-28 cache hints: the tool list depends on the caller's permissions (private); guidance may change (a minute). */
@@ -192,8 +214,10 @@ const INVALID_REQUEST = -32600;
 /**
  * Reads one JSON-RPC message of at most BODY_LIMITS.mcp bytes (room for a 10 MiB image in
  * base64; past it, the 413 is thrown). Answers JSON-RPC's own errors itself and returns
- * undefined: malformed JSON is a parse error with HTTP 400, a batch is refused (the 2025-06-18
- * revision of MCP dropped batching, and one request is one charge against the rate limit).
+ * undefined: malformed JSON is a parse error with HTTP 400, a message nested past JSON_MAX_DEPTH
+ * (anywhere: `arguments`, `_meta`) an invalid request with HTTP 400, before anything reads it, and
+ * a batch is refused (the 2025-06-18 revision of MCP dropped batching, and one request is one
+ * charge against the rate limit).
  */
 async function readMessage(ctx: Context): Promise<unknown> {
   const text = await readText(
@@ -206,12 +230,13 @@ async function readMessage(ctx: Context): Promise<unknown> {
     ctx.body = { jsonrpc: '2.0', id: null, error: { code, message } };
     return undefined;
   };
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch (error) {
-    return refuse(PARSE_ERROR, `Parse error: ${(error as Error).message}`);
-  }
+  const parsed = parseJsonText(text);
+  // Too deep is refused before parsing (nothing of it is read, not even its id): the message as a whole is invalid.
+  if (!parsed.ok)
+    return parsed.reason === 'syntax'
+      ? refuse(PARSE_ERROR, `Parse error: the message ${parsed.message}`)
+      : refuse(INVALID_REQUEST, `Invalid Request: the message ${parsed.message}.`);
+  const message = parsed.value;
   if (Array.isArray(message))
     return refuse(INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported; send one message per request.');
   if (!message || typeof message !== 'object') return refuse(INVALID_REQUEST, 'Invalid Request: a JSON-RPC message is an object.');

@@ -228,6 +228,8 @@ const ERROR_EXAMPLES: Record<number, [string, string, unknown]> = {
   409: ['conflict', 'The article changed since the proposal was made.', null],
   412: ['precondition_failed', 'The memory note is at another version.', { etag: '"v4"' }],
   413: ['payload_too_large', 'The body is larger than this endpoint accepts (1048576 bytes).', null],
+  414: ['uri_too_long', 'The URL is longer than 8192 bytes.', null],
   429: ['rate_limited', 'Too many requests; retry after 12 seconds.', { limit: 600, windowSeconds: 60, retryAfterSeconds: 12 }],
+  431: ['headers_too_large', 'The request headers are larger than 16 KiB.', null],
   503: ['unavailable', 'The database is unreachable; retry later.', null],
 };

@@ -135,8 +135,11 @@ export interface Route {
   extraErrors?: number[];
 }
 
-/** Statuses every endpoint can return: the declared 400, 401, 403, 404 and 429, plus 500 and 503, which any call may hit. */
-export const COMMON_ERRORS = [400, 401, 403, 404, 429, 500, 503];
+/**
+ * Statuses every endpoint can return: the declared 400, 401, 403, 404 and 429, plus 500 and 503,
+ * which any call may hit, and 414 and 431, answered before any route (a URL over 8 KiB, headers over 16 KiB).
+ */
+export const COMMON_ERRORS = [400, 401, 403, 404, 414, 429, 431, 500, 503];
 
 /** A parameter bounded by a rule of the input contract; its description ends with the rule in words. */
 export function paramOf(rule: Rule, description: string, more: Omit<ParamDef, 'schema' | 'description'> = {}): ParamDef {

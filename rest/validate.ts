@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FORMATS } from '../src/contract/check.js';
+import { MAX_BYTES } from '../src/contract/jsonSchema.js';
 import { PATTERN_MESSAGES, SAY } from '../src/contract/rules.js';
 import type { FieldIssue, FieldLocation } from '../src/errors.js';
 import type { JsonSchema } from './jsonSchema.js';
@@ -80,7 +81,10 @@ function contractMessage(error: ErrorObject): string | null {
   const parent = (error.parentSchema ?? {}) as Record<string, unknown>;
   switch (error.keyword) {
     case 'maxLength':
-      return SAY.maxLength(error.params.limit as number);
+      // A byte bound is stated as the length bound too; the refusal says bytes, as the rule counts them.
+      return typeof parent[MAX_BYTES] === 'number' && typeof error.data === 'string'
+        ? SAY.maxBytes(parent[MAX_BYTES], Buffer.byteLength(error.data, 'utf8'))
+        : SAY.maxLength(error.params.limit as number);
     case 'minLength':
       return SAY.minLength(error.params.limit as number);
     case 'maxItems':

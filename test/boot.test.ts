@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../src/server.js';
+import { testLogger } from './support/internalErrors.js';
 
 function capture() {
   const lines: string[] = [];
@@ -14,7 +14,7 @@ function capture() {
       done();
     },
   });
-  return { lines, logger: pino({ level: 'info' }, stream) };
+  return { lines, logger: testLogger({ level: 'info', destination: stream }) };
 }
 
 const dirs: string[] = [];
@@ -72,6 +72,7 @@ describe('unexpected failures', () => {
     const { tenant } = await import('./support/factories.js');
     const app = await startTestApp();
     const t = await tenant(app);
+    app.expectInternalErrors(); // every request after the database is gone fails, and is logged
     await app.server.orm.close(true);
     const res = await fetch(`${app.url}/api/v1/workspaces/-/changelog`, { headers: { authorization: `Bearer ${t.key}` } });
     const body = await res.json();

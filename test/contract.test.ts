@@ -31,7 +31,8 @@ describe('served OpenAPI document', () => {
       const op = doc.paths[route.path]?.[route.method.toLowerCase()];
       expect(op, `${route.method} ${route.path}`).toBeDefined();
       expect(op.operationId).toBe(route.name);
-      for (const status of ['400', '401', '403', '404', '429', '500'])
+      // 414 and 431 too: a URL over 8 KiB or headers over 16 KiB are refused before any route, on every endpoint.
+      for (const status of ['400', '401', '403', '404', '414', '429', '431', '500'])
         expect(op.responses[status], `${route.name} ${status}`).toBeDefined();
       expect(op.responses[String(route.status)].content['application/json'].schema).toBeDefined();
     }

@@ -1,13 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceClient, startTestApp, type TestApp } from './support/app.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
 import { tenant, type Tenant } from './support/factories.js';
 import { png } from './support/images.js';
 import { until } from './support/wait.js';
+import { testLogger } from './support/internalErrors.js';
+import type { Logger } from 'pino';
 
 // The embedded database works on a thread of its own, and stores an upload a part at a time: a
 // request that needs the database never waits for seconds behind another's large write. Before,
@@ -77,9 +78,12 @@ describe('a request beside large writes', () => {
 });
 
 /** Lines the service logged, as parsed JSON. */
-function capturedLog(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+function capturedLog(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = testLogger({
+    level: 'warn',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
   return { logger, lines };
 }
 
@@ -104,6 +108,8 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database thread
       const forms = tenMebibyteForms();
       const uploads = Promise.all(forms.map((form) => app.api('POST', '/api/v1/workspaces/-/uploads', { key: t.key, form })));
       await new Promise((resolve) => setTimeout(resolve, 300));
+      // The thread's death is logged, and so is each request it cut off (how many depends on timing).
+      app.expectInternalErrors();
       app.server.embedded!.injectFault('simulated WebAssembly abort');
       const down = await until(async () => {
         const res = await app.api('GET', `${NOTE}?path=kept/across`, { key: t.key });
@@ -136,6 +142,7 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('the embedded database thread
     const app = await startTestApp({ onDatabaseFailure: (reason) => failures.push(reason), metricsToken: METRICS_TOKEN });
     try {
       const t = await tenant(app);
+      app.expectInternalErrors(); // the thread's death and the fatal give-up are logged
       app.server.embedded!.injectFault('simulated out of memory');
       await until(() => failures.length > 0, 'the failure reported');
       expect(failures).toEqual(['simulated out of memory']);

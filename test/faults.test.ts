@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../src/server.js';
 import { freePort } from './support/processes.js';
 import { until } from './support/wait.js';
+import { testLogger, watchOf } from './support/internalErrors.js';
 
 // A private PostgreSQL that this test starts, stops and restarts itself (initdb into a temporary
 // directory, its own port). Skipped, saying so, where no PostgreSQL server binaries exist (except on CI).
@@ -73,12 +73,15 @@ describe.skipIf(!BIN && !process.env.CI)('database restart under write load', ()
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
     await pgFirstStart();
     const admin = 'adm_fault_test_token_0123456789';
+    const logger = testLogger();
+    // Requests that meet the outage fail, and each failure is logged: how many depends on timing.
+    watchOf(logger).expect();
     server = await startServer({
       port: 0,
       host: '127.0.0.1',
       databaseUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
       adminToken: admin,
-      logger: pino({ level: 'silent' }),
+      logger,
       embeddingWorker: false,
       webhookDispatcher: false,
     });

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/app/logger.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { failingEmbedder } from './support/embedders.js';
 import { tenant } from './support/factories.js';
 import { rawExchange } from './support/raw.js';
+import { testLogger } from './support/internalErrors.js';
 
 const EMBEDDER_SECRET = 'embedder-secret-c41e';
 const lines: string[] = [];
@@ -18,7 +18,7 @@ beforeAll(async () => {
   });
   app = await startTestApp({
     // The product's own logger (its redaction), at debug level so every request is logged too.
-    logger: createLogger({ level: 'debug', destination: sink }),
+    logger: testLogger({ level: 'debug', destination: sink }),
     embedder: failingEmbedder(EMBEDDER_SECRET),
     corsOrigins: ['https://dash.example.com'],
   });
@@ -90,6 +90,7 @@ describe('HTTP limits and headers', () => {
 
   it('logs each request and an unexpected error at debug level, never a key or an Authorization header', async () => {
     const t = await tenant(app);
+    app.expectInternalErrors(1); // the failing embedder's error, logged (without the key) is what this test reads
     const failed = await app.api('GET', '/api/v1/workspaces/-/search?q=keys&semantic=true', { key: t.key });
     expect(failed.status).toBe(500);
     await app.api('PUT', '/api/v1/workspaces/-/memory/note', {

@@ -2,7 +2,6 @@
 // would, and every way it must refuse: PKCE, code reuse, another client, redirect URIs, CSRF,
 // refresh rotation and expiry, audiences, scopes, revocation, demotion and the two-factor rule.
 import { createHash, randomBytes } from 'node:crypto';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
@@ -13,6 +12,7 @@ import { MCP_CLIENTS } from './support/mcpClients.js';
 import { approve, backLink, consentFields, openAuthorization, submitConsent, type Browser } from './support/oauthClient.js';
 import { signedInWithProvider, startAppWithIdentityProvider, type TestIdentityProvider } from './support/oidcProvider.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn as signInAs, type SignedInPerson } from './support/signIn.js';
+import { testLogger } from './support/internalErrors.js';
 
 let app: TestApp;
 /** The identity provider people may also sign in with (its `amr` proves a second factor). */
@@ -20,7 +20,7 @@ let idp: TestIdentityProvider;
 beforeAll(async () => {
   ({ app, idp } = await startAppWithIdentityProvider({
     oauth: { refreshTokenTtlS: 3, registrationsPerHour: 100_000 },
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: testLogger(),
   }));
 }, 60_000);
 afterAll(async () => {

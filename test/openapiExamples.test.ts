@@ -146,7 +146,8 @@ describe('/llms.txt', () => {
       for (const permission of (op as any)['x-permissions'] as string[]) expect(line).toContain(`\`${permission}\``);
     }
     const put = lines.find((l) => l.includes('(`memory_put_note`)'))!;
-    expect(put).toMatch(/`body` ≤ \d+ chars/);
+    // A note body is bounded in UTF-8 bytes, and said so (not "chars").
+    expect(put).toMatch(/`body` ≤ 16384 bytes \(UTF-8\)/);
     expect(lines.find((l) => l.includes('(`search`)'))).toContain('`limit` 1–');
     for (const tag of doc.tags) expect(text).toContain(`\n## ${tag.name}\n`);
   });

@@ -159,6 +159,24 @@ describe('proposals (16, 17)', () => {
     expect((await approve(t.key, draft.id)).data.approveProposal.status).toBe('approved');
   });
 
+  it('approving a new draft is reviewing too: proposal.read + article.create without article.update is refused, nothing created', async () => {
+    const t = await setup();
+    const draft = (await propose(t.key, { section: 'docs', title: 'FAQ', markdown: 'Q & A', summary: 'new page' })).body;
+    const creator = await createKey(app, t.member.id, { permissions: ['proposal.read', 'article.create'], workspaceId: t.workspace.id });
+    const denied = await approve(creator.key, draft.id);
+    expect(denied.errors?.[0].extensions).toMatchObject({ code: 'permission_denied', details: { missing: ['article.update'] } });
+    expect(denied.data).toBeNull();
+    expect((await app.api('GET', `${W}/articles/faq`, { key: t.key })).status).toBe(404);
+    const listed = await app.gql('{ proposals(workspace: "-") { items { id status reviewedBy } } }', {}, t.key);
+    expect(listed.data.proposals.items).toEqual([{ id: draft.id, status: 'open', reviewedBy: null }]);
+    // A reviewer who may also create articles approves it.
+    const both = await createKey(app, t.member.id, {
+      permissions: ['proposal.read', 'article.create', 'article.update'],
+      workspaceId: t.workspace.id,
+    });
+    expect((await approve(both.key, draft.id)).data.approveProposal).toMatchObject({ status: 'approved', articleSlug: 'faq' });
+  });
+
   it('rejects with a reason of 1 to 1,000 characters, and only for reviewers', async () => {
     const t = await setup();
     const open = (await propose(t.key, { article: 'install', markdown: 'nope', summary: 'meh' })).body;

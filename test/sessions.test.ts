@@ -3,7 +3,6 @@
 // sessions listed and revoked, the two-factor rule for people, and the audit trail under the member.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
 import { sql } from '../src/db/sql.js';
 import { freshEm } from '../src/db/orm.js';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -11,6 +10,7 @@ import { createMember, createOrg, createWorkspace } from './support/factories.js
 import { startAppWithIdentityProvider } from './support/oidcProvider.js';
 import { rawRequest } from './support/raw.js';
 import { mintSignInLink, personGql, redeemSignInLink, signIn, type SignedInPerson } from './support/signIn.js';
+import { testLogger } from './support/internalErrors.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -406,7 +406,7 @@ describe('behind https (an https PUBLIC_URL)', () => {
     // A TLS-terminating proxy in front: the app itself listens on plain http and trusts no proxy header.
     const { app: secure, idp } = await startAppWithIdentityProvider({
       publicUrl: 'https://wks.example.test',
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      logger: testLogger(),
     });
     try {
       const org = await createOrg(secure);

@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
-import { parseTrustProxy } from '../src/http/clientAddress.js';
+import { canonicalAddress, clientAddressOf, parseTrustProxy } from '../src/http/clientAddress.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { loopbackAddress, postJsonFrom } from './support/oauthClient.js';
 import { spawnService } from './support/processes.js';
@@ -89,6 +89,36 @@ describe('TRUST_PROXY on', () => {
     const lastProxy = `10.${randomInt(0, 256)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
     const garbled = await register(named, loopbackAddress(), `${somewhere()}, not-an-address, ${lastProxy}`);
     expect(await registeredFrom(named, garbled.clientId!)).toBe(lastProxy);
+  });
+
+  it('counts an IPv4-mapped IPv6 address as its IPv4 address: one client, one budget, however a proxy writes it', async () => {
+    const client = somewhere();
+    const [a, b, c, d] = client.split('.').map(Number);
+    const hex = `::ffff:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    const mapped = await register(oneHop, loopbackAddress(), `::ffff:${client}`);
+    const plain = await register(oneHop, loopbackAddress(), client);
+    expect([mapped.status, plain.status]).toEqual([201, 201]);
+    expect(await registeredFrom(oneHop, mapped.clientId!)).toBe(client);
+    expect(await registeredFrom(oneHop, plain.clientId!)).toBe(client);
+    // The limit of 2 is spent for the client, whichever spelling comes next.
+    expect((await register(oneHop, loopbackAddress(), `::FFFF:${client}`)).status).toBe(429);
+    expect((await register(oneHop, loopbackAddress(), hex)).status).toBe(429);
+    expect((await register(oneHop, loopbackAddress(), `[::ffff:${client}]:4711`)).status).toBe(429);
+    // A trusted proxy written as a mapped address is still the trusted proxy.
+    const behind = somewhere();
+    const chained = await register(named, loopbackAddress(), `${behind}, ::ffff:10.9.8.7`);
+    expect(await registeredFrom(named, chained.clientId!)).toBe(behind);
+  });
+
+  it('writes each address one way (mapped IPv4 as IPv4, IPv6 lower-cased and compressed), whatever the peer or header says', () => {
+    expect(canonicalAddress('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(canonicalAddress('::ffff:cb00:7107')).toBe('203.0.113.7');
+    expect(canonicalAddress('0:0:0:0:0:FFFF:203.0.113.7')).toBe('203.0.113.7');
+    expect(canonicalAddress('2001:DB8:0:0::1')).toBe('2001:db8::1');
+    expect(canonicalAddress('203.0.113.7')).toBe('203.0.113.7');
+    expect(canonicalAddress('unknown')).toBe('unknown');
+    expect(clientAddressOf('::ffff:127.0.0.1', undefined, parseTrustProxy('off'))).toBe('127.0.0.1');
+    expect(clientAddressOf('::ffff:127.0.0.1', '::ffff:198.51.100.4', parseTrustProxy('127.0.0.1'))).toBe('198.51.100.4');
   });
 
   it('refuses to start on a TRUST_PROXY that is neither a hop count nor addresses', async () => {

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../src/server.js';
@@ -10,6 +9,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { createKey, createWorkspace, tenant, type Tenant } from './support/factories.js';
 import { startReceiver } from './support/receiver.js';
 import { until } from './support/wait.js';
+import { testLogger } from './support/internalErrors.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -368,7 +368,7 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('durability', () => {
       host: '127.0.0.1',
       dataDir: join(dir, 'db'),
       adminToken: app.adminToken,
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      logger: testLogger(),
       outboundAllowLoopback: true,
       embeddingWorker: false,
     };

@@ -123,6 +123,34 @@ describe('who asks: the door and the kind of caller', () => {
     );
   });
 
+  it("takes the door from what the server knows: an agent key naming the console's client is still GraphQL, in activity and gap groups", async () => {
+    const { t } = await workspaceWithPerson();
+    const asConsole = async (query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.key}`, 'apollographql-client-name': 'wks-console' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await res.json()) as { data: any; errors?: unknown[] };
+    };
+    const search = 'query($w: String!) { search(workspace: $w, q: "forged door") { items { title } } }';
+    expect((await asConsole(search, { w: t.workspace.id })).errors).toBeUndefined();
+    const report = `mutation($w: String!, $q: String!) { reportContentGap(workspace: $w, input: { question: $q }) { reported } }`;
+    expect((await asConsole(report, { w: t.workspace.id, q: 'Who rotates the release signing key?' })).errors).toBeUndefined();
+    const rows = await until(async () => {
+      const list = (await app.gql(ACTIVITY, { w: t.workspace.id })).data.workspaceActivity as any[];
+      return list.some((r) => r.reads > 0) ? list : null;
+    }, 'the activity counts flushed');
+    expect(rows.filter((r) => r.door === 'console')).toEqual([]);
+    expect(totals(rows, 'graphql', 'agent_key')).toMatchObject({ reads: 1, searches: 1, gaps: 1 });
+    await app.server.drainEmbeddings(t.workspace.id);
+    const groups = (await app.gql(GROUPS, { w: t.workspace.id, by: null })).data.contentGapGroups;
+    expect(groups.map((g: any) => g.askedBy)).toEqual(
+      expect.arrayContaining([expect.arrayContaining([{ door: 'graphql', caller: 'agent_key', questions: 1 }])]),
+    );
+    expect(JSON.stringify(groups)).not.toContain('console');
+  });
+
   it('lets admins and owners read the activity, not other members, and 404s another organization', async () => {
     const { t } = await workspaceWithPerson();
     const viewer = await createMember(app, t.org.id, { role: 'viewer' });

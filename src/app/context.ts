@@ -18,14 +18,23 @@ export interface ContextDeps {
   activity: RequestContext['activity'];
 }
 
-/** The console's GraphQL requests name it (Apollo's client-awareness header), so analytics tell it from other GraphQL clients. */
+/**
+ * The console's GraphQL requests name it (Apollo's client-awareness header), so analytics tell it
+ * from a person's other GraphQL clients (the explorer).
+ */
 export const CONSOLE_CLIENT = 'wks-console';
 
-/** The door of an HTTP request as analytics split them. */
-function viaOf(ctx: Context, requireCredential: boolean): Door {
+/**
+ * The door of an HTTP request as analytics split them, from what the server knows: the route, then
+ * the credential. Only a person's session (the console's sign-in cookie) can be the console: a key,
+ * an OAuth grant or the admin token is `graphql` on /graphql whatever its headers say, so no agent
+ * can pass its calls off as people's. The header only tells a signed-in person's console from
+ * their other GraphQL tools.
+ */
+function viaOf(ctx: Context, requireCredential: boolean, principal: Principal): Door {
   if (ctx.path === '/mcp') return 'mcp';
   if (requireCredential) return 'rest';
-  return ctx.get('apollographql-client-name') === CONSOLE_CLIENT ? 'console' : 'graphql';
+  return principal.kind === 'member' && ctx.get('apollographql-client-name') === CONSOLE_CLIENT ? 'console' : 'graphql';
 }
 
 /** Builds a request's context; with `requireCredential` a missing or bad key is the 401. */
@@ -47,7 +56,7 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
       ctx.state.requestId as string,
       requireCredential ? 'rest' : 'graphql',
       () => Promise.resolve(principal),
-      viaOf(ctx, requireCredential),
+      viaOf(ctx, requireCredential, principal),
     );
     // A read the replica may serve (see readRouting): its plain reads go there.
     if (ctx.state.readTarget) context.db = ctx.state.readTarget as SqlTarget;

@@ -13,6 +13,7 @@ import {
 import type { Context } from 'koa';
 import { errorAnswer } from '../http/envelope.js';
 import { readText } from '../http/body.js';
+import { parseJsonText } from '../http/json.js';
 import type { RequestContext } from '../context.js';
 import { BODY_LIMITS } from '../contract/rules.js';
 import { DomainError, InvalidRequestError } from '../errors.js';
@@ -93,13 +94,12 @@ export const graphqlJsonBody: Middleware = async (ctx: Context, next) => {
   );
   if (!text.trim())
     throw new InvalidRequestError('The body is empty: send {"query": …}.', [{ field: 'body', in: 'body', message: 'is empty' }]);
-  try {
-    ctx.request.body = JSON.parse(text) as typeof ctx.request.body;
-  } catch (error) {
-    throw new InvalidRequestError(`The body is not valid JSON: ${(error as Error).message}`, [
-      { field: 'body', message: 'is not valid JSON' },
+  const parsed = parseJsonText(text);
+  if (!parsed.ok)
+    throw new InvalidRequestError(`The body ${parsed.message}`, [
+      { field: 'body', message: parsed.reason === 'syntax' ? 'is not valid JSON' : parsed.message },
     ]);
-  }
+  ctx.request.body = parsed.value as typeof ctx.request.body;
   await next();
 };
 

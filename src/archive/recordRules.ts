@@ -4,7 +4,7 @@
  * states, RFC 3339 timestamps, and JSON types. Text derived from an attached OpenAPI spec (its
  * generated pages and sections) is bounded by the rule the spec itself was accepted under.
  */
-import { checkRule, stringIssue } from '../contract/check.js';
+import { checkRule, issueInside, stringIssue, textIssue } from '../contract/check.js';
 import { RULES, type IntRule, type Rule, type StringRule } from '../contract/rules.js';
 import { API_STATES, ARTICLE_STATUSES } from '../entities/Article.js';
 import { CHANGELOG_STATUSES } from '../entities/ChangelogEntry.js';
@@ -252,30 +252,11 @@ export const RECORD_COLUMNS: Record<string, Record<string, Column>> = {
   },
 };
 
-/** Why a string cannot be stored as text (PostgreSQL refuses NUL and unpaired surrogates), or null. */
-export function unstorable(value: string): string | null {
-  if (value.includes('\u0000')) return 'must not contain NUL (U+0000)';
-  return (value as string & { isWellFormed(): boolean }).isWellFormed() ? null : 'must be well-formed Unicode (no unpaired surrogates)';
-}
-
-/** The first string inside a JSON value that cannot be stored, or null (the line's shape bounds the walk). */
-function unstorableInside(value: unknown): string | null {
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      const issue = unstorable(v);
-      if (issue) return issue;
-    } else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) stack.push(k, inner);
-  }
-  return null;
-}
-
 /** What is wrong with the value's JSON type, or null. */
 function kindIssue(kind: Kind, value: unknown): string | null {
   switch (kind) {
     case 'text':
-      return typeof value === 'string' ? unstorable(value) : 'must be a string';
+      return typeof value === 'string' ? textIssue(value) : 'must be a string';
     case 'int':
       return Number.isInteger(value) ? null : 'must be an integer';
     case 'bool':
@@ -284,11 +265,11 @@ function kindIssue(kind: Kind, value: unknown): string | null {
       return typeof value === 'string' && isUuid(value) ? null : 'must be a UUID';
     case 'strings':
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return 'must be a list of strings';
-      return value.map((v: string) => unstorable(v)).find((issue) => issue) ?? null;
+      return value.map((v: string) => textIssue(v)).find((issue) => issue) ?? null;
     case 'numbers':
       return Array.isArray(value) && value.every((v) => typeof v === 'number' && Number.isFinite(v)) ? null : 'must be a list of numbers';
     case 'json':
-      return unstorableInside(value);
+      return issueInside(value, textIssue);
     case 'bytes':
       return typeof value === 'string' || value instanceof RawString ? null : 'must be a base64 string';
     case 'ref':
@@ -321,7 +302,7 @@ export function recordIssues(type: string, position: number, data: Data, facts: 
 
 /** A workspace name (the archive's, or `?name=` on import) as the API takes it, and storable: what is wrong, or null. */
 export function workspaceNameIssue(name: string): string | null {
-  return stringIssue(RULES.name, name) ?? unstorable(name);
+  return stringIssue(RULES.name, name) ?? textIssue(name);
 }
 
 /** What is wrong with the header's workspace and time (its format, version and counts are format.ts's). */

@@ -1,5 +1,5 @@
 import type { FieldIssue } from '../errors.js';
-import { SAY, type IntRule, type JsonRule, type ListRule, type Rule, type StringRule } from './rules.js';
+import { byteBound, SAY, type IntRule, type JsonRule, type ListRule, type Rule, type StringRule } from './rules.js';
 
 const compiled = new Map<string, RegExp>();
 // An RFC 3339 date-time with an offset; no two quantifiers compete for the same characters.
@@ -54,19 +54,87 @@ function checkString(rule: StringRule, value: string, field: string, issues: Fie
   if (issue) issues.push({ field, message: issue });
 }
 
-/** What is wrong with a string, or null; the bounds come first, so no pattern ever sees an over-long value. */
+/**
+ * What is wrong with a string, or null; the bounds come first, so no pattern ever sees an over-long
+ * value. A rule whose byte bound is the tighter one says bytes, whatever the length that broke it.
+ */
 export function stringIssue(rule: StringRule, value: string): string | null {
-  if (codePointsOver(value, rule.maxLength)) return SAY.maxLength(rule.maxLength);
+  if (codePointsOver(value, rule.maxLength))
+    return byteBound(rule) ? SAY.maxBytes(rule.maxBytes!, Buffer.byteLength(value, 'utf8')) : SAY.maxLength(rule.maxLength);
   if (rule.minLength && codePointsUnder(value, rule.minLength)) return SAY.minLength(rule.minLength);
   if (rule.maxBytes !== undefined && value.length * 3 > rule.maxBytes) {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > rule.maxBytes) return SAY.maxBytes(rule.maxBytes, bytes);
   }
+  if (value.includes('\u0000')) return SAY.nul;
   if (rule.nonBlank && value.trim() === '') return SAY.blank;
   if (rule.oneOf && !rule.oneOf.includes(value)) return SAY.oneOf(rule.oneOf);
   if (rule.pattern && !regex(rule.pattern.source).test(value)) return rule.pattern.message;
   if (rule.format && !FORMATS[rule.format](value)) return SAY.format[rule.format];
   return null;
+}
+
+type WellFormable = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/** NUL, which no text or JSON column of PostgreSQL holds: every door refuses it with a 400 naming the field. */
+export function nulIssue(value: string): string | null {
+  return value.includes('\u0000') ? SAY.nul : null;
+}
+
+/**
+ * What keeps text out of PostgreSQL as it was sent: NUL, and unpaired surrogates, which are not
+ * Unicode (the driver's UTF-8 writes U+FFFD for them). Archives refuse both, so that an import
+ * stores exactly what its records say; the API's doors refuse NUL and make the rest wellFormed.
+ */
+export function textIssue(value: string): string | null {
+  return nulIssue(value) ?? ((value as WellFormable).isWellFormed() ? null : SAY.unpaired);
+}
+
+/** The first string (a value or an object's key) inside a JSON value that `check` refuses, or null. */
+export function issueInside(value: unknown, check: (text: string) => string | null): string | null {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      const issue = check(v);
+      if (issue) return issue;
+    } else if (v && typeof v === 'object') for (const [k, inner] of Object.entries(v)) stack.push(k, inner);
+  }
+  return null;
+}
+
+/**
+ * A client's value with every unpaired surrogate in its strings (object keys included) replaced by
+ * U+FFFD, which is what the database would store: applied at the edge, before anything reads it, so
+ * the answer, the stored row and the event's JSON all hold the same text (JSON's `"\ud800"` is a
+ * 500 in a jsonb column, and silently U+FFFD in a text one). Only what changes is copied; other
+ * objects (an upload) are kept as they are.
+ */
+export function wellFormed<T>(value: T): T {
+  return illFormed(value) ? (repaired(value) as T) : value;
+}
+
+/** A plain JSON object (not an upload or another class's instance). */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Whether any string in the value (keys included) holds an unpaired surrogate: a walk that allocates nothing, as most values hold none. */
+function illFormed(value: unknown): boolean {
+  if (typeof value === 'string') return !(value as WellFormable).isWellFormed();
+  if (Array.isArray(value)) return value.some(illFormed);
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (illFormed(key) || illFormed(value[key])) return true;
+  return false;
+}
+
+function repaired(value: unknown): unknown {
+  if (typeof value === 'string') return (value as WellFormable).toWellFormed();
+  if (Array.isArray(value)) return value.map(repaired);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [repaired(k), repaired(v)]));
 }
 
 function checkList(rule: ListRule, value: unknown[], field: string, issues: FieldIssue[]): void {
@@ -85,6 +153,39 @@ function checkInt(rule: IntRule, value: unknown, field: string, issues: FieldIss
 
 function checkJson(rule: JsonRule, value: unknown, field: string, issues: FieldIssue[]): void {
   if (jsonSizeOver(value, rule.maxBytes)) issues.push({ field, message: SAY.jsonBytes(rule.maxBytes) });
+  else {
+    const nul = issueInside(value, nulIssue);
+    if (nul) issues.push({ field, message: nul });
+  }
+}
+
+/**
+ * Whether JSON text nests arrays and objects more than `max` levels deep, read in one pass before
+ * it is parsed: brackets inside strings do not count, and a string is skipped with a native search
+ * for its closing quote (a 10 MiB image in base64 is one string).
+ */
+export function jsonTextDepthOver(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = closingQuote(text, i);
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Where the string opened at `open` ends (its closing quote, one not escaped), or the text's end. */
+function closingQuote(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at < 0) return text.length;
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
 }
 
 /** Whether a JSON value serialises to more than `max` bytes; stops counting as soon as it does. */

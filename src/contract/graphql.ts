@@ -13,7 +13,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { InvalidRequestError, type FieldIssue } from '../errors.js';
-import { checkRule } from './check.js';
+import { checkRule, wellFormed } from './check.js';
 import { declaredRules } from './declared.js';
 import { describeRule, RULES, type Rule, type RuleName } from './rules.js';
 
@@ -37,7 +37,8 @@ const bound = new WeakMap<GraphQLArgument | GraphQLInputField, Rule>();
  * Binds the input contract to a built schema: every argument and input field that carries a
  * string, an ID, JSON or a list gets its rule (a missing one fails the start), its description
  * states the rule, and every field with arguments checks them before its resolver runs, so
- * GraphQL, and REST and MCP which execute the same schema, refuse the same input alike.
+ * GraphQL, and REST and MCP which execute the same schema, refuse the same input alike (NUL
+ * anywhere in a string included) and store the same text (unpaired surrogates as U+FFFD).
  */
 export function applyInputContract(schema: GraphQLSchema): void {
   const declared = declaredRules();
@@ -93,14 +94,23 @@ function fits(rule: Rule, type: GraphQLInputType): boolean {
   return named === 'String' || named === 'ID';
 }
 
-/** Makes the field check its arguments (and their input objects' fields) before its resolver (a subscription: before it subscribes). */
+/**
+ * Makes the field check its arguments (and their input objects' fields) before its resolver (a
+ * subscription: before it subscribes), once their text is well-formed: an unpaired surrogate
+ * becomes U+FFFD here, as the database would store it, so every door answers what is stored.
+ */
 function guard(field: GraphQLField<unknown, unknown>): void {
   const args = field.args;
   const checked =
     (run: GraphQLFieldResolver<unknown, unknown>): GraphQLFieldResolver<unknown, unknown> =>
     (source, values, context, info) => {
       const issues: FieldIssue[] = [];
-      for (const arg of args) checkInput(arg, (values as Record<string, unknown>)[arg.name], arg.name, issues, true);
+      const given = values as Record<string, unknown>;
+      for (const arg of args) {
+        const value = wellFormed(given[arg.name]);
+        if (value !== given[arg.name]) given[arg.name] = value;
+        checkInput(arg, value, arg.name, issues, true);
+      }
       if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
       return run(source, values, context, info);
     };

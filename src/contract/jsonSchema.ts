@@ -2,6 +2,9 @@ import { describeRule, type Rule } from './rules.js';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** The schema extension that carries a string's bound in UTF-8 bytes (JSON Schema counts characters only). */
+export const MAX_BYTES = 'x-max-bytes';
+
 /**
  * The JSON Schema of a rule (for REST's validation, the OpenAPI document and the MCP tool
  * schemas); `extra` adds keywords, and its description is followed by the rule in words.
@@ -22,8 +25,10 @@ export function ruleSchema(rule: Rule): JsonSchema {
       return {
         type: 'string',
         ...(rule.minLength ? { minLength: rule.minLength } : {}),
-        // A string of N bytes has at most N characters: the byte bound is a character bound too.
+        // A string of N bytes has at most N characters: the byte bound is a character bound too, and
+        // `x-max-bytes` says it is bytes that count (REST's refusals then say bytes, like GraphQL's).
         maxLength: Math.min(rule.maxLength, rule.maxBytes ?? Infinity),
+        ...(rule.maxBytes !== undefined ? { [MAX_BYTES]: rule.maxBytes } : {}),
         ...(rule.pattern ? { pattern: rule.pattern.source } : {}),
         ...(rule.oneOf ? { enum: [...rule.oneOf] } : {}),
         ...(rule.format ? { format: rule.format } : {}),
@@ -38,6 +43,6 @@ export function ruleSchema(rule: Rule): JsonSchema {
         ...(rule.default === undefined ? {} : { default: rule.default }),
       };
     case 'json':
-      return { type: ['string', 'object'], maxLength: rule.maxBytes };
+      return { type: ['string', 'object'], maxLength: rule.maxBytes, [MAX_BYTES]: rule.maxBytes };
   }
 }

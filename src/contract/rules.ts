@@ -74,6 +74,13 @@ export const BODY_LIMITS = {
   mcp: Math.ceil((UPLOAD_LIMITS.maxBytes * 4) / 3) + 1024 * 1024,
   url: 8 * 1024,
 };
+/**
+ * How deeply a JSON request may nest arrays and objects (REST bodies, GraphQL requests, MCP messages,
+ * OAuth registrations), counted on its text before it is parsed, so nothing that recurses (the
+ * serialiser, the idempotency hash, the SDKs) ever meets a deeper value. An attached spec may nest
+ * 500 levels; the rest is room for the request around it.
+ */
+export const JSON_MAX_DEPTH = 512;
 export const NOTE_PATH_BYTES = 512;
 export const NOTE_BODY_BYTES = 16 * 1024;
 /** A workspace's guidance for agents: 4 KiB of UTF-8 Markdown, handed to every agent in MCP's instructions. */
@@ -148,6 +155,9 @@ export const SAY = {
   blank: 'must not be blank',
   format: { email: 'must be an e-mail address', uri: 'must be an absolute http(s) URL', 'date-time': 'must be an RFC 3339 date-time' },
   jsonBytes: (n: number) => `must be at most ${n} bytes when serialised`,
+  nul: 'must not contain NUL (U+0000)',
+  unpaired: 'must be well-formed Unicode (no unpaired surrogates)',
+  jsonDepth: (n: number) => `must not nest arrays and objects more than ${n} levels deep`,
 };
 
 /** Patterns the contract declares, to put the same words on REST's pattern errors. */
@@ -158,12 +168,18 @@ export const PATTERN_MESSAGES: ReadonlyMap<string, string> = new Map(
     .map((r) => [r.pattern!.source, r.pattern!.message]),
 );
 
+/** Whether a string rule's byte bound is the binding one (N bytes are at most N characters): it is then stated, and refused, in bytes alone. */
+export function byteBound(rule: StringRule): boolean {
+  return rule.maxBytes !== undefined && rule.maxBytes <= rule.maxLength;
+}
+
 /** The rule in words, for descriptions in the SDL and the OpenAPI document. */
 export function describeRule(rule: Rule): string {
   switch (rule.kind) {
     case 'string': {
-      const parts = [`at most ${rule.maxLength.toLocaleString('en-US')} characters`];
-      if (rule.maxBytes !== undefined) parts.push(`${rule.maxBytes.toLocaleString('en-US')} bytes in UTF-8`);
+      const n = (value: number) => value.toLocaleString('en-US');
+      const parts = [byteBound(rule) ? `at most ${n(rule.maxBytes!)} bytes in UTF-8` : `at most ${n(rule.maxLength)} characters`];
+      if (rule.maxBytes !== undefined && !byteBound(rule)) parts.push(`${n(rule.maxBytes)} bytes in UTF-8`);
       if (rule.minLength) parts.unshift(rule.minLength === 1 ? 'not empty' : `at least ${rule.minLength} characters`);
       return `Limit: ${parts.join(', ')}.`;
     }

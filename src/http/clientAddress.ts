@@ -60,8 +60,32 @@ function isTrusted(proxies: BlockList, address: string): boolean {
   return proxies.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
 
-/** The client's address: the peer's, or the one the trusted proxies name in X-Forwarded-For. */
+/**
+ * One spelling per address, so that every per-address limit counts a client once: an IPv4-mapped
+ * IPv6 address (`::ffff:203.0.113.7`, as a dual-stack socket or a proxy may write it, or
+ * `::ffff:cb00:7107`) is its IPv4 address, and any other IPv6 address is written as URLs write it
+ * (lower case, zeros compressed). Anything else (a zone id, `unknown`) is kept as it is.
+ */
+export function canonicalAddress(address: string): string {
+  if (isIP(address) !== 6) return address;
+  let text: string;
+  try {
+    text = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address.toLowerCase();
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (!mapped) return text;
+  const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+}
+
+/** The client's address (canonical): the peer's, or the one the trusted proxies name in X-Forwarded-For. */
 export function clientAddressOf(peer: string | undefined, forwardedFor: string | string[] | undefined, trust: TrustProxy): string {
+  return canonicalAddress(namedAddress(peer, forwardedFor, trust));
+}
+
+function namedAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trust: TrustProxy): string {
   const socket = peer ?? 'unknown';
   if (trust.kind === 'off' || !forwardedFor) return socket;
   // Several headers count as one list, in order (RFC 9110 §5.3).
@@ -72,12 +96,12 @@ export function clientAddressOf(peer: string | undefined, forwardedFor: string |
     const named = entries.length >= trust.hops ? entries[entries.length - trust.hops] : entries[0];
     return (named !== undefined && entryAddress(named)) || socket;
   }
-  let client = socket;
+  let client = canonicalAddress(socket);
   while (isTrusted(trust.proxies, client) && entries.length) {
     const next = entryAddress(entries.pop()!);
     // A header that does not parse ends the walk at the last proxy: its clients share one address, never a forged one.
     if (!next) break;
-    client = next;
+    client = canonicalAddress(next);
   }
   return client;
 }

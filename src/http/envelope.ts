@@ -110,7 +110,9 @@ export const STATUS_DESCRIPTIONS: Record<number, string> = {
   405: '`method_not_allowed`: the path exists, the method does not (`Allow` lists the methods).',
   412: '`precondition_failed`: the `If-Match` ETag does not match the current version.',
   413: '`payload_too_large`: the body is larger than this endpoint accepts.',
+  414: '`uri_too_long`: the URL (path and query) is longer than 8 KiB.',
   429: '`rate_limited`: too many requests; wait for `Retry-After` seconds.',
+  431: '`headers_too_large`: the request headers are larger than 16 KiB (the connection is closed).',
   500: '`internal`: the server failed; nothing was changed.',
   503: '`unavailable`: the database is unreachable; retry later.',
 };

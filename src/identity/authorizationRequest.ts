@@ -45,6 +45,7 @@ export async function checkAuthorizationRequest(
   for (const name of REQUEST_PARAMS) {
     if (params.getAll(name).length > 1) throw new UnsafeRedirectError('invalid_request', `${name} is sent more than once`);
     if ((params.get(name) ?? '').length > MAX_PARAM) throw new UnsafeRedirectError('invalid_request', `${name} is too long`);
+    if (params.get(name)?.includes('\u0000')) throw new UnsafeRedirectError('invalid_request', `${name} must not contain NUL (U+0000)`);
   }
   const clientId = params.get('client_id');
   if (!clientId) throw new UnsafeRedirectError('invalid_request', 'client_id is required');

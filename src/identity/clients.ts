@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { nulIssue, wellFormed } from '../contract/check.js';
+import { parseJsonText } from '../http/json.js';
 import { safeFetch, UnsafeTargetError } from '../net/safeFetch.js';
 import type { SqlTarget } from '../db/sql.js';
 import { deleteUnusedClients, findClient, insertRegisteredClient, upsertMetadataClient, type ClientRow } from '../store/oauthClients.js';
@@ -41,6 +43,8 @@ const EDITOR_SCHEMES = new Set(['cursor:', 'vscode:', 'vscode-insiders:']);
  */
 export function redirectUriProblem(raw: unknown): string | null {
   if (typeof raw !== 'string' || !raw || raw.length > MAX_URI_LENGTH) return `must be a URL of at most ${MAX_URI_LENGTH} characters`;
+  const nul = nulIssue(raw);
+  if (nul) return nul;
   let url: URL;
   try {
     url = new URL(raw);
@@ -68,6 +72,8 @@ function checkedName(value: unknown, fallback: string): string {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== 'string' || !value.trim() || value.length > MAX_NAME_LENGTH)
     throw new OAuthError('invalid_client_metadata', `client_name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
+  const nul = nulIssue(value);
+  if (nul) throw new OAuthError('invalid_client_metadata', `client_name ${nul}`);
   return value.trim();
 }
 
@@ -97,7 +103,9 @@ function checkedGrantTypes(value: unknown): string[] {
 }
 
 /** The metadata of a registration or document, checked (RFC 7591 §2), as the server keeps and answers it. */
-function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbackName: string) {
+function checkedMetadata(sent: Record<string, unknown>, strict: boolean, fallbackName: string) {
+  // Text as the database holds it (an unpaired surrogate as U+FFFD), so the answer and the stored metadata agree.
+  const body = wellFormed(sent);
   const redirectUris = checkedRedirectUris(body.redirect_uris);
   const name = checkedName(body.client_name, fallbackName);
   const grantTypes = checkedGrantTypes(body.grant_types);
@@ -112,7 +120,10 @@ function checkedMetadata(body: Record<string, unknown>, strict: boolean, fallbac
   };
   for (const field of ['client_uri', 'logo_uri', 'scope', 'software_id', 'software_version'] as const) {
     const value = body[field];
-    if (typeof value === 'string' && value.length <= MAX_URI_LENGTH) metadata[field] = value;
+    if (typeof value !== 'string' || value.length > MAX_URI_LENGTH) continue;
+    const nul = nulIssue(value);
+    if (nul) throw new OAuthError('invalid_client_metadata', `${field} ${nul}`);
+    metadata[field] = value;
   }
   return { name, redirectUris, metadata };
 }
@@ -257,12 +268,14 @@ async function fetchMetadataDocument(
     throw new OAuthError('invalid_client', `The client's metadata document could not be fetched: ${why}`, 401);
   }
   if (res.status !== 200) throw new OAuthError('invalid_client', `The client's metadata document answered HTTP ${res.status}`, 401);
-  let document: unknown;
-  try {
-    document = JSON.parse(res.body.toString('utf8'));
-  } catch {
-    throw new OAuthError('invalid_client', "The client's metadata document is not JSON", 401);
-  }
+  const parsed = parseJsonText(res.body.toString('utf8'));
+  if (!parsed.ok)
+    throw new OAuthError(
+      'invalid_client',
+      `The client's metadata document ${parsed.reason === 'syntax' ? 'is not JSON' : parsed.message}`,
+      401,
+    );
+  const document = parsed.value;
   if (!document || typeof document !== 'object' || Array.isArray(document))
     throw new OAuthError('invalid_client', "The client's metadata document is not a JSON object", 401);
   const cacheControl = String(res.headers['cache-control'] ?? '');

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { freshEm } from '../db/orm.js';
 import { DomainError } from '../errors.js';
 import { readText } from '../http/body.js';
+import { parseJsonText } from '../http/json.js';
 import type { Middleware } from '../http/middleware.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { decideConsent, showConsent, type Sessions } from './authorize.js';
@@ -54,17 +55,18 @@ function answerError(ctx: Context, error: OAuthError): void {
 async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded'))
     throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded');
-  return new URLSearchParams(await readText(ctx, FORM_LIMIT, tooLarge));
+  const form = new URLSearchParams(await readText(ctx, FORM_LIMIT, tooLarge));
+  // Percent-decoding gives no unpaired surrogates (bad UTF-8 becomes U+FFFD), but %00 is a NUL no lookup may carry.
+  for (const [name, value] of form)
+    if (value.includes('\u0000')) throw new OAuthError('invalid_request', `${name.slice(0, 100)} must not contain NUL (U+0000)`);
+  return form;
 }
 
 async function readJson(ctx: Context): Promise<unknown> {
   if (!ctx.is('application/json')) throw new OAuthError('invalid_client_metadata', 'The body must be application/json');
-  try {
-    return JSON.parse(await readText(ctx, FORM_LIMIT, tooLarge));
-  } catch (error) {
-    if (error instanceof DomainError) throw error;
-    throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON');
-  }
+  const parsed = parseJsonText(await readText(ctx, FORM_LIMIT, tooLarge));
+  if (parsed.ok) return parsed.value;
+  throw new OAuthError('invalid_client_metadata', parsed.reason === 'syntax' ? 'The body is not valid JSON' : `The body ${parsed.message}`);
 }
 
 /**

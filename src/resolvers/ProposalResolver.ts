@@ -62,9 +62,9 @@ export class ProposalResolver {
     return proposals.createProposal(ctx, scope, input);
   }
 
-  @Needs(['proposal.read'], { adminMayAct: true })
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
   @Mutation(() => Proposal, {
-    description: 'Applies an open proposal (edit: article.update; new draft: article.create); 409 if the article changed since.',
+    description: 'Applies an open proposal (reviewing: article.update; a new draft also article.create); 409 if the article changed since.',
   })
   approveProposal(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
     return proposals.approveProposal(ctx, scope, id);

@@ -107,16 +107,25 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
 }
 
 /**
+ * What approving a proposal needs beyond `proposal.read` (a state-dependent rule: it depends on the
+ * proposal's kind). Approving is reviewing, which is `article.update`; a new draft also creates an
+ * article, which is `article.create` as well.
+ */
+export function approvalNeeds(kind: Proposal['kind']): Permission[] {
+  return kind === 'edit' ? ['article.update'] : ['article.create', 'article.update'];
+}
+
+/**
  * Applies an open proposal in one transaction, recording the reviewer. An edit of an article
  * changed since the proposal was made is refused (409) rather than overwriting the newer text.
  */
 export async function approveProposal(ctx: RequestContext, scope: Scope, id: number): Promise<Proposal> {
   return ctx.em.transactional(async (em) => {
     const proposal = await lockOpen(em, scope, id);
+    requirePermissions(scope.permissions, approvalNeeds(proposal.kind));
     const open = eventObject('Proposal', proposal);
     const now = new Date();
     if (proposal.kind === 'edit') {
-      requirePermissions(scope.permissions, ['article.update'] as Permission[]);
       const article = await findArticle(em, scope, proposal.articleSlug!, true);
       const before = eventObject('Article', article);
       if (article.version !== proposal.baseVersion) {
@@ -135,7 +144,6 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
       signalEmbeddingWork();
       recordAudit(em, ctx, articleEvent('article.updated', scope, await findArticleById(em, article.id), before));
     } else {
-      requirePermissions(scope.permissions, ['article.create'] as Permission[]);
       await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
       const article = await insertArticle(em, scope, { title: proposal.title!, section: proposal.section!, markdown: proposal.markdown! });
       proposal.articleSlug = article.slug;

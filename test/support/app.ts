@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pino from 'pino';
 import { inject } from 'vitest';
 import { freshEm } from '../../src/db/orm.js';
 import { sql } from '../../src/db/sql.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { testLogger, watchOf } from './internalErrors.js';
 import { OpenApiChecker } from './openapiCheck.js';
 import { rawRequest } from './raw.js';
 import { until } from './wait.js';
@@ -47,12 +47,19 @@ export interface ServiceClient {
 export interface TestApp extends ServiceClient {
   server: RunningServer;
   close(): Promise<void>;
+  /**
+   * Declares that the running test makes the service log internal errors: exactly `count` of them
+   * (any number without one). An internal error no test declared fails the test (internalErrors.ts).
+   */
+  expectInternalErrors(count?: number): void;
 }
 
 /** Starts the app like `npm start` does, on a copy of the migrated database (or the real one). */
 export async function startTestApp(overrides: Partial<ServerOptions> = {}): Promise<TestApp> {
   const dump = inject('pgliteDump');
   const adminToken = `adm_test_${randomBytes(16).toString('hex')}`;
+  const logger = overrides.logger ?? testLogger();
+  const watch = watchOf(logger);
   const server = await startServer({
     port: 0,
     host: '127.0.0.1',
@@ -62,7 +69,7 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     poolMax: Number(process.env.DATABASE_POOL_MAX) || undefined,
     embeddedDump: dump ? new Blob([readFileSync(dump)]) : undefined,
     adminToken,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger,
     rateLimit: { max: 10_000, windowSeconds: 60 },
     // On a shared PostgreSQL every running dispatcher takes deliveries from the one queue, so only
     // the webhook tests run one (with loopback allowed, like every other process of the suite).
@@ -71,7 +78,12 @@ export async function startTestApp(overrides: Partial<ServerOptions> = {}): Prom
     embeddingWorker: false,
     ...overrides,
   });
-  return { ...(await serviceClient(server.url, adminToken)), server, close: () => server.close() };
+  return {
+    ...(await serviceClient(server.url, adminToken)),
+    server,
+    close: () => server.close(),
+    expectInternalErrors: (count) => watch.expect(count),
+  };
 }
 
 /**

@@ -6,12 +6,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Provider from 'oidc-provider';
-import type pino from 'pino';
 import { expect } from 'vitest';
-import { createLogger } from '../../src/app/logger.js';
 import type { ServerOptions } from '../../src/server.js';
 import { startTestApp, type TestApp } from './app.js';
 import type { SignedInPerson } from './signIn.js';
+import { testLogger } from './internalErrors.js';
 
 export interface TestIdentityProvider {
   issuer: string;
@@ -124,7 +123,7 @@ export async function startAppWithIdentityProvider(
   try {
     const app = await startTestApp({
       oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP' },
-      logger: createLogger({ level: 'debug', destination: sink }) as pino.Logger,
+      logger: testLogger({ level: 'debug', destination: sink }),
       ...overrides,
     });
     idp.serve(`${app.url}/console/sign-in/oidc/callback`);

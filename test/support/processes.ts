@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ErrorWatch } from './internalErrors.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -17,6 +18,8 @@ export interface ServiceProcess {
   /** Resolves once the output after `from` matches `pattern` (a sentinel the process logs), or rejects after `ms`. */
   waitForOutput(pattern: RegExp, from: number, ms?: number): Promise<void>;
   stop(): Promise<void>;
+  /** Declares that the running test makes this process log internal errors (see TestApp.expectInternalErrors). */
+  expectInternalErrors(count?: number): void;
 }
 
 /**
@@ -34,7 +37,16 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   let all = ''; // everything the process wrote (test processes are short-lived)
-  const onOutput = (chunk: Buffer) => (all += chunk.toString());
+  // Its JSON log lines at error level and above fail the test they were logged in, unless declared.
+  const watch = new ErrorWatch(`the service spawned from ${entry}`);
+  let partial = '';
+  const onOutput = (chunk: Buffer) => {
+    const text = chunk.toString();
+    all += text;
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) watch.take(line);
+  };
   child.stdout!.on('data', onOutput);
   child.stderr!.on('data', onOutput);
   const url = await new Promise<string>((resolve, reject) => {
@@ -81,6 +93,7 @@ export async function spawnService(env: Record<string, string>, nodeArgs: string
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
     },
+    expectInternalErrors: (count) => watch.expect(count),
   };
 }
 

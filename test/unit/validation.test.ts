@@ -40,7 +40,9 @@ describe('body validation', () => {
         { field: 'colour', message: 'is not a known field', in: 'body' },
       ]),
     );
-    expect(issues({ path: 'p'.repeat(513) })).toEqual([{ field: 'path', message: SAY.maxLength(512), in: 'body' }]);
+    // A note path's bound is 512 UTF-8 bytes: the refusal says bytes, as the rule counts them.
+    expect(issues({ path: 'p'.repeat(513) })).toEqual([{ field: 'path', message: SAY.maxBytes(512, 513), in: 'body' }]);
+    expect(issues({ path: 'é'.repeat(513) })).toEqual([{ field: 'path', message: SAY.maxBytes(512, 1026), in: 'body' }]);
     expect(issues({ path: '' })).toEqual([{ field: 'path', message: SAY.minLength(1), in: 'body' }]);
     expect(issues({ path: 'x', kind: '-x' })).toEqual([{ field: 'kind', message: RULES.noteKind.pattern!.message, in: 'body' }]);
     expect(issues({ path: 'x', tags: Array.from({ length: 21 }, () => 't') })).toEqual([
