@@ -24,7 +24,16 @@ export function checkSlug(value: string, field: string): string {
   return value;
 }
 
-/** The first of `base`, `base-2`, `base-3`, … not in `taken`. */
+/**
+ * What every slug `nextFreeSlug` may make from `base` starts with: a candidate cuts `base` to leave
+ * room for its number, so at the longest slugs `base-2` does not start with `base` (room is left
+ * here for numbers up to seven digits). Look the taken slugs up by this prefix.
+ */
+export function slugStem(base: string): string {
+  return base.slice(0, MAX - 8);
+}
+
+/** The first of `base`, `base-2`, `base-3`, … not in `taken` (every slug taken that starts with slugStem(base), or more). */
 export function nextFreeSlug(base: string, taken: Iterable<string>): string {
   const used = new Set(taken);
   if (!used.has(base)) return base;

@@ -94,6 +94,18 @@ describe('sections (18, 19)', () => {
 });
 
 describe('articles (11–14)', () => {
+  it('tells apart drafts whose titles are the same past the slug\'s 80 characters', async () => {
+    const t = await tenant(app);
+    await section(t, 'Guides');
+    // The numbered slugs cut the title shorter than the first one's: the third must not take the second's.
+    const long = 'Survey of progress and trend of development and use of automatic data processing in business';
+    const slugs: string[] = [];
+    for (let i = 0; i < 4; i++) slugs.push((await article(t, long, 'guides')).slug);
+    expect(new Set(slugs).size).toBe(4);
+    expect(slugs.every((s) => s.length <= 80)).toBe(true);
+    expect(slugs.slice(1).map((s) => s.slice(-2))).toEqual(['-2', '-3', '-4']);
+  });
+
   it('creates drafts with stable unique slugs and shows them in the tree in order', async () => {
     const t = await tenant(app);
     await section(t, 'Guides');
@@ -109,6 +121,7 @@ describe('articles (11–14)', () => {
     });
     const b = await article(t, 'Deploy to production', 'guides');
     expect(b.slug).toBe('deploy-to-production-2');
+
     const renamed = await app.api('PATCH', `${W}/articles/${a.slug}`, { key: t.key, body: { title: 'Shipping' } });
     expect(renamed.body).toMatchObject({ slug: 'deploy-to-production', title: 'Shipping', version: 2 });
     const tree = await app.api('GET', `${W}/articles`, { key: t.key });

@@ -64,6 +64,12 @@ describe('hybrid search (mode=hybrid)', () => {
       ),
     );
     expect(expected.map((c) => [c.itemId, expect.closeTo(c.score, 5)])).toEqual(hybrid.body.map((h: any) => [ids.get(h.slug), h.score]));
+    // The embeddings ranked by the question moved towards full text's first hits: other similarities than the question's own.
+    const semantic = await search(t, `${q}&mode=semantic&explain=true`);
+    const asked = new Map(semantic.body.map((h: any) => [h.slug, h.explain.semantic.similarity]));
+    const moved = byMeaning.filter((h: any) => asked.has(h.slug));
+    expect(moved.length).toBeGreaterThan(0);
+    for (const h of moved) expect(h.explain.semantic.similarity).not.toBeCloseTo(asked.get(h.slug) as number, 4);
     // The page full text ranks first holds most of full text's share.
     expect(hybrid.body[0].score).toBeGreaterThanOrEqual(1 - SEMANTIC_SHARE);
     expect(hybrid.body.find((h: any) => h.slug === 'password-rules').snippet).toContain('<mark>');

@@ -110,13 +110,16 @@ async function rankByMeaning(
   mode: 'semantic' | 'hybrid',
   window: { offset: number; size: number },
 ): Promise<(RankedPage & { fullText: FullTextResult | null }) | { reason: FallbackReason }> {
+  const ranking = mode === 'hybrid' ? fullTextRanking(ctx, scope, q, HYBRID_FULL_TEXT_DEPTH) : null;
+  ranking?.catch(() => undefined);
+  const expand = ranking ? feedbackFrom(ctx, scope.workspaceId, ranking) : undefined;
   const [semantic, fullText] = await Promise.all([
-    semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, SEARCHED).then(async (neighbours) =>
+    semanticNeighbours(ctx, scope.workspaceId, q, SEMANTIC_DEPTH, SEARCHED, expand).then(async (neighbours) =>
       'reason' in neighbours
         ? neighbours
         : { neighbours, visible: neighbours.length ? await visibleInOrder(ctx.db, searcher(scope), neighbours) : [] },
     ),
-    mode === 'hybrid' ? fullTextRanking(ctx, scope, q, HYBRID_FULL_TEXT_DEPTH) : null,
+    ranking,
   ]);
   if ('reason' in semantic) return semantic;
   const byKey = new Map(semantic.neighbours.map((n) => [`${n.itemType}:${n.itemId}`, n]));

@@ -1,6 +1,7 @@
 /** Statements on articles (read with their section's key), and the workspace's content revision that names their tree. */
 import { articleVisible } from './visibility.js';
 import { pgArray, sql, type SqlTarget } from '../db/sql.js';
+import { slugStem } from '../slug.js';
 import type { ArticleStatus } from '../entities/Article.js';
 import type { Visibility } from '../entities/Section.js';
 
@@ -99,12 +100,12 @@ export async function countSectionArticles(db: SqlTarget, sectionId: number): Pr
   return count;
 }
 
-/** The workspace's slugs that are `base` or start with `base-`. */
+/** The workspace's slugs that nextFreeSlug(base) must not make: every one starting with slugStem(base). */
 export async function slugsLike(db: SqlTarget, workspaceId: string, base: string): Promise<string[]> {
-  const taken = await sql<{ slug: string }>(db, `select slug from articles where workspace_id = ? and (slug = ? or slug like ?)`, [
+  // Slugs hold only [a-z0-9-]: no LIKE wildcard to escape.
+  const taken = await sql<{ slug: string }>(db, `select slug from articles where workspace_id = ? and slug like ?`, [
     workspaceId,
-    base,
-    `${base}-%`,
+    `${slugStem(base)}%`,
   ]);
   return taken.map((t) => t.slug);
 }
