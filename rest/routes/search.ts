@@ -1,6 +1,6 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { FEEDBACK_ITEMS, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, SEMANTIC_SHARE } from '../../src/search/fusion.js';
+import { FEEDBACK_ITEMS, FEEDBACK_WEIGHT, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, SEMANTIC_SHARE } from '../../src/search/fusion.js';
 import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
@@ -27,8 +27,8 @@ export const fullTextRule = (fields: [string, string]) =>
 
 /** How hybrid ranking scores, for the descriptions of both searches. */
 export const HYBRID_RULE =
-  `fuses full text's first ${HYBRID_FULL_TEXT_DEPTH} and the embeddings' nearest ${SEMANTIC_DEPTH} (by the question's vector moved towards ` +
-  `the vectors of full text's first ${FEEDBACK_ITEMS} hits): each ranking's scores scaled to 0–1 over its depth, score = ` +
+  `fuses full text's first ${HYBRID_FULL_TEXT_DEPTH} and the embeddings' nearest ${SEMANTIC_DEPTH} (by the question's vector plus ` +
+  `${FEEDBACK_WEIGHT} × the mean vector of full text's first ${FEEDBACK_ITEMS} hits): each ranking's scores scaled to 0–1 over its depth, score = ` +
   `${1 - SEMANTIC_SHARE} × full text's + ${SEMANTIC_SHARE} × the embeddings'`;
 
 /** The `explain` query parameter of both searches. */

@@ -5,9 +5,9 @@
  * the same first ten for any page size.
  *
  * The embeddings rank by the question's vector moved towards the vectors of full text's first
- * FEEDBACK_ITEMS hits (pseudo-relevance feedback, Rocchio's step: the question plus the mean of
- * their mean passage vectors): a question's few words are a weak signal for the sentence encoder,
- * the pages full text ranks first a strong one. Then each ranking's scores are scaled to 0–1 over
+ * FEEDBACK_ITEMS hits (pseudo-relevance feedback, Rocchio's step: the question plus FEEDBACK_WEIGHT
+ * times the mean of their mean passage vectors): a question's few words are a weak signal for the
+ * sentence encoder, the pages full text ranks first a strong one. Then each ranking's scores are scaled to 0–1 over
  * its own depth (min–max) and an item scores (1 − SEMANTIC_SHARE) × its full-text share +
  * SEMANTIC_SHARE × its semantic share, 0 for a ranking that lacks it. Chosen by the six judged
  * collections of `npm run eval:search` (docs/search-quality.md).
@@ -18,6 +18,8 @@ import type { ItemType } from '../store/embeddings.js';
 
 export const SEMANTIC_SHARE = 0.3;
 export const FEEDBACK_ITEMS = 3;
+/** How far the question's vector moves towards the feedback (Rocchio's β, the question's own weight being 1). */
+export const FEEDBACK_WEIGHT = 0.8;
 /** How deep hybrid search reads the full-text ranking, and how many nearest items semantic and hybrid search rank. */
 export const HYBRID_FULL_TEXT_DEPTH = 1000;
 export const SEMANTIC_DEPTH = 200;
@@ -70,10 +72,13 @@ export function fuse(fullText: Pick<RankedHit, 'type' | 'id' | 'score'>[], seman
   return [...fused.values()].sort((a, b) => b.c.score - a.c.score || a.first - b.first).map(({ c }, i) => ({ ...c, fusedRank: i + 1 }));
 }
 
-/** The question's vector moved towards `feedback` (mean passage vectors of full text's first hits), as a unit vector. */
+/** The question's vector (as a unit vector) moved FEEDBACK_WEIGHT towards the mean of `feedback` (full text's first hits' mean passage vectors), as a unit vector. */
 export function withFeedback(question: number[], feedback: Float32Array[]): number[] {
   if (!feedback.length) return question;
-  const moved = question.map((x, i) => x + feedback.reduce((sum, v) => sum + (v[i] ?? 0), 0) / feedback.length);
+  const length = Math.hypot(...question) || 1;
+  const moved = question.map(
+    (x, i) => x / length + (FEEDBACK_WEIGHT * feedback.reduce((sum, v) => sum + (v[i] ?? 0), 0)) / feedback.length,
+  );
   const norm = Math.hypot(...moved) || 1;
   return moved.map((x) => x / norm);
 }

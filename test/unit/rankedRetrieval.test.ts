@@ -162,7 +162,10 @@ describe('hybrid fusion and the encoder input', () => {
       [3, 0.3],
       [4, 0],
     ]);
-    expect(withFeedback([1, 0], [Float32Array.from([0, 1])]).map((x) => Math.round(x * 1000) / 1000)).toEqual([0.707, 0.707]);
+    // The question as a unit vector, plus 0.8 × the feedback's mean, as a unit vector.
+    const round = (v: number[]) => v.map((x) => Math.round(x * 1000) / 1000);
+    expect(round(withFeedback([2, 0], [Float32Array.from([0, 1]), Float32Array.from([0, 1])]))).toEqual([0.781, 0.625]);
+    expect(withFeedback([3, 4], [])).toEqual([3, 4]);
   });
 
   it('reads text in capitals in lower case, and leaves other text as written', () => {
