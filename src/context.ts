@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SqlTarget } from './db/sql.js';
-import type { Role } from './auth/permissions.js';
+import type { Role } from './roles.js';
 import type { Plan } from './plans.js';
 import type { Embedder } from './search/embedder.js';
 import type { VectorIndex } from './search/vectors.js';
@@ -83,6 +83,20 @@ export interface ActivityCounter {
   count(workspaceId: string, door: Door, caller: CallerKind, kind: 'read' | 'write'): void;
 }
 
+/**
+ * The narrow ports a request reaches search through: the embedder's model and inference, the
+ * vector store's three reads, the term indexes' one (the objects themselves are the app's, made
+ * once at start).
+ */
+export interface SearchPorts {
+  embedder: Pick<Embedder, 'model' | 'embed'>;
+  index: Pick<VectorIndex, 'nearest' | 'pending' | 'meanVectors'>;
+  fullText: Pick<FullTextIndexes, 'index'>;
+}
+
+/** What a subscription asks of the live hub: a lease per subscription, and a stream of the workspace's committed events. */
+export type LivePort = Pick<LiveHub, 'acquire' | 'release' | 'subscribe'>;
+
 /** Per-request state shared by every resolver and service; one forked EntityManager per request. */
 export interface RequestContext {
   /** The request's own EntityManager (forked on first use): entities, transactions. */
@@ -97,8 +111,8 @@ export interface RequestContext {
   requestId: string;
   /** HMAC key for agent-key digests (new keys are stored under it). */
   serverSecret: string;
-  /** Search: the configured embedder and the vector store (semantic), and the workspaces' term indexes (full text). */
-  search: { embedder: Embedder; index: VectorIndex; fullText: FullTextIndexes };
+  /** Search: what a search asks of the embedder and the vector store (semantic) and of the workspaces' term indexes (full text). */
+  search: SearchPorts;
   /** Outbound HTTP policy (OUTBOUND_ALLOW_LOOPBACK, for tests and local development only). */
   outbound: { allowLoopback: boolean };
   /** Memory notes: revisions kept per note (0: no history) and whether creates look for near-duplicates. */
@@ -119,8 +133,8 @@ export interface RequestContext {
    * Scope it resolved (a `Scope` of auth/authorize.ts): the operation's own check uses it again.
    */
   authorized?: { workspace: string; scope: unknown };
-  /** Live updates: this process's subscribers of committed events (GraphQL subscriptions). */
-  live: LiveHub;
+  /** Live updates: leases and streams of committed events for this process's GraphQL subscriptions. */
+  live: LivePort;
   /**
    * The caller as its credential resolves now: a subscription asks before each delivery, so a
    * revoked or expired key, or one whose permissions or member role changed, is judged anew (a

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { DbConnection } from '../mikro-orm.config.js';
+import type { DbConnection } from './db/config.js';
 import { createApp, type App } from './app/createApp.js';
 import type { GraphQLExplorer } from './app/explorer.js';
 import type { OidcSettings } from './identity/oidcSignIn.js';
@@ -14,6 +14,7 @@ import { renderClientErrors } from './app/errors.js';
 import { createLogger } from './app/logger.js';
 import { startEmbedded, type EmbeddedDatabase } from './db/embedded.js';
 import { freshEm, migrate, openOrm } from './db/orm.js';
+import { eventWriter } from './store/events.js';
 import type { Embedder } from './search/embedder.js';
 import type { LiveHub } from './live/hub.js';
 import type { ReadRouter } from './app/readRouter.js';
@@ -204,7 +205,9 @@ async function openDatabase(options: ServerOptions, logger: Logger): Promise<Dat
   });
   const connection: DbConnection = embedded ? embedded.connection : { clientUrl: options.databaseUrl };
   const direct: DbConnection = options.databaseDirectUrl && options.databaseUrl ? { clientUrl: options.databaseDirectUrl } : connection;
-  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? defaultOf('DATABASE_POOL_MAX')) : 8, direct);
+  const orm = await openOrm(connection, options.databaseUrl ? (options.poolMax ?? defaultOf('DATABASE_POOL_MAX')) : 8, direct, [
+    eventWriter,
+  ]);
   return {
     orm,
     connection,

@@ -35,6 +35,7 @@ import { forgetMetadataFailures } from '../store/oauthMetadataFailures.js';
 import { purgeExpiredTokens } from '../store/oauthTokens.js';
 import { forgetEndedSignIns } from '../store/sessions.js';
 import { defaultOf } from '../config.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 interface BackgroundOptions {
   orm: MikroORM;
@@ -170,7 +171,7 @@ export async function enforceRetention(
   ).filter(([, days]) => days > 0);
   while (left.length) {
     for (const [key, days, purge] of left) {
-      const n = await em.transactional(async (trx) =>
+      const n = await inTransaction(em, async (trx) =>
         (await tryTransactionLock(trx, RETENTION_LOCK)) ? purge(trx, days, RETENTION_BATCH) : null,
       );
       if (n === null) return { ...done, busy: true };

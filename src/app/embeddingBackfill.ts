@@ -7,6 +7,7 @@ import { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
 import { clusterQuestion } from '../services/contentGaps.js';
 import { enqueueAllItems, queuedItemCount } from '../store/embeddings.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 export interface BackfillOptions {
   /** A PostgreSQL URL; without it the embedded database in `dataDir` is opened (the service must not be running on it). */
@@ -34,7 +35,7 @@ export async function backfillEmbeddings(
   try {
     await migrate(orm, connection, Boolean(url));
     const em = freshEm(orm);
-    const queued = await em.transactional(async (tx) => {
+    const queued = await inTransaction(em, async (tx) => {
       let n = 0;
       // Notes only of workspaces that search them by meaning (the others embed no note).
       for (const type of ['article', 'changelog', 'note'] as const) n += await enqueueAllItems(tx, type, options.workspace);

@@ -28,6 +28,7 @@ import { countRows, exportPage, hasRows, setMemoryUsage } from '../store/archive
 import { findWorkspace, insertWorkspace, lockWorkspaceWithPlan, organizationPlan } from '../store/organizations.js';
 import type { EventType } from '../webhooks/events.js';
 import { recordAudit, type AuditInput } from '../services/audit.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 const PAGE = 500;
 /** Uploads are read a few at a time: a page of them holds up to ~13 MiB of base64 each. */
@@ -38,7 +39,8 @@ const pageSize = (spec: RecordType) => (spec.type === 'upload' ? UPLOAD_PAGE : P
 /** Writes a workspace's archive to `file` (and its `workspace.exported` event); resolves with its header. */
 export async function exportWorkspace(ctx: RequestContext, workspaceId: string, file: string): Promise<ArchiveHeader> {
   if (!isUuid(workspaceId)) throw new NotFoundError('Workspace');
-  return ctx.em.transactional(
+  return inTransaction(
+    ctx.em,
     async (tx) => {
       const ws = await findWorkspace(tx, workspaceId);
       if (!ws) throw new NotFoundError('Workspace');
@@ -125,7 +127,7 @@ export async function importWorkspace(
   const check = new ArchiveCheck(`${file}.uploads`);
   try {
     const header = await verifyArchive(file, bounds, (record, at) => check.record(record, at)).finally(() => check.close());
-    return await ctx.em.transactional(async (tx) => {
+    return await inTransaction(ctx.em, async (tx) => {
       const into = await targetWorkspace(tx, ctx, header, target);
       requireAllowed(into.plan, header.counts, check);
       const writer = new RecordInserter(tx, { ...into, replaceRevisions: (header.counts.article_revision ?? 0) > 0 }, check);

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { listenForAuthChanges } from '../store/authChanges.js';
 import { pingConnection } from '../store/probes.js';
-import type { KeyRow } from './keyRow.js';
+import type { KeyRow } from '../store/keyRow.js';
 
 /** Announces, inside the changing transaction, that keys, members or plans changed (delivered to every process at commit). */
 export { notifyAuthChanged as announceAuthChange } from '../store/authChanges.js';

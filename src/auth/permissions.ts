@@ -1,3 +1,4 @@
+import { ROLES, type Role } from '../roles.js';
 /** The permission names keys carry; they are part of the public contract and never change. */
 export const PERMISSIONS = [
   'article.read',
@@ -21,8 +22,7 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-export const ROLES = ['viewer', 'editor', 'admin', 'owner'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role } from '../roles.js';
 
 /** What a person signed in to the console or GraphQL may do besides the permissions (no key carries these). */
 export const PERSON_ACTIONS = [

@@ -1,4 +1,4 @@
-import type { KeyRow } from './keyRow.js';
+import type { KeyRow } from '../store/keyRow.js';
 import type { AgentPrincipal, Principal } from '../context.js';
 import type { SqlTarget } from '../db/sql.js';
 import { lookupKey, touchKey } from '../store/agentKeys.js';
@@ -11,7 +11,7 @@ export interface Credentials {
   adminTokenDigest: string;
 }
 
-export type { KeyRow } from './keyRow.js';
+export type { KeyRow } from '../store/keyRow.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000; // one write per key per minute, not per request
 

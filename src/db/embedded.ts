@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { DbConnection } from '../../mikro-orm.config.js';
+import type { DbConnection } from './config.js';
 
 export interface EmbeddedOptions {
   /** Directory kept across restarts; omit for an in-memory database. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { MikroORM } from '@mikro-orm/postgresql';
-import { ormConfig, type DbConnection } from '../../mikro-orm.config.js';
+import { MikroORM, type EventSubscriber } from '@mikro-orm/postgresql';
+import { ormConfig, type DbConnection } from './config.js';
 import { tameOrmContexts } from './contexts.js';
 import { knexPool, PoolWaits, watchPgPool, watchTarnPool } from './poolWaits.js';
 import { attachPool } from './sql.js';
@@ -30,11 +30,17 @@ const KEEP_IDLE = { idleTimeoutMillis: 600_000, allowExitOnIdle: true };
  * `sql`): `poolMax` connections for those, half as many for the ORM's transactions. The ORM's
  * `close` ends both. `direct` is where session state may live (LISTEN, session advisory locks,
  * migrations): DATABASE_DIRECT_URL, the same connection unless the service reaches PostgreSQL
- * through a transaction pooler.
+ * through a transaction pooler. `subscribers`: the ORM's event subscribers (the service passes the
+ * writer of the events a transaction recorded).
  */
-export async function openOrm(connection: DbConnection, poolMax = 10, direct: DbConnection = connection): Promise<MikroORM> {
+export async function openOrm(
+  connection: DbConnection,
+  poolMax = 10,
+  direct: DbConnection = connection,
+  subscribers: EventSubscriber[] = [],
+): Promise<MikroORM> {
   const pooled = await behindPooler(connection);
-  const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2))));
+  const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2)), subscribers));
   // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
   const shared = { ...pgClientConfig(connection), types, ...KEEP_IDLE };

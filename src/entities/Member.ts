@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
-import type { Role } from '../auth/permissions.js';
+import type { Role } from '../roles.js';
 import { Organization } from './Organization.js';
 
 @ObjectType({ description: 'A person in an organization; their role caps what their keys may do.' })

@@ -17,6 +17,7 @@ import { insertToken } from '../store/oauthTokens.js';
 import { OAuthGrant } from '../types/oauthGrant.js';
 import type { OAuthSettings } from './oauthSettings.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** Whose grants a caller may see and revoke: an organization's (all of them, or one member's). */
 interface GrantViewer {
@@ -78,7 +79,7 @@ export async function revokeOAuthGrant(ctx: RequestContext, id: string, organiza
   const grant = isUuid(id) ? await findGrant(ctx.db, id.toLowerCase()) : undefined;
   if (!grant || grant.organization_id !== viewer.organizationId || (viewer.memberId && grant.member_id !== viewer.memberId))
     throw new NotFoundError('OAuth grant');
-  await ctx.em.transactional(async (em: EntityManager) => {
+  await inTransaction(ctx.em, async (em: EntityManager) => {
     if (!(await revokeGrantIn(em, grant.id, 'revoked in the console or over GraphQL'))) return;
     recordAudit(em, ctx, {
       action: 'oauth_grant.revoked',
@@ -166,7 +167,7 @@ export async function revokeGrantIn(em: EntityManager, grantId: string, reason: 
 
 /** Revokes a grant in its own transaction: in force in every process within seconds. */
 export async function revokeGrant(em: EntityManager, grantId: string, reason: string): Promise<boolean> {
-  const revoked = await em.transactional((trx) => revokeGrantIn(trx, grantId, reason));
+  const revoked = await inTransaction(em, (trx) => revokeGrantIn(trx, grantId, reason));
   signalAuthChanged();
   return revoked;
 }

@@ -5,6 +5,7 @@ import { OAuthError } from './errors.js';
 import { revokeGrantIn } from './grants.js';
 import { digestSecret } from '../auth/keys.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX } from './secrets.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /**
  * Token revocation (RFC 7009): a refresh token revokes its whole grant (every token of it), an
@@ -17,7 +18,7 @@ export async function revokeToken(em: EntityManager, serverSecret: string, param
   const clientId = params.get('client_id');
   if (!(token.startsWith(ACCESS_PREFIX) || token.startsWith(REFRESH_PREFIX)) || token.length > 100) return;
   const digest = digestSecret(serverSecret, token);
-  const changed = await em.transactional(async (tx) => {
+  const changed = await inTransaction(em, async (tx) => {
     const row = await lockToken(tx, digest);
     if (!row || (clientId && row.client_id !== clientId)) return false;
     if (row.kind === 'refresh') return revokeGrantIn(tx, row.grant_id, 'refresh token revoked by the client');

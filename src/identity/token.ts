@@ -9,6 +9,7 @@ import { ourResource, type Resources } from './resources.js';
 import { digestSecret } from '../auth/keys.js';
 import { CODE_PREFIX, REFRESH_PREFIX, verifierMatches } from './secrets.js';
 import type { OAuthSettings } from './oauthSettings.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** What the token endpoint needs. */
 export interface TokenDeps {
@@ -73,7 +74,7 @@ async function redeemCode(deps: TokenDeps, params: URLSearchParams, clientId: st
   if (!issuedTo) throw grantError('The authorization code is not valid');
   if (issuedTo !== clientId) throw grantError('The authorization code was issued to another client');
   const client = await resolveClient(deps.em, clientId, null, { stale: true });
-  const outcome = await deps.em.transactional(async (trx): Promise<Outcome> => {
+  const outcome = await inTransaction(deps.em, async (trx): Promise<Outcome> => {
     const em = trx;
     const row = await lockCode(em, digest);
     if (!row) return { refusal: grantError('The authorization code is not valid') };
@@ -120,7 +121,7 @@ async function rotateRefreshToken(deps: TokenDeps, params: URLSearchParams, clie
   const token = requiredParam(params, 'refresh_token');
   if (!token.startsWith(REFRESH_PREFIX) || token.length > 100) throw grantError('The refresh token is not valid');
   const digest = digestSecret(deps.serverSecret, token);
-  const outcome = await deps.em.transactional(async (trx): Promise<Outcome> => {
+  const outcome = await inTransaction(deps.em, async (trx): Promise<Outcome> => {
     const em = trx;
     const row = await lockToken(em, digest);
     if (!row || row.kind !== 'refresh' || row.revoked_at) return { refusal: grantError('The refresh token is not valid') };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
 import type { SqlTarget } from '../db/sql.js';
 import { deleteLease, deleteLeases, renewLeases, takeNamedLock, type LeaseTable } from '../store/live.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** A lease row lives this long without renewal: the slots of a process that dies are free again within it. */
 export const LEASE_S = 60;
@@ -18,7 +19,7 @@ export type { LeaseTable } from '../store/live.js';
  * are safe behind a transaction pooler.
  */
 export function underLocks<T>(orm: MikroORM, locks: readonly string[], work: (em: EntityManager) => Promise<T>): Promise<T> {
-  return freshEm(orm).transactional(async (em) => {
+  return inTransaction(freshEm(orm), async (em) => {
     for (const lock of locks) await takeNamedLock(em, lock);
     return work(em);
   });

@@ -248,7 +248,7 @@ export interface FullTextResult {
  */
 export async function rankFullText(
   db: SqlTarget,
-  indexes: FullTextIndexes,
+  indexes: Pick<FullTextIndexes, 'index'>,
   args: { workspace: string; corpus: Corpus; q: string; seesRestricted: boolean; depth: number },
 ): Promise<FullTextResult> {
   const { workspace, corpus } = args;

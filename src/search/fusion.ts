@@ -72,7 +72,10 @@ export function fuse(fullText: Pick<RankedHit, 'type' | 'id' | 'score'>[], seman
   return [...fused.values()].sort((a, b) => b.c.score - a.c.score || a.first - b.first).map(({ c }, i) => ({ ...c, fusedRank: i + 1 }));
 }
 
-/** The question's vector (as a unit vector) moved FEEDBACK_WEIGHT towards the mean of `feedback` (full text's first hits' mean passage vectors), as a unit vector. */
+/**
+ * The question's vector (as a unit vector) plus FEEDBACK_WEIGHT times the mean of `feedback` (full
+ * text's first hits' mean passage vectors), as a unit vector.
+ */
 export function withFeedback(question: number[], feedback: Float32Array[]): number[] {
   if (!feedback.length) return question;
   const length = Math.hypot(...question) || 1;

@@ -1,5 +1,3 @@
-import type { Scope } from '../auth/authorize.js';
-import { seesRestricted } from '../auth/visibility.js';
 import type { SqlTarget } from '../db/sql.js';
 import { contentRevision, fullTextFinds, visibleTitles, type SearchScope } from '../store/search.js';
 import { similarity, trigrams } from './trigrams.js';
@@ -30,13 +28,12 @@ function queryWords(q: string): string[] {
   return (q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w !== 'or');
 }
 
-async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
-  const seeAll = seesRestricted(scope);
-  const revision = await contentRevision(db, scope.workspaceId);
-  const key = `${scope.workspaceId} ${revision} ${seeAll ? 'all' : 'public'}`;
+async function vocabulary(db: SqlTarget, who: SearchScope): Promise<Vocabulary> {
+  const revision = await contentRevision(db, who.workspaceId);
+  const key = `${who.workspaceId} ${revision} ${who.seeRestricted ? 'all' : 'public'}`;
   const kept = vocabularies.get(key);
   if (kept) return kept;
-  const rows = await visibleTitles(db, { workspaceId: scope.workspaceId, seeRestricted: seeAll });
+  const rows = await visibleTitles(db, who);
   const words = new Map<string, number>();
   for (const { title } of rows) for (const word of queryWords(title)) if (word.length > 1) words.set(word, (words.get(word) ?? 0) + 1);
   const grams = new Map([...words.keys()].map((w) => [w, trigrams(w)]));
@@ -50,14 +47,13 @@ async function vocabulary(db: SqlTarget, scope: Scope): Promise<Vocabulary> {
  * Queries like `q` with unknown words replaced by close known ones: at most MAX_SUGGESTIONS, in
  * order of preference, each of which full text finds something for.
  */
-export async function suggestQueries(db: SqlTarget, scope: Scope, q: string): Promise<string[]> {
+export async function suggestQueries(db: SqlTarget, who: SearchScope, q: string): Promise<string[]> {
   const words = queryWords(q);
   if (!words.length || words.length > 8) return [];
-  const who: SearchScope = { workspaceId: scope.workspaceId, seeRestricted: seesRestricted(scope) };
   // A word the titles lack may still be in a body: one full text finds is kept as it is. Whether
   // full text finds each word is asked while the vocabulary is read (one round trip, not two).
   const distinct = [...new Set(words)];
-  const [vocab, found] = await Promise.all([vocabulary(db, scope), fullTextFinds(db, who, distinct, 'plainto_tsquery', true)]);
+  const [vocab, found] = await Promise.all([vocabulary(db, who), fullTextFinds(db, who, distinct, 'plainto_tsquery', true)]);
   const used = new Set(distinct.filter((w, i) => found[i] && !vocab.words.has(w)));
   const options = words.map((word) => (vocab.words.has(word) || used.has(word) ? [word] : closest(vocab, word)));
   if (options.every((o, i) => o.length === 1 && o[0] === words[i])) return [];

@@ -6,6 +6,7 @@ import { claimQueued, dequeueEmbedded, textsToEmbed, type ClaimedItem } from '..
 import type { Embedder } from './embedder.js';
 import { passagesOf, type Passage } from './passages.js';
 import { onEmbeddingWork, type ItemType, type Neighbour, type VectorIndex } from './vectors.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** Items claimed per pass, and passages per call of the embedder (a long document has many). */
 const BATCH = 32;
@@ -79,7 +80,7 @@ export class EmbeddingWorker {
     const texts = await this.texts(em, claimed);
     const work = claimed.filter((c) => texts.has(key(c)));
     const vectors = await this.embedAll(work.flatMap((c) => texts.get(key(c))!.map((p) => p.embed)));
-    await em.transactional(async (tx) => {
+    await inTransaction(em, async (tx) => {
       let at = 0;
       for (const item of work) {
         const passages = texts.get(key(item))!;

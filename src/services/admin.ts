@@ -14,6 +14,7 @@ import { loadMember, memberEmailTaken, memberReference, newMember } from '../sto
 import { loadOrganization, loadWorkspaceOf, newOrganization, newWorkspace } from '../store/organizations.js';
 import { recordAudit } from './audit.js';
 import { recountMemoryUsage } from './memoryNotes.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 function checkPlan(plan: string, field: string): Plan {
   if (!(PLANS as readonly string[]).includes(plan)) throw invalidField(field, `must be one of ${PLANS.join(', ')}`);
@@ -37,7 +38,7 @@ export async function createOrganization(
   input: { name: string; plan: string; requireTwoFactor?: boolean | null },
 ): Promise<Organization> {
   const plan = checkPlan(input.plan, 'plan');
-  return ctx.em.transactional((em) => {
+  return inTransaction(ctx.em, (em) => {
     const org = newOrganization(em, {
       name: input.name,
       plan,
@@ -54,7 +55,7 @@ export async function createOrganization(
  * tells every process's key cache (at commit); this process's cache is emptied after the commit.
  */
 async function changingAuth<T>(ctx: RequestContext, work: (em: EntityManager) => Promise<T>): Promise<T> {
-  const out = await ctx.em.transactional(async (em) => {
+  const out = await inTransaction(ctx.em, async (em) => {
     const result = await work(em);
     await announceAuthChange(em);
     return result;
@@ -87,7 +88,7 @@ export async function updateOrganization(
 
 /** createWorkspace in an existing organization. */
 export async function createWorkspace(ctx: RequestContext, input: { organizationId: string; name: string }): Promise<Workspace> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const workspace = newWorkspace(em, { organization, name: input.name, createdAt: new Date() });
     recordAudit(em, ctx, {
@@ -107,7 +108,7 @@ export async function createMember(
   input: { organizationId: string; email: string; role: string; twoFactorEnabled?: boolean | null },
 ): Promise<Member> {
   const role = checkRole(input.role);
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const organization = await findOrganization(em, input.organizationId);
     const email = input.email.trim().toLowerCase();
     if (await memberEmailTaken(em, organization, email))
@@ -158,7 +159,7 @@ export async function createAgentKey(ctx: RequestContext, input: CreateAgentKeyI
       { field: 'permissions', message: `unknown: ${unknown.join(', ')}` },
     ]);
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw invalidField('expiresAt', 'must be in the future');
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const member = isUuid(input.memberId) ? await loadMember(em, input.memberId) : null;
     if (!member || (own && member.organization.id !== own)) throw new NotFoundError('Member');
     refuseKeyAboveRank(actor, member);

@@ -23,6 +23,7 @@ import {
 } from '../store/apiPages.js';
 import { deleteSpec, lockSpec, recordSyncFailure, specSource, specStatusRow, updateSpecText, upsertSpec } from '../store/apiSpecs.js';
 import { sectionOfTag } from '../store/sections.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 export const SPEC_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -52,7 +53,7 @@ export async function attachSpec(
     throw invalidField('spec', 'must be JSON or YAML text, or an object');
   const raw = hasUrl ? await fetchSpec(input.url!, outbound) : typeof input.spec === 'string' ? input.spec : JSON.stringify(input.spec);
   const parsed = await parseSpecDocument(raw);
-  await ctx.em.transactional(async (em) => {
+  await inTransaction(ctx.em, async (em) => {
     await upsertSpec(em, {
       workspaceId: scope.workspaceId,
       source: hasUrl ? 'url' : 'raw',
@@ -86,7 +87,7 @@ export async function syncSpec(ctx: RequestContext, scope: Scope, outbound: Outb
     await recordSyncFailure(ctx.em, scope.workspaceId, new Date(), (error as Error).message);
     throw error;
   }
-  const plan = await ctx.em.transactional(async (em) => {
+  const plan = await inTransaction(ctx.em, async (em) => {
     await updateSpecText(em, scope.workspaceId, raw, parsed);
     const result = await applySync(em, ctx, scope, parsed);
     recordAudit(em, ctx, { action: 'openapi.synced', targetType: 'api_spec', targetId: scope.workspaceId, workspaceId: scope.workspaceId });
@@ -103,7 +104,7 @@ export async function specStatus(ctx: RequestContext, scope: Scope): Promise<Api
 
 /** Removes the spec and every still-generated page; detached pages stay as ordinary articles. */
 export async function detachSpec(ctx: RequestContext, scope: Scope): Promise<{ detached: true; removedPages: number }> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     if (!(await lockSpec(em, scope.workspaceId))) throw new NotFoundError('Attached OpenAPI spec');
     const removed = await afterPagesDeleted(em, await deleteGeneratedPages(em, scope.workspaceId));
     await deleteSpec(em, scope.workspaceId);
@@ -125,7 +126,7 @@ export async function listPages(ctx: RequestContext, scope: Scope): Promise<ApiP
 
 /** Detaches one generated page: sync never rewrites it again, but reports drift. */
 export async function detachPage(ctx: RequestContext, scope: Scope, slug: string): Promise<ApiPage> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const row = await lockPage(em, scope.workspaceId, slug);
     if (!row) throw new NotFoundError('Generated page');
     if (row.api_state === 'detached') throw new ConflictError(`"${slug}" is already detached.`, { state: 'detached' });

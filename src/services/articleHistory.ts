@@ -13,6 +13,7 @@ import { articleEvent, checkIfMatch, describeArticleChange, findArticle, findArt
 import { writeArticleText } from '../store/articles.js';
 import { revisionsBefore, revisionWithMarkdown, type RevisionRow } from '../store/articleRevisions.js';
 import { recordAudit } from './audit.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** Diffs stop looking for a minimal edit after this many changed lines or milliseconds, and replace every line instead. */
 const DIFF_LIMITS = { maxEditLength: 400, timeout: 50 };
@@ -83,7 +84,7 @@ export async function restoreArticle(
   version: number,
   ifMatch?: string | null,
 ): Promise<Article> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const article = await findArticle(em, scope, slug, true);
     refuseGenerated(article);
     checkIfMatch(ifMatch, article.version);

@@ -30,6 +30,7 @@ import { setArticleChange } from '../store/articleRevisions.js';
 import { lockSection, lockSectionPair } from '../store/sections.js';
 import { recordAudit, type AuditInput } from './audit.js';
 import { findVisibleSection, loadSections } from './sections.js';
+import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
 /**
  * Allowed status transitions. DRAFT is where articles start; STABLE is published;
@@ -128,7 +129,7 @@ export interface CreateArticleInput {
 
 /** Creates a DRAFT at the end of a section, with a slug generated from the title. */
 export async function createArticle(ctx: RequestContext, scope: Scope, input: CreateArticleInput): Promise<Article> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     await describeArticleChange(em, scope, { action: 'created' });
     const article = await insertArticle(em, scope, input);
     recordAudit(em, ctx, articleEvent('article.created', scope, article));
@@ -182,7 +183,7 @@ export async function updateArticle(
   ifMatch?: string | null,
 ): Promise<Article> {
   if (input.visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const article = await findArticle(em, scope, slug, true);
     refuseGenerated(article);
     checkIfMatch(ifMatch, article.version);
@@ -240,7 +241,7 @@ export async function moveArticle(
   slug: string,
   input: { section: string; position?: number | null },
 ): Promise<Article> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const target = await findVisibleSection(em, scope, input.section);
     if (!target) throw invalidField('section', `no section with key "${input.section}"`);
     const article = await findArticle(em, scope, slug, false);
@@ -352,6 +353,6 @@ function plainArticle(row: ArticleRow): Article {
 }
 
 function toArticle(em: EntityManager, row: ArticleRow): Article {
-  const article = em.map(Article, row);
+  const article = entityOf(em, Article, row);
   return Object.assign(article, { sectionKey: row.section_key });
 }

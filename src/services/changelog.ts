@@ -9,6 +9,7 @@ import { insertChangelogEntry, listChangelogRows, loadChangelogEntry, removeChan
 import { enqueueEmbedding, removeEmbeddings } from '../store/embeddings.js';
 import { flushChanges } from '../store/entities.js';
 import { recordAudit } from './audit.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 export interface ListChangelogArgs {
   drafts?: boolean | null;
@@ -54,7 +55,7 @@ export async function createChangelogEntry(
   scope: Scope,
   input: Required<Omit<ChangelogInput, 'publishedAt'>> & { publishedAt: Date | null },
 ): Promise<ChangelogEntry> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const now = new Date();
     const entry = await insertChangelogEntry(em, {
       workspace: scope.workspaceId,
@@ -85,7 +86,7 @@ export async function createChangelogEntry(
  * also needs `changelog.publish`. Moving to draft clears `publishedAt` unless one is sent.
  */
 export async function updateChangelogEntry(ctx: RequestContext, scope: Scope, id: number, input: ChangelogInput): Promise<ChangelogEntry> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const entry = await findEntry(em, scope, id);
     const before = eventObject('ChangelogEntry', entry);
     const statusChanges = input.status !== undefined && input.status !== entry.status;
@@ -122,7 +123,7 @@ export async function updateChangelogEntry(ctx: RequestContext, scope: Scope, id
 
 /** Deletes an entry of the workspace (404 for any other workspace's id). */
 export async function deleteChangelogEntry(ctx: RequestContext, scope: Scope, id: number): Promise<{ id: number; deleted: true }> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const entry = await findEntry(em, scope, id);
     const payload = objectPayload('ChangelogEntry', entry);
     removeChangelogEntry(em, entry);

@@ -28,6 +28,7 @@ import {
 } from '../store/contentGapGroups.js';
 import { insertReport, questionSeenAt, reportRows, setQuestionGroup } from '../store/contentGapReports.js';
 import { openProposalOfGroup } from '../store/proposals.js';
+import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
 const QUESTION_KEEP = 256;
 const REDACTION_NAMES = [
@@ -50,7 +51,7 @@ export async function reportContentGap(
   const question = cleaned.text === null ? null : firstChars(cleaned.text, QUESTION_KEEP);
   const slug = input.slug?.trim() || null;
   const truncated = input.question ? Array.from(input.question.trim()).length > QUESTION_KEEP : false;
-  const slugKnown = await ctx.em.transactional(async (em) => {
+  const slugKnown = await inTransaction(ctx.em, async (em) => {
     // Stored: whether the slug names an article. Answered: whether it names one this key may see,
     // so a restricted article and no article read the same to a viewer.
     const article = slug ? await articleVisibility(em, scope.workspaceId, slug, seesRestricted(scope)) : undefined;
@@ -92,7 +93,7 @@ export async function reportContentGap(
 /** Reports of a workspace, newest first (dashboards). */
 export async function listReports(em: EntityManager, workspaceId: string, limit = 200): Promise<ContentGapReport[]> {
   const rows = await reportRows(em, workspaceId, limit);
-  return rows.map((r) => em.map(ContentGapReport, r));
+  return rows.map((r) => entityOf(em, ContentGapReport, r));
 }
 
 /** Groups of similar unanswered questions, most frequent first (dashboards); with `onlyId`, that group alone (resolved or not). */
@@ -111,7 +112,7 @@ export async function listGroups(
   });
   return rows.map((r) => {
     const { asked_by: askedByRows, ...columns } = r;
-    const group = em.map(ContentGapGroup, columns);
+    const group = entityOf(em, ContentGapGroup, columns);
     group.proposalId = r.proposal_id;
     group.state = group.resolvedAt ? 'resolved' : r.proposal_status === 'open' ? 'proposed' : 'open';
     group.askedBy = askedByRows;
@@ -121,11 +122,11 @@ export async function listGroups(
 
 /** Marks a group resolved; later similar questions start a new group. */
 export async function resolveGroup(ctx: RequestContext, id: number): Promise<ContentGapGroup> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const row = await markGroupResolved(em, id, new Date());
     if (!row) throw new NotFoundError('Content-gap group');
     recordAudit(em, ctx, { action: 'content_gap.resolved', targetType: 'content_gap_group', targetId: id, workspaceId: row.workspace_id });
-    return em.map(ContentGapGroup, row);
+    return entityOf(em, ContentGapGroup, row);
   });
 }
 
@@ -163,7 +164,7 @@ export async function proposeFromGap(
   groupId: number,
   input: { title: string; section: string; markdown: string; summary: string },
 ): Promise<Proposal> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const group = await lockGroup(em, groupId, scope.workspaceId);
     if (!group) throw new NotFoundError('Content-gap group');
     if (group.resolved_at) throw new ConflictError(`Content-gap group ${groupId} is already resolved.`, { state: 'resolved' });

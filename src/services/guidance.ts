@@ -5,6 +5,7 @@ import type { SqlTarget } from '../db/sql.js';
 import { readGuidance, writeGuidance, type GuidanceRow } from '../store/guidance.js';
 import type { WorkspaceGuidance } from '../types/guidance.js';
 import { recordAudit } from './audit.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 const toGuidance = (workspaceId: string, row: GuidanceRow): WorkspaceGuidance => ({
   workspaceId,
@@ -27,7 +28,7 @@ export async function guidanceText(db: SqlTarget, workspaceId: string): Promise<
  * `workspace.guidance_updated` (the guidance before and after) in the same transaction.
  */
 export async function setGuidance(ctx: RequestContext, scope: Scope, markdown: string): Promise<WorkspaceGuidance> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const { before, after } = await writeGuidance(em, scope.workspaceId, markdown);
     const guidance = toGuidance(scope.workspaceId, after);
     recordAudit(em, ctx, {

@@ -12,6 +12,7 @@ import { workspaceExists } from '../store/organizations.js';
 import { listGroups } from './contentGaps.js';
 import { findProposal } from './proposals.js';
 import { scrub } from './scrub.js';
+import { entityOf, forkOf } from '../store/unitOfWork.js';
 
 /** What a proposal subscriber receives: the event's type and the proposal as it is now. */
 export interface ProposalChangeValue {
@@ -115,7 +116,7 @@ export async function auditEventStream(
       const row = await eventRow(ctx.db, e.id);
       if (!row) return null;
       // A fork per event: the subscription's own EntityManager would keep every event it ever delivered.
-      const event = ctx.em.fork().map(AuditEvent, row);
+      const event = entityOf(forkOf(ctx.em), AuditEvent, row);
       event.payload = (row.payload as Record<string, unknown> | null) ?? null;
       return event;
     },
@@ -136,7 +137,7 @@ export async function proposalStream(
     reviewer,
     (e) => e.action.startsWith('proposal.'),
     async (e) => {
-      const proposal = await findProposal(ctx.em.fork(), scope.workspaceId, Number(e.targetId));
+      const proposal = await findProposal(forkOf(ctx.em), scope.workspaceId, Number(e.targetId));
       return proposal ? { action: e.action, proposal } : null;
     },
   );
@@ -167,7 +168,7 @@ export async function contentGapStream(
         groupId = await proposalGapGroupId(ctx.db, Number(e.targetId), scope.workspaceId);
         if (!groupId) return null; // a proposal not drafted from a group
       }
-      const [group] = groupId === null ? [] : await listGroups(ctx.em.fork(), scope.workspaceId, true, groupId);
+      const [group] = groupId === null ? [] : await listGroups(forkOf(ctx.em), scope.workspaceId, true, groupId);
       // The label is a question as it was asked: scrubbed like the contentGaps query's.
       if (group) group.label = scrub(group.label).text;
       return { action: e.action, reportId, group: group ?? null };

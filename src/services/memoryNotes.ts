@@ -35,6 +35,7 @@ import {
 } from '../store/memoryNotes.js';
 import { readPlan, recountUsage } from '../store/memoryUsage.js';
 import { defaultOf } from '../config.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 export interface PutNoteInput {
   path: string;
@@ -119,7 +120,7 @@ export async function putNote(
     // Neither updated nor created: the quota looks full. Count again before saying so (the
     // counter can only drift upwards, by a delete racing a plan change); try once more if that
     // freed a slot, or if the plan has meanwhile become unlimited.
-    const { used, plan } = await ctx.em.transactional(async (em) => {
+    const { used, plan } = await inTransaction(ctx.em, async (em) => {
       const [counted] = await recountUsage(em, 'workspace', scope.workspaceId);
       return { used: Number(counted.used), plan: await readPlan(em, scope.agent.organizationId) };
     });

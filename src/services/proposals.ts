@@ -14,6 +14,7 @@ import { writeArticleText } from '../store/articles.js';
 import { resolveGroup } from '../store/contentGapGroups.js';
 import { insertProposalRow, lockProposal, markApproved, markRejected, proposalById, proposalRows } from '../store/proposals.js';
 import { findVisibleSection } from './sections.js';
+import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
 export interface CreateProposalInput {
   article?: string | null;
@@ -28,7 +29,7 @@ export interface CreateProposalInput {
  * `markdown`, based on the article's current version) or a new draft (`section`, `title`, `markdown`).
  */
 export async function createProposal(ctx: RequestContext, scope: Scope, input: CreateProposalInput): Promise<Proposal> {
-  return ctx.em.transactional((em) => insertProposal(em, ctx, scope, input, null));
+  return inTransaction(ctx.em, (em) => insertProposal(em, ctx, scope, input, null));
 }
 
 /** The insert behind createProposal and proposals made from a content-gap group; call inside a transaction. */
@@ -73,7 +74,7 @@ export async function insertProposal(
       createdAt: new Date(),
       gapGroupId,
     });
-    const proposal = em.map(Proposal, row);
+    const proposal = entityOf(em, Proposal, row);
     recordAudit(em, ctx, proposalEvent('proposal.created', scope, proposal));
     return proposal;
   }
@@ -100,7 +101,7 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
   const beforeId = args.cursor ? decodeCursor<[number]>(args.cursor, ['number'])[0] : null;
   const rows = await proposalRows(ctx.em, { workspaceId: scope.workspaceId, keyId, status: args.status, beforeId, limit: size + 1 });
   return toPage(
-    rows.map((r) => ctx.em.map(Proposal, r)),
+    rows.map((r) => entityOf(ctx.em, Proposal, r)),
     size,
     (p) => [p.id],
   );
@@ -120,7 +121,7 @@ export function approvalNeeds(kind: Proposal['kind']): Permission[] {
  * changed since the proposal was made is refused (409) rather than overwriting the newer text.
  */
 export async function approveProposal(ctx: RequestContext, scope: Scope, id: number): Promise<Proposal> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const proposal = await lockOpen(em, scope, id);
     requirePermissions(scope.permissions, approvalNeeds(proposal.kind));
     const open = eventObject('Proposal', proposal);
@@ -149,7 +150,7 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
       proposal.articleSlug = article.slug;
       recordAudit(em, ctx, articleEvent('article.created', scope, article));
     }
-    const approved = em.map(Proposal, await markApproved(em, id, proposal.articleSlug, scope.agent.memberId, now));
+    const approved = entityOf(em, Proposal, await markApproved(em, id, proposal.articleSlug, scope.agent.memberId, now));
     recordAudit(em, ctx, proposalEvent('proposal.approved', scope, approved, open));
     // The content-gap group a draft was proposed from is answered once the draft is approved.
     if (approved.gapGroupId !== null && (await resolveGroup(em, scope.workspaceId, approved.gapGroupId, now)))
@@ -165,9 +166,9 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
 
 /** Rejects an open proposal with a reason (needs `article.update`; the reason's bounds are the input contract's). */
 export async function rejectProposal(ctx: RequestContext, scope: Scope, id: number, reason: string): Promise<Proposal> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
-    const rejected = em.map(Proposal, await markRejected(em, id, reason, scope.agent.memberId, new Date()));
+    const rejected = entityOf(em, Proposal, await markRejected(em, id, reason, scope.agent.memberId, new Date()));
     recordAudit(em, ctx, proposalEvent('proposal.rejected', scope, rejected, open));
     return rejected;
   });
@@ -187,7 +188,7 @@ function proposalEvent(action: EventType, scope: Scope, proposal: Proposal, befo
 async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Promise<Proposal> {
   const row = await lockProposal(em, id, scope.workspaceId);
   if (!row) throw new NotFoundError('Proposal');
-  const proposal = em.map(Proposal, row);
+  const proposal = entityOf(em, Proposal, row);
   if (proposal.status !== 'open') throw new ConflictError(`Proposal ${id} is already ${proposal.status}.`, { status: proposal.status });
   return proposal;
 }
@@ -195,5 +196,5 @@ async function lockOpen(em: RequestContext['em'], scope: Scope, id: number): Pro
 /** A proposal of the workspace by id, whatever its status (live updates), or null. */
 export async function findProposal(em: RequestContext['em'], workspaceId: string, id: number): Promise<Proposal | null> {
   const row = await proposalById(em, id, workspaceId);
-  return row ? em.map(Proposal, row) : null;
+  return row ? entityOf(em, Proposal, row) : null;
 }

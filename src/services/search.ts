@@ -76,7 +76,7 @@ export async function search(ctx: RequestContext, scope: Scope, args: SearchArgs
   };
   // Did you mean: on a first page that found nothing, or whose question has a word no item the key may read holds.
   const unknownWord = ranked.fullText?.ranking.terms.some((t) => t.df === 0) ?? false;
-  result.suggestions = offset === 0 && (!result.items.length || unknownWord) ? await suggestQueries(ctx.db, scope, q) : [];
+  result.suggestions = offset === 0 && (!result.items.length || unknownWord) ? await suggestQueries(ctx.db, searcher(scope), q) : [];
   const gap = offset === 0 && unanswered(ranked.fullText, ranked.items);
   await logSearch(ctx, scope, q, result, Math.round(performance.now() - started), gap);
   return result;

@@ -16,6 +16,7 @@ import {
   type SectionRow,
 } from '../store/sections.js';
 import { recordAudit } from './audit.js';
+import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
 /** Sections the caller may see, in sidebar order, with their visible article counts. */
 export async function listSections(ctx: RequestContext, scope: Scope): Promise<Section[]> {
@@ -44,7 +45,7 @@ export async function createSection(ctx: RequestContext, scope: Scope, input: Cr
 export async function insertSection(ctx: RequestContext, scope: Scope, input: CreateSectionInput, apiTag: string | null): Promise<Section> {
   if (input.visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
   const key = input.key ? checkSlug(input.key, 'key') : null;
-  return ctx.em.transactional((em) => addSection(em, ctx, scope, { ...input, key }, apiTag));
+  return inTransaction(ctx.em, (em) => addSection(em, ctx, scope, { ...input, key }, apiTag));
 }
 
 /**
@@ -89,5 +90,5 @@ export async function findVisibleSection(
 }
 
 function toSection(em: EntityManager, row: SectionRow): Section {
-  return Object.assign(em.map(Section, row), { articleCount: Number(row.article_count ?? 0) });
+  return Object.assign(entityOf(em, Section, row), { articleCount: Number(row.article_count ?? 0) });
 }

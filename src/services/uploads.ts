@@ -20,6 +20,7 @@ import {
 } from '../store/uploads.js';
 import { recordAudit } from './audit.js';
 import { UPLOAD_LIMITS } from '../contract/rules.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** Decided from the bytes (magic numbers), never from the file name or declared type. */
 const ACCEPTED: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
@@ -103,7 +104,7 @@ export async function uploadImage(ctx: RequestContext, scope: Scope, file: Incom
     for (let part = 0; part * UPLOAD_PART_BYTES < data.length; part++) {
       await insertUploadPart(ctx.em, workspaceId, id, part, data.subarray(part * UPLOAD_PART_BYTES, (part + 1) * UPLOAD_PART_BYTES));
     }
-    return await ctx.em.transactional(async (em) => {
+    return await inTransaction(ctx.em, async (em) => {
       const row = await insertUpload(em, {
         id,
         workspaceId,

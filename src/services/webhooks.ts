@@ -11,6 +11,7 @@ import { organizationExists, workspaceInOrganization } from '../store/organizati
 import { attemptsOf, deleteWebhookRow, deliveriesOf, loadWebhook, newWebhook, webhooksOf } from '../store/webhooks.js';
 import { isKnownFilter } from '../webhooks/events.js';
 import { recordAudit } from './audit.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** A Standard Webhooks secret: whsec_ + base64 of 32 random bytes. */
 function newSecret(): string {
@@ -65,7 +66,7 @@ export async function createWebhook(
 ): Promise<Webhook> {
   const url = await checkTargetUrl(input.url, ctx.outbound.allowLoopback);
   const events = checkEvents(input.events);
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     if (!isUuid(input.organizationId) || !(await organizationExists(em, input.organizationId))) throw new NotFoundError('Organization');
     if (input.workspaceId && (!isUuid(input.workspaceId) || !(await workspaceInOrganization(em, input.workspaceId, input.organizationId))))
       throw new NotFoundError('Workspace');
@@ -97,7 +98,7 @@ export async function updateWebhook(
   input: { url?: string | null; events?: string[] | null; enabled?: boolean | null; allEvents?: boolean | null },
 ): Promise<Webhook> {
   const url = input.url ? await checkTargetUrl(input.url, ctx.outbound.allowLoopback) : null;
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const hook = await find(em, id);
     if (url) hook.url = url;
     if (input.events) hook.events = checkEvents(input.events);
@@ -118,7 +119,7 @@ export async function updateWebhook(
 }
 
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<Webhook> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const hook = await find(em, id);
     await deleteWebhookRow(em, id);
     recordAudit(em, ctx, {
@@ -134,7 +135,7 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<We
 
 /** A new secret, effective for every later attempt; shown in the answer. */
 export async function rotateSecret(ctx: RequestContext, id: string): Promise<Webhook> {
-  return ctx.em.transactional(async (em) => {
+  return inTransaction(ctx.em, async (em) => {
     const hook = await find(em, id);
     hook.secret = newSecret();
     recordAudit(em, ctx, {

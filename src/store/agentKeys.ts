@@ -4,7 +4,7 @@
  */
 import type { RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { KeyRow } from '../auth/keyRow.js';
+import type { KeyRow } from './keyRow.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import { AgentKey } from '../entities/AgentKey.js';
 

@@ -1,5 +1,5 @@
 /** Statements on oauth_tokens: a grant's access and refresh tokens (only as digests), looked up, rotated and deleted. */
-import type { KeyRow } from '../auth/keyRow.js';
+import type { KeyRow } from './keyRow.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 
 /** Stores a token digest of a grant. */

@@ -1,5 +1,5 @@
 /** Statements on member_sessions and sign_in_links: how a person's sign-in is stored, found, used and ended. */
-import type { Role } from '../auth/permissions.js';
+import type { Role } from '../roles.js';
 import type { Plan } from '../plans.js';
 import { sql, type SqlTarget } from '../db/sql.js';
 import type { EventedWrite } from './events.js';

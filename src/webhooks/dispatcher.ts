@@ -29,6 +29,7 @@ import {
 } from '../store/webhooks.js';
 import { eventMatches } from './events.js';
 import { onWebhookWork } from './signal.js';
+import { inTransaction } from '../store/unitOfWork.js';
 
 /** Delays before attempts 2, 3, … (±20 % jitter); after the last one the delivery fails for good. */
 export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000];
@@ -97,7 +98,7 @@ export class WebhookDispatcher {
     const pass = await passEventsWithoutHooks(freshEm(this.orm), FAN_OUT_LOCK, FAN_OUT_BATCH);
     if (!pass.locked) return 0;
     if (!pass.hooked) return pass.events;
-    return freshEm(this.orm).transactional(async (em) => {
+    return inTransaction(freshEm(this.orm), async (em) => {
       if (!(await tryTransactionLock(em, FAN_OUT_LOCK))) return 0;
       const cursor = await readWebhookCursor(em);
       const events = await eventsPast(em, cursor, FAN_OUT_BATCH);
@@ -145,7 +146,7 @@ export class WebhookDispatcher {
       return;
     }
     const attempt = await this.send(hook, event);
-    await em.transactional((tx) => this.record(tx, delivery, attempt));
+    await inTransaction(em, (tx) => this.record(tx, delivery, attempt));
     if (attempt.error) {
       const { statusCode, error } = attempt;
       this.logger.info(

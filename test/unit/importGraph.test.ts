@@ -14,24 +14,32 @@ function sources(dir: string): string[] {
 }
 
 /**
- * The room of a file: `src/<folder>`, `rest`, `console`; a file at the top of src/ is a room of its own
- * (errors.ts and context.ts are the ground floor, server.ts and main.ts the roof).
+ * The room of a file: `src/<folder>`, `rest`, `console`, `scripts`; a file at the top of src/ or of
+ * the repository is a room of its own (errors.ts and context.ts are the ground floor, server.ts and
+ * main.ts the roof; mikro-orm.config.ts sits above db/).
  */
 function room(path: string): string {
   const parts = relative(ROOT, path).split('/');
   if (parts[0] === 'src') return `src/${parts[1].replace(/\.(ts|js|mjs)$/, '')}`;
-  return parts[0];
+  return parts[0].replace(/\.(ts|js|mjs)$/, '');
 }
 
-/** Folder-level imports: from → the rooms it imports (relative imports that run; `import type` does not). */
+/** The files the graph reads: src/, rest/, console/, scripts/ and the repository's own top-level modules. */
+function graphFiles(): string[] {
+  const roots = ['src', 'rest', 'console', 'scripts'].map((r) => join(ROOT, r)).filter((r) => statSync(r, { throwIfNoEntry: false }));
+  const top = readdirSync(ROOT)
+    .filter((name) => /\.(ts|mjs)$/.test(name))
+    .map((name) => join(ROOT, name));
+  return [...roots.flatMap(sources), ...top];
+}
+
+/** Folder-level imports: from → the rooms it imports (relative imports, type-only ones too: a room that names another's type leans on it). */
 export function roomGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
-  const roots = ['src', 'rest', 'console'].map((r) => join(ROOT, r)).filter((r) => statSync(r, { throwIfNoEntry: false }));
-  for (const file of roots.flatMap(sources)) {
+  for (const file of graphFiles()) {
     const from = room(file);
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
-      if (/^(import|export) type\s/.test(m[0])) continue; // a shared type is a word, not code that runs
       const target = resolve(dirname(file), m[1] ?? m[2]);
       if (!target.startsWith(ROOT) || relative(ROOT, target).startsWith('node_modules')) continue;
       const to = room(target);

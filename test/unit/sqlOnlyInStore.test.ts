@@ -6,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 
 // Every SQL statement and every EntityManager query lives in src/store/ (one module per table or
 // concern), on top of src/db/ (the ORM, sql(), the pools). Services, background work and the wiring
-// call store functions; they may pass an EntityManager along and open a transaction with it (the
-// unit of work is theirs), but the statements are the store's. This test reads every source file
-// and fails on a statement anywhere else.
+// call store functions; they may pass an EntityManager along and open a transaction (the unit of
+// work is theirs), but through store/unitOfWork.ts, as they fork one or make a row an entity: the
+// statements are the store's. This test reads every source file and fails on a statement, a
+// transaction, a fork or a mapping anywhere else.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -55,6 +56,10 @@ const EM_QUERIES = new Set([
   'createQueryBuilder',
   'qb',
   'getKnex',
+  // The unit of work: transactions, forks and rows made entities go through store/unitOfWork.ts.
+  'transactional',
+  'fork',
+  'map',
 ]);
 
 /** Names an EntityManager goes by here: `em`, `tx`, `trx`, `ctx.em`, `this.em`, `orm.em`, `this.tx`. */

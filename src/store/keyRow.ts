@@ -1,4 +1,4 @@
-import type { Role } from './permissions.js';
+import type { Role } from '../roles.js';
 import type { Plan } from '../plans.js';
 
 /** A key as its lookup reads it: the key, its member and organization (cached per process by KeyCache). */
