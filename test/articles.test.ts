@@ -94,7 +94,7 @@ describe('sections (18, 19)', () => {
 });
 
 describe('articles (11–14)', () => {
-  it('tells apart drafts whose titles are the same past the slug\'s 80 characters', async () => {
+  it("tells apart drafts whose titles are the same past the slug's 80 characters", async () => {
     const t = await tenant(app);
     await section(t, 'Guides');
     // The numbered slugs cut the title shorter than the first one's: the third must not take the second's.

@@ -20,15 +20,26 @@ import { GraphQLSchema, OperationTypeNode, type GraphQLFieldConfig, type GraphQL
 import { createParameterDecorator, Extensions, type ResolverData } from 'type-graphql';
 import { callerKind, type MemberPrincipal, type RequestContext } from '../context.js';
 import { UnauthorizedError } from '../errors.js';
-import { adminOrPerson, adminOrPersonIn, authorize, requireAdmin, requirePermissions, type Scope } from './authorize.js';
+import { adminOrPerson, adminOrPersonIn, authorize, type Scope } from './authorize.js';
+import { adminOnly, permitted, type PersonPolicy, type WorkspacePolicy } from './policies.js';
 import type { Permission, PersonAction } from './permissions.js';
 
-/** A workspace operation: what every call needs (what REST, MCP and the OpenAPI document list). */
+/**
+ * A named policy an operation declares (auth/policies.ts): decided on the call's arguments before
+ * the resolver runs when `fromArgs` gives its facts (publishing on create), else by the service
+ * through the guard the resolver hands it (guardOf), where the facts are known.
+ */
+export interface DeclaredPolicy {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each declaration pairs a policy with its own facts
+  policy: WorkspacePolicy<any>;
+  fromArgs?: (args: Record<string, unknown>) => unknown;
+}
+
+/** A workspace operation: what every call needs (what REST, MCP and the OpenAPI document list), and the policies it declares. */
 export interface WorkspaceAccess {
   form: 'workspace';
   permissions: readonly Permission[];
-  /** What a call needs besides, by its arguments (publishing on create needs changelog.publish). */
-  plus?: (args: Record<string, unknown>) => readonly Permission[];
+  policies: readonly DeclaredPolicy[];
   adminMayAct: boolean;
 }
 
@@ -36,7 +47,7 @@ export interface WorkspaceAccess {
 export type Access =
   | WorkspaceAccess
   | { form: 'admin' }
-  | { form: 'person'; action: PersonAction | Permission | null }
+  | { form: 'person'; action: PersonAction | Permission | null; policies?: readonly PersonPolicy<unknown>[] }
   | { form: 'personIn'; action: PersonAction | Permission; argument: string }
   | { form: 'member' };
 
@@ -45,17 +56,22 @@ export type AccessDecorator = MethodDecorator & { access: Access };
 
 const declare = (access: Access): AccessDecorator => Object.assign(Extensions({ access }), { access });
 
-/** Declares a workspace operation: the permissions it needs (all of them), and whether the admin token may act through it over GraphQL. */
+/**
+ * Declares a workspace operation: the permissions it needs (all of them), the named policies that
+ * guard it, and whether the admin token may act through it over GraphQL.
+ */
 export function Needs(
   permissions: readonly Permission[],
-  options: Partial<Pick<WorkspaceAccess, 'plus' | 'adminMayAct'>> = {},
+  options: { policies?: readonly (DeclaredPolicy | WorkspacePolicy<unknown>)[]; adminMayAct?: boolean } = {},
 ): AccessDecorator {
-  return declare({ form: 'workspace', permissions, plus: options.plus, adminMayAct: options.adminMayAct ?? false });
+  const policies = (options.policies ?? []).map((p) => ('kind' in p ? { policy: p } : p));
+  return declare({ form: 'workspace', permissions, policies, adminMayAct: options.adminMayAct ?? false });
 }
 /** The admin token only. */
 Needs.admin = (): AccessDecorator => declare({ form: 'admin' });
-/** A signed-in member whose role allows `action` (any member when null), in their organization; or the admin token. */
-Needs.person = (action: PersonAction | Permission | null): AccessDecorator => declare({ form: 'person', action });
+/** A signed-in member whose role allows `action` (any member when null), in their organization; or the admin token; `policies` name rules its rows follow. */
+Needs.person = (action: PersonAction | Permission | null, options: { policies?: readonly PersonPolicy<unknown>[] } = {}): AccessDecorator =>
+  declare({ form: 'person', action, ...(options.policies ? { policies: options.policies } : {}) });
 /** A signed-in member whose role allows `action` in the workspace the argument `argument` names; or the admin token. */
 Needs.personIn = (action: PersonAction | Permission, argument: string): AccessDecorator => declare({ form: 'personIn', action, argument });
 /** A signed-in member only. */
@@ -76,7 +92,7 @@ export function accessOf(
 export async function checkAccess(ctx: RequestContext, access: Access, args: Record<string, unknown>): Promise<void> {
   switch (access.form) {
     case 'admin':
-      return requireAdmin(ctx);
+      return adminOnly(ctx);
     case 'person':
       return void adminOrPerson(ctx, access.action);
     case 'personIn':
@@ -100,29 +116,23 @@ export async function checkWorkspaceAccess(
   args: Record<string, unknown>,
   workspace = String(args.workspace),
 ): Promise<Scope> {
-  const plus = access.plus?.(args) ?? [];
+  const plus = access.policies.flatMap((d) => (d.fromArgs ? d.policy.needs(d.fromArgs(args)) : []));
+  const policies = access.policies.map((d) => d.policy.name);
   const earlier = ctx.authorized as { workspace: string; scope: Scope } | undefined;
   if (earlier && earlier.workspace === workspace && access.permissions.every((p) => earlier.scope.permissions.has(p))) {
-    requirePermissions(earlier.scope.permissions, plus);
-    return earlier.scope;
+    permitted(earlier.scope.permissions, plus);
+    return { ...earlier.scope, policies };
   }
-  return authorize(ctx, workspace, plus.length ? [...access.permissions, ...plus] : access.permissions, {
+  const scope = await authorize(ctx, workspace, plus.length ? [...access.permissions, ...plus] : access.permissions, {
     adminMayAct: access.adminMayAct,
   });
+  return { ...scope, policies };
 }
 
 /** Who acts in an organization-level operation its declaration let through: a signed-in member, or the admin token (member null). */
 export function acting(ctx: RequestContext): { organizationId: string | null; member: MemberPrincipal | null } {
   const p = ctx.principal;
   return p.kind === 'member' ? { organizationId: p.organizationId, member: p } : { organizationId: null, member: null };
-}
-
-/**
- * A row rule within an operation any member may call (their own sessions, say): reaching other
- * members' rows needs `action` of a member's role (403 naming it); the admin token reaches all.
- */
-export function beyondOwn(ctx: RequestContext, action: PersonAction): { organizationId: string | null; member: MemberPrincipal | null } {
-  return adminOrPerson(ctx, action);
 }
 
 /**

@@ -9,7 +9,8 @@ import {
   UnauthorizedError,
 } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { effectivePermissions, PERMISSIONS, roleMay, rolePermissions, type Permission, type PersonAction } from './permissions.js';
+import { effectivePermissions, PERMISSIONS, rolePermissions, type Permission, type PersonAction } from './permissions.js';
+import { adminOnly, permitted, personMay } from './policies.js';
 import type { PlanFeature } from '../plans.js';
 import { workspaceInOrganization, workspaceOrganization } from '../store/organizations.js';
 
@@ -36,6 +37,8 @@ export interface Scope {
   agent: AgentPrincipal | AdminActor | MemberActor;
   /** Effective permissions (key AND role ceiling). */
   permissions: ReadonlySet<Permission>;
+  /** The named policies its operation declares (see guardOf in auth/policies.ts). */
+  policies?: readonly string[];
 }
 
 /** Whether the organization's two-factor rule refuses every call of this key (an admin or owner member without two-factor). */
@@ -79,7 +82,7 @@ export async function authorize(
   const agent = requireAgent(ctx);
   const workspaceId = await resolveWorkspace(ctx, agent, workspace);
   const permissions = effectivePermissions(agent.permissions, agent.role);
-  requirePermissions(permissions, required);
+  permitted(permissions, required);
   return { workspaceId, agent, permissions };
 }
 
@@ -122,8 +125,7 @@ async function memberScope(ctx: RequestContext, p: MemberPrincipal, workspace: s
   if (!(await workspaceInOrganization(ctx.db, id, p.organizationId))) throw new NotFoundError('Workspace');
   const granted = rolePermissions(p.role);
   const permissions = new Set(granted);
-  const missing = required.filter((r) => !permissions.has(r));
-  if (missing.length) throw new PermissionDeniedError(missing, `Your role (${p.role}) does not allow: ${missing.join(', ')}.`);
+  personMay(p, ...required);
   const agent: MemberActor = {
     kind: 'member',
     keyId: null,
@@ -154,11 +156,10 @@ export function adminOrPerson(
   const p = ctx.principal;
   if (p.kind === 'member') {
     if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
-    if (action !== null && !roleMay(p.role, action))
-      throw new PermissionDeniedError([action], `Your role (${p.role}) does not allow: ${action}.`);
+    if (action !== null) personMay(p, action);
     return { organizationId: p.organizationId, member: p };
   }
-  requireAdmin(ctx);
+  adminOnly(ctx);
   return { organizationId: null, member: null };
 }
 
@@ -169,17 +170,11 @@ export function adminOrPerson(
  */
 export async function adminOrPersonIn(ctx: RequestContext, workspaceId: string, what: PersonAction | Permission): Promise<void> {
   const p = ctx.principal;
-  if (p.kind !== 'member') return requireAdmin(ctx);
+  if (p.kind !== 'member') return adminOnly(ctx);
   if (personBlockedByTwoFactor(p)) throw new TwoFactorRequiredError(PERSON_TWO_FACTOR_MESSAGE);
   if (!isUuid(workspaceId) || !(await workspaceInOrganization(ctx.db, workspaceId.toLowerCase(), p.organizationId)))
     throw new NotFoundError('Workspace');
-  if (!roleMay(p.role, what)) throw new PermissionDeniedError([what], `Your role (${p.role}) does not allow: ${what}.`);
-}
-
-/** 403 `permission_denied` naming every missing permission. */
-export function requirePermissions(permissions: ReadonlySet<Permission>, required: readonly Permission[]): void {
-  const missing = required.filter((p) => !permissions.has(p));
-  if (missing.length) throw new PermissionDeniedError(missing);
+  personMay(p, what);
 }
 
 /** 403 `plan_required` unless the organization's plan allows the feature. */
@@ -205,11 +200,4 @@ async function resolveWorkspace(ctx: RequestContext, agent: AgentPrincipal, work
   }
   if (!(await workspaceInOrganization(ctx.db, id, agent.organizationId))) throw new NotFoundError('Workspace');
   return id;
-}
-
-/** Only the admin token passes; an agent key gets 403, no credential 401. */
-export function requireAdmin(ctx: RequestContext): void {
-  const p = ctx.principal;
-  if (p.kind === 'anonymous' || p.kind === 'invalid') throw new UnauthorizedError();
-  if (p.kind !== 'admin') throw new PermissionDeniedError([], 'This operation needs the admin token.');
 }

@@ -82,7 +82,12 @@ export function roleMay(role: Role, what: Permission | PersonAction): boolean {
 const ROLE_CEILING = {} as Record<Role, ReadonlySet<Permission>>;
 for (const role of ROLES) ROLE_CEILING[role] = new Set(PERMISSIONS.filter((p) => roleMay(role, p)));
 
-/** The permissions of a person of this role (their role's column of ROLE_TABLE). */
+/** Everything a person of this role may do: their role's column of ROLE_TABLE (what the console offers them). */
+export function roleColumn(role: Role): (Permission | PersonAction)[] {
+  return (Object.keys(ROLE_TABLE) as (Permission | PersonAction)[]).filter((what) => roleMay(role, what));
+}
+
+/** The permissions of a role (its ceiling). */
 export function rolePermissions(role: Role): Permission[] {
   return [...ROLE_CEILING[role]];
 }

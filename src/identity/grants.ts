@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { roleMay } from '../auth/permissions.js';
+import type { Ownership, Permit } from '../auth/policies.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, newSecret } from '../auth/keys.js';
 import type { AgentPrincipal, RequestContext } from '../context.js';
@@ -27,14 +27,15 @@ interface GrantViewer {
 }
 
 /**
- * A signed-in member sees and revokes their own grants, an owner (who manages sessions) every
- * member's of their organization; the admin token names the organization and sees all of it.
+ * A signed-in member sees and revokes their own grants, and every member's of their organization
+ * when the operation's policy permits it (`grants.others`); the admin token names the organization
+ * and sees all of it.
  */
-function viewerOf(ctx: RequestContext, organizationId: string | null | undefined): GrantViewer {
+function viewerOf(ctx: RequestContext, organizationId: string | null | undefined, permit: Permit<Ownership>): GrantViewer {
   const p = ctx.principal;
   if (p.kind === 'member') {
     if (organizationId && organizationId.toLowerCase() !== p.organizationId) throw new NotFoundError('Organization');
-    return { organizationId: p.organizationId, memberId: roleMay(p.role, 'sessions.manage') ? null : p.memberId };
+    return { organizationId: p.organizationId, memberId: permit({ own: false }) ? null : p.memberId };
   }
   if (!organizationId || !isUuid(organizationId)) throw invalidField('organizationId', 'the admin token must name an organization id');
   return { organizationId: organizationId.toLowerCase(), memberId: null };
@@ -62,8 +63,9 @@ function toGrant(row: GrantRow): OAuthGrant {
 export async function listOAuthGrants(
   ctx: RequestContext,
   args: { organizationId?: string | null; memberId?: string | null },
+  permit: Permit<Ownership>,
 ): Promise<OAuthGrant[]> {
-  const viewer = viewerOf(ctx, args.organizationId);
+  const viewer = viewerOf(ctx, args.organizationId, permit);
   if (args.memberId && !isUuid(args.memberId)) throw invalidField('memberId', 'must be a member id');
   const memberId = viewer.memberId ?? args.memberId?.toLowerCase() ?? null;
   return (await listGrants(ctx.db, viewer.organizationId, memberId)).map(toGrant);
@@ -74,8 +76,13 @@ export async function listOAuthGrants(
  * (the key cache's change notification). Recorded in the audit trail; 404 for a grant the caller
  * may not see.
  */
-export async function revokeOAuthGrant(ctx: RequestContext, id: string, organizationId?: string | null): Promise<OAuthGrant> {
-  const viewer = viewerOf(ctx, organizationId);
+export async function revokeOAuthGrant(
+  ctx: RequestContext,
+  id: string,
+  organizationId: string | null | undefined,
+  permit: Permit<Ownership>,
+): Promise<OAuthGrant> {
+  const viewer = viewerOf(ctx, organizationId, permit);
   const grant = isUuid(id) ? await findGrant(ctx.db, id.toLowerCase()) : undefined;
   if (!grant || grant.organization_id !== viewer.organizationId || (viewer.memberId && grant.member_id !== viewer.memberId))
     throw new NotFoundError('OAuth grant');

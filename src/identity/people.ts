@@ -4,7 +4,8 @@
  * event of the audit trail under the member.
  */
 import { randomUUID } from 'node:crypto';
-import { acting, beyondOwn } from '../auth/access.js';
+import { acting } from '../auth/access.js';
+import type { Guard, Ownership } from '../auth/policies.js';
 import { personBlockedByTwoFactor } from '../auth/authorize.js';
 import { announceAuthChange, signalAuthChanged } from '../auth/keyCache.js';
 import { digestSecret, newSecret } from '../auth/keys.js';
@@ -231,6 +232,7 @@ export type ListedSession = SessionListRow & { current: boolean };
 export async function sessionsOf(
   ctx: RequestContext,
   args: { organizationId?: string | null; memberId?: string | null },
+  guard: Guard<Ownership>,
 ): Promise<ListedSession[]> {
   const { idleSeconds } = ctx.sessions;
   const p = ctx.principal;
@@ -242,7 +244,8 @@ export async function sessionsOf(
     organizationId = p.organizationId;
     memberId = p.memberId; // one's own sessions: every role
   } else {
-    const reach = beyondOwn(ctx, 'sessions.manage');
+    guard({ own: false });
+    const reach = acting(ctx);
     organizationId = reach.organizationId ?? args.organizationId ?? '';
     if (!organizationId) throw invalidField('organizationId', 'the admin token names the organization');
     if (reach.organizationId && args.organizationId && args.organizationId !== reach.organizationId) return [];
@@ -256,7 +259,7 @@ function currentSession(p: Principal): string | null {
 }
 
 /** revokeSession: a member may end their own sessions; an owner any of their organization's; the admin token any. */
-export async function revokeSession(ctx: RequestContext, id: string): Promise<ListedSession> {
+export async function revokeSession(ctx: RequestContext, id: string, guard: Guard<Ownership>): Promise<ListedSession> {
   if (!isUuid(id)) throw new NotFoundError('Session');
   const p = ctx.principal;
   // A person may end their own sessions; ending another's needs sessions.manage (checked after the
@@ -264,7 +267,7 @@ export async function revokeSession(ctx: RequestContext, id: string): Promise<Li
   const organizationId = p.kind === 'member' ? p.organizationId : acting(ctx).organizationId;
   const row = await sessionById(ctx.db, id, organizationId);
   if (!row) throw new NotFoundError('Session');
-  if (p.kind === 'member' && row.member_id !== p.memberId) beyondOwn(ctx, 'sessions.manage');
+  guard({ own: p.kind === 'member' && row.member_id === p.memberId });
   if (!row.revoked_at) await endSession(ctx.db, ctx, row, row.organization_id, false);
   const after = (await sessionById(ctx.db, id, row.organization_id))!;
   return { ...after, current: currentSession(p) === id };

@@ -8,7 +8,7 @@
  *   POST /console/sign-out           ends the session (CSRF token required)
  */
 import type { Context } from 'koa';
-import { ROLE_TABLE, roleMay } from '../auth/permissions.js';
+import { roleColumn } from '../auth/permissions.js';
 import {
   clearSessionCookie,
   csrfTokenOf,
@@ -145,7 +145,7 @@ async function describeSession(ctx: Context): Promise<void> {
         session: { id: signedIn.sessionId, method: signedIn.method, mfa: signedIn.mfa, expiresAt: signedIn.expiresAt.toISOString() },
         member: { id: signedIn.memberId, email: signedIn.email, role: signedIn.role, organizationId: signedIn.organizationId },
         // The person's column of the role table: what the console offers them.
-        allowed: (Object.keys(ROLE_TABLE) as (keyof typeof ROLE_TABLE)[]).filter((what) => roleMay(signedIn.role, what)),
+        allowed: roleColumn(signedIn.role),
       }
     : { signedIn: false };
 }

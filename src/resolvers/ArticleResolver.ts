@@ -8,6 +8,7 @@ import * as history from '../services/articleHistory.js';
 import * as articles from '../services/articles.js';
 import { ArticleDiff, ArticleRevision, ArticleRevisionPage } from '../types/articleHistory.js';
 import * as sections from '../services/sections.js';
+import { guardOf, POLICIES } from '../auth/policies.js';
 
 enum ArticleStatusValue {
   DRAFT = 'DRAFT',
@@ -116,7 +117,7 @@ export class ArticleResolver {
     return articles.createArticle(ctx, scope, input);
   }
 
-  @Needs(['article.update'])
+  @Needs(['article.update'], { policies: [POLICIES.articleStatus] })
   @Mutation(() => Article)
   updateArticle(
     @Ctx() ctx: RequestContext,
@@ -132,7 +133,7 @@ export class ArticleResolver {
     if (input.markdown != null) clean.markdown = input.markdown;
     if (input.visibility != null) clean.visibility = input.visibility;
     if (input.status != null) clean.status = input.status;
-    return articles.updateArticle(ctx, scope, slug, clean, ifMatch);
+    return articles.updateArticle(ctx, scope, slug, clean, guardOf(POLICIES.articleStatus, scope), ifMatch);
   }
 
   @Needs(['article.update'])

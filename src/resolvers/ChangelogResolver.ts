@@ -5,6 +5,7 @@ import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
 import { ChangelogEntry, type ChangelogStatus } from '../entities/ChangelogEntry.js';
 import * as changelog from '../services/changelog.js';
+import { guardOf, permitOf, POLICIES } from '../auth/policies.js';
 
 enum ChangelogStatusValue {
   draft = 'draft',
@@ -51,18 +52,23 @@ class DeletedChangelogEntry {
 /** Changelog endpoints 1–4; rules live in services/changelog.ts. */
 @Resolver()
 export class ChangelogResolver {
-  @Needs(['changelog.read'])
+  @Needs(['changelog.read'], { policies: [POLICIES.changelogDrafts] })
   @Query(() => ChangelogEntryPage, { description: 'Published entries, newest first (drafts with changelog.update).' })
   changelogEntries(
     @Ctx() ctx: RequestContext,
     @CallerOf('workspace') scope: Scope,
     @Args(() => ListChangelogArgs) args: ListChangelogArgs,
   ) {
-    return changelog.listChangelog(ctx, scope, args);
+    return changelog.listChangelog(ctx, scope, args, permitOf(POLICIES.changelogDrafts, scope));
   }
 
   @Needs(['changelog.update'], {
-    plus: (args) => ((args.input as { status?: string }).status === 'published' ? ['changelog.publish'] : []),
+    policies: [
+      {
+        policy: POLICIES.changelogPublish,
+        fromArgs: (args) => ({ publishes: (args.input as { status?: string }).status === 'published' }),
+      },
+    ],
   })
   @Mutation(() => ChangelogEntry)
   createChangelogEntry(
@@ -73,7 +79,7 @@ export class ChangelogResolver {
     return changelog.createChangelogEntry(ctx, scope, input);
   }
 
-  @Needs(['changelog.update'])
+  @Needs(['changelog.update'], { policies: [POLICIES.changelogPublish] })
   @Mutation(() => ChangelogEntry)
   updateChangelogEntry(
     @Ctx() ctx: RequestContext,
@@ -81,7 +87,7 @@ export class ChangelogResolver {
     @Arg('id', () => Int) id: number,
     @Arg('input', () => UpdateChangelogEntryInput) input: UpdateChangelogEntryInput,
   ) {
-    return changelog.updateChangelogEntry(ctx, scope, id, stripNulls(input));
+    return changelog.updateChangelogEntry(ctx, scope, id, stripNulls(input), guardOf(POLICIES.changelogPublish, scope));
   }
 
   @Needs(['changelog.update'])

@@ -15,6 +15,7 @@ import * as memory from '../services/memoryNotes.js';
 import * as memorySearch from '../services/memorySearch.js';
 import * as history from '../services/noteHistory.js';
 import { SearchModeValue, type SearchMode } from '../types/search.js';
+import { permitOf, POLICIES } from '../auth/policies.js';
 
 @InputType({ description: 'A note to create (new path) or update (existing path).' })
 class PutMemoryNoteInput {
@@ -120,7 +121,7 @@ export class MemoryResolver {
     return memorySearch.searchNotes(ctx, scope, args);
   }
 
-  @Needs(['memory.write'])
+  @Needs(['memory.write'], { policies: [POLICIES.similarNotes] })
   @Mutation(() => MemoryNote, { description: 'Creates the note at a new path, or updates the note at an existing path.' })
   putMemoryNote(
     @Ctx() ctx: RequestContext,
@@ -136,7 +137,7 @@ export class MemoryResolver {
     })
     ifNoneMatch?: string | null,
   ) {
-    return memory.putNote(ctx, scope, input, { ifMatch, ifNoneMatch });
+    return memory.putNote(ctx, scope, input, { ifMatch, ifNoneMatch }, permitOf(POLICIES.similarNotes, scope));
   }
 
   @Needs(['memory.write'])

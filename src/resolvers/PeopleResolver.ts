@@ -1,9 +1,10 @@
 import { Arg, Ctx, Field, ID, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { InputRule } from '../contract/declared.js';
-import { ROLE_TABLE, roleMay, type PersonAction, type Permission } from '../auth/permissions.js';
+import { roleColumn } from '../auth/permissions.js';
 import { acting, Needs } from '../auth/access.js';
 import type { RequestContext } from '../context.js';
 import * as people from '../identity/people.js';
+import { personGuardOf, POLICIES } from '../auth/policies.js';
 
 @ObjectType({ description: 'A single-use sign-in link for a member, valid 15 minutes. Its token is shown only in this response.' })
 class SignInLink {
@@ -66,7 +67,7 @@ export class PeopleResolver {
   @Query(() => Viewer, { description: 'The signed-in person (a session cookie); unauthorized without one.' })
   viewer(@Ctx() ctx: RequestContext): Viewer {
     const p = acting(ctx).member!;
-    const allowed = (Object.keys(ROLE_TABLE) as (Permission | PersonAction)[]).filter((what) => roleMay(p.role, what));
+    const allowed = roleColumn(p.role);
     return {
       memberId: p.memberId,
       email: p.email,
@@ -97,7 +98,7 @@ export class PeopleResolver {
     return { url: `${base}${people.SIGN_IN_LINK_PATH}${link.token}`, ...link };
   }
 
-  @Needs.person(null)
+  @Needs.person(null, { policies: [POLICIES.othersSessions] })
   @Query(() => [MemberSession], {
     description:
       'Live sessions: your own (any role); an owner may name another member or see the whole organization (organizationId); ' +
@@ -108,14 +109,14 @@ export class PeopleResolver {
     @InputRule('id') @Arg('memberId', () => ID, { nullable: true }) memberId?: string | null,
     @InputRule('id') @Arg('organizationId', () => ID, { nullable: true }) organizationId?: string | null,
   ): Promise<MemberSession[]> {
-    return (await people.sessionsOf(ctx, { memberId, organizationId })).map(toSession);
+    return (await people.sessionsOf(ctx, { memberId, organizationId }, personGuardOf(POLICIES.othersSessions, ctx))).map(toSession);
   }
 
-  @Needs.person(null)
+  @Needs.person(null, { policies: [POLICIES.othersSessions] })
   @Mutation(() => MemberSession, {
     description: 'Ends a session at once, in every process: your own, or (an owner, the admin token) any of the organization.',
   })
   async revokeSession(@Ctx() ctx: RequestContext, @InputRule('id') @Arg('id', () => ID) id: string): Promise<MemberSession> {
-    return toSession(await people.revokeSession(ctx, id));
+    return toSession(await people.revokeSession(ctx, id, personGuardOf(POLICIES.othersSessions, ctx)));
   }
 }

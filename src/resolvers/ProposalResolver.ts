@@ -5,6 +5,7 @@ import type { RequestContext } from '../context.js';
 import { PageOf } from '../types/page.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import * as proposals from '../services/proposals.js';
+import { guardOf, POLICIES } from '../auth/policies.js';
 
 enum ProposalStatusValue {
   open = 'open',
@@ -62,12 +63,12 @@ export class ProposalResolver {
     return proposals.createProposal(ctx, scope, input);
   }
 
-  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true, policies: [POLICIES.proposalApproval] })
   @Mutation(() => Proposal, {
     description: 'Applies an open proposal (reviewing: article.update; a new draft also article.create); 409 if the article changed since.',
   })
   approveProposal(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
-    return proposals.approveProposal(ctx, scope, id);
+    return proposals.approveProposal(ctx, scope, id, guardOf(POLICIES.proposalApproval, scope));
   }
 
   @Needs(['proposal.read', 'article.update'], { adminMayAct: true })

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requirePermissions, requirePlan, type Scope } from '../auth/authorize.js';
+import { requirePlan, type Scope } from '../auth/authorize.js';
+import type { Guard, StatusChange } from '../auth/policies.js';
 import { seesRestricted } from '../auth/visibility.js';
-import type { Permission } from '../auth/permissions.js';
 import { RESTRICTED_VISIBILITY } from '../plans.js';
 import type { RequestContext } from '../context.js';
 import { Article, type ArticleStatus } from '../entities/Article.js';
@@ -180,6 +180,7 @@ export async function updateArticle(
   scope: Scope,
   slug: string,
   input: UpdateArticleInput,
+  guard: Guard<StatusChange>,
   ifMatch?: string | null,
 ): Promise<Article> {
   if (input.visibility === 'restricted') requirePlan(scope, RESTRICTED_VISIBILITY);
@@ -189,8 +190,8 @@ export async function updateArticle(
     checkIfMatch(ifMatch, article.version);
     const before = eventObject('Article', article);
     const statusChanges = input.status !== undefined && input.status !== article.status;
+    guard({ statusChanges });
     if (statusChanges) {
-      requirePermissions(scope.permissions, ['article.update', 'article.publish'] as Permission[]);
       const from = article.status;
       const to = input.status!;
       if (!TRANSITIONS[from].includes(to)) {

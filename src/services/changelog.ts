@@ -1,4 +1,5 @@
-import { requirePermissions, type Scope } from '../auth/authorize.js';
+import type { Scope } from '../auth/authorize.js';
+import type { DraftsAsked, Guard, Permit, Publishing } from '../auth/policies.js';
 import type { RequestContext } from '../context.js';
 import type { ChangelogEntry, ChangelogStatus } from '../entities/ChangelogEntry.js';
 import { NotFoundError } from '../errors.js';
@@ -25,10 +26,15 @@ export interface ChangelogInput {
   publishedAt?: Date | null;
 }
 
-/** Published entries, newest first; drafts too when asked for and the key has `changelog.update`. */
-export async function listChangelog(ctx: RequestContext, scope: Scope, args: ListChangelogArgs): Promise<Page<ChangelogEntry>> {
+/** Published entries, newest first; drafts too when asked for and the operation's policy permits them. */
+export async function listChangelog(
+  ctx: RequestContext,
+  scope: Scope,
+  args: ListChangelogArgs,
+  permit: Permit<DraftsAsked>,
+): Promise<Page<ChangelogEntry>> {
   const size = pageSize(args.limit);
-  const withDrafts = Boolean(args.drafts) && scope.permissions.has('changelog.update');
+  const withDrafts = Boolean(args.drafts) && permit({ drafts: true });
   const after = args.cursor ? decodeCursor<[string, number]>(args.cursor, ['string', 'number']) : null;
   const rows = await listChangelogRows(ctx.db, scope.workspaceId, { publishedOnly: !withDrafts, after, limit: size + 1 });
   // Read-only: plain objects, not managed entities (no identity map or change tracking per row).
@@ -85,15 +91,20 @@ export async function createChangelogEntry(
  * Updates the given fields. Changing `status`, or the publication time of a published entry,
  * also needs `changelog.publish`. Moving to draft clears `publishedAt` unless one is sent.
  */
-export async function updateChangelogEntry(ctx: RequestContext, scope: Scope, id: number, input: ChangelogInput): Promise<ChangelogEntry> {
+export async function updateChangelogEntry(
+  ctx: RequestContext,
+  scope: Scope,
+  id: number,
+  input: ChangelogInput,
+  guard: Guard<Publishing>,
+): Promise<ChangelogEntry> {
   return inTransaction(ctx.em, async (em) => {
     const entry = await findEntry(em, scope, id);
     const before = eventObject('ChangelogEntry', entry);
     const statusChanges = input.status !== undefined && input.status !== entry.status;
     const publishedAtChanges =
       input.publishedAt !== undefined && (input.publishedAt?.getTime() ?? null) !== (entry.publishedAt?.getTime() ?? null);
-    if (statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published'))
-      requirePermissions(scope.permissions, ['changelog.publish']);
+    guard({ publishes: statusChanges || (publishedAtChanges && (input.status ?? entry.status) === 'published') });
     if ((input.title !== undefined && input.title !== entry.title) || (input.markdown !== undefined && input.markdown !== entry.markdown)) {
       await enqueueEmbedding(em, scope.workspaceId, 'changelog', entry.id);
       signalEmbeddingWork();

@@ -36,6 +36,7 @@ import {
 import { readPlan, recountUsage } from '../store/memoryUsage.js';
 import { defaultOf } from '../config.js';
 import { inTransaction } from '../store/unitOfWork.js';
+import type { Permit, SimilarShown } from '../auth/policies.js';
 
 export interface PutNoteInput {
   path: string;
@@ -88,7 +89,8 @@ export async function putNote(
   ctx: RequestContext,
   scope: Scope,
   input: PutNoteInput,
-  conditions: NoteConditions = {},
+  conditions: NoteConditions,
+  permit: Permit<SimilarShown>,
 ): Promise<MemoryNote> {
   const note = validateNote(input);
   const match = conditions.ifMatch ? versionsNamed(conditions.ifMatch) : null;
@@ -100,7 +102,7 @@ export async function putNote(
       const written = await writeNote(ctx, scope, note, match, noneMatch, keys);
       if (written?.queued) signalEmbeddingWork();
       // Other notes' paths and how close they are tell what those notes say: only for a key that may read them.
-      if (written?.action === 'memory.note.created' && keys && scope.permissions.has('memory.read')) {
+      if (written?.action === 'memory.note.created' && keys && permit({ similar: true })) {
         const similar = await similarNotes(ctx.db, scope.workspaceId, note.path, trigrams(note.body), keys);
         const created = writtenNote(scope.workspaceId, note, written);
         return similar.length ? { ...created, similar } : created;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requirePermissions, type Scope } from '../auth/authorize.js';
-import type { Permission } from '../auth/permissions.js';
+import type { Scope } from '../auth/authorize.js';
+import type { Guard, ProposalKind } from '../auth/policies.js';
 import type { RequestContext } from '../context.js';
 import { Proposal, type ProposalStatus } from '../entities/Proposal.js';
 import { ConflictError, InvalidRequestError, invalidField, NotFoundError } from '../errors.js';
@@ -108,22 +108,13 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
 }
 
 /**
- * What approving a proposal needs beyond `proposal.read` (a state-dependent rule: it depends on the
- * proposal's kind). Approving is reviewing, which is `article.update`; a new draft also creates an
- * article, which is `article.create` as well.
- */
-export function approvalNeeds(kind: Proposal['kind']): Permission[] {
-  return kind === 'edit' ? ['article.update'] : ['article.create', 'article.update'];
-}
-
-/**
  * Applies an open proposal in one transaction, recording the reviewer. An edit of an article
  * changed since the proposal was made is refused (409) rather than overwriting the newer text.
  */
-export async function approveProposal(ctx: RequestContext, scope: Scope, id: number): Promise<Proposal> {
+export async function approveProposal(ctx: RequestContext, scope: Scope, id: number, guard: Guard<ProposalKind>): Promise<Proposal> {
   return inTransaction(ctx.em, async (em) => {
     const proposal = await lockOpen(em, scope, id);
-    requirePermissions(scope.permissions, approvalNeeds(proposal.kind));
+    guard({ kind: proposal.kind });
     const open = eventObject('Proposal', proposal);
     const now = new Date();
     if (proposal.kind === 'edit') {
