@@ -88,7 +88,8 @@ async function collectionKey(url: string, admin: string, name: string): Promise<
 
 /**
  * Loads the documents as articles of one section, WRITERS at a time; the slug of each document.
- * A document without a title (MED, NPL, TIME) is titled by its id alone, which no question asks for.
+ * A document without a title (MED, NPL, TIME) is titled by its id alone, which no question asks
+ * for; one without a text (half of CACM's) is its title alone, with an empty body.
  */
 async function loadDocs(url: string, auth: Record<string, string>, docs: Doc[]): Promise<Map<string, string>> {
   const headers = { ...auth, 'content-type': 'application/json' };
@@ -106,7 +107,7 @@ async function loadDocs(url: string, auth: Record<string, string>, docs: Doc[]):
       const body = JSON.stringify({
         title: doc.title.trim().slice(0, 200) || doc.id,
         section: key,
-        markdown: doc.text || doc.title || doc.id,
+        markdown: doc.text,
       });
       const res = await fetch(`${url}/api/v1/workspaces/-/articles`, { method: 'POST', headers, body });
       const created = (await res.json()) as { slug: string };
