@@ -80,7 +80,11 @@ describe('configuration', () => {
 
   it('nothing but src/config.ts reads the environment (the command line has its own)', () => {
     const root = new URL('../../', import.meta.url).pathname;
-    const readers = [...sources(join(root, 'src')), ...sources(join(root, 'rest'))]
+    // The repository's own top-level modules too (mikro-orm.config.ts reads DATABASE_URL through the table).
+    const topLevel = readdirSync(root)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => join(root, name));
+    const readers = [...sources(join(root, 'src')), ...sources(join(root, 'rest')), ...topLevel]
       .filter((path) => !path.includes('/src/cli/') && !path.endsWith('/src/config.ts'))
       .filter((path) => /process\.env\b/.test(readFileSync(path, 'utf8')))
       .map((path) => path.slice(root.length));

@@ -103,4 +103,11 @@ describe('the rooms import one way', () => {
     const wrong = lower.flatMap((from) => [...(graph.get(from) ?? [])].filter((to) => doors.includes(to)).map((to) => `${from} → ${to}`));
     expect(wrong).toEqual([]);
   });
+
+  it("the ORM's configuration lives in db/; the file at the root where MikroORM's tools look only hands it on", () => {
+    const graph = roomGraph();
+    expect([...(graph.get('mikro-orm.config') ?? [])].sort()).toEqual(['src/config', 'src/db']);
+    const importers = [...graph].filter(([, tos]) => tos.has('mikro-orm.config')).map(([from]) => from);
+    expect(importers).toEqual([]);
+  });
 });
