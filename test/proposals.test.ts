@@ -85,7 +85,7 @@ describe('proposals (16, 17)', () => {
     expect((await app.api('GET', `${W}/proposals`, { key: noRead.key })).status).toBe(403);
   });
 
-  it('approve applies an edit in one transaction and records the reviewer; a changed article is a conflict', async () => {
+  it('approve applies an edit in one transaction and records the reviewer; an edit of another part of a changed article is merged', async () => {
     const t = await setup();
     const agent = await createKey(app, t.member.id, {
       permissions: ['proposal.create', 'proposal.read', 'article.read'],
@@ -100,13 +100,17 @@ describe('proposals (16, 17)', () => {
     expect(ok.data.approveProposal).toMatchObject({ status: 'approved', articleSlug: 'install', reviewedBy: t.member.id });
     const article = await app.api('GET', `${W}/articles/install`, { key: t.key });
     expect(article.body).toMatchObject({ markdown: 'v2 text', title: 'Install', version: 2 });
-    const conflict = await approve(t.key, p2.id);
-    expect(conflict.errors?.[0].extensions).toMatchObject({ code: 'conflict', details: { baseVersion: 1, currentVersion: 2 } });
-    expect((await app.api('GET', `${W}/articles/install`, { key: t.key })).body.title).toBe('Install');
+    // p2 changed the title of version 1; the text changed since, the title did not: merged, nothing lost.
+    const merged = await approve(t.key, p2.id);
+    expect(merged.errors).toBeUndefined();
+    expect((await app.api('GET', `${W}/articles/install`, { key: t.key })).body).toMatchObject({
+      title: 'Stale title',
+      markdown: 'v2 text',
+    });
     const again = await approve(t.key, p1.id);
     expect(again.errors?.[0].extensions.code).toBe('conflict');
     const listed = await app.api('GET', `${W}/proposals`, { key: agent.key });
-    expect(listed.body.map((p: any) => p.status)).toEqual(['open', 'approved']);
+    expect(listed.body.map((p: any) => p.status)).toEqual(['approved', 'approved']);
   });
 
   it('approve of a new draft creates the article; reject records the reason', async () => {
@@ -200,5 +204,119 @@ describe('proposals (16, 17)', () => {
     });
     const longest = 'y'.repeat(1000);
     expect((await reject(longest)).data.rejectProposal).toEqual({ status: 'rejected', reason: longest });
+  });
+});
+
+describe('proposals merge on approval (three-way, from the version they were made on)', () => {
+  const PAGE = ['# Install', '', 'Download the package.', '', 'Run the installer.', '', 'Restart the service.'].join('\n');
+  const merge = (key: string, id: number) =>
+    app.gql(
+      'query($id: Int!) { proposalMerge(workspace: "-", id: $id) { clean title markdown conflicts { field line currentLines base proposed current } } }',
+      { id },
+      key,
+    );
+  const edit = (t: Tenant, markdown: string) => app.api('PATCH', `${W}/articles/install`, { key: t.key, body: { markdown } });
+
+  async function page(): Promise<Tenant> {
+    const t = await tenant(app, { plan: 'pro' });
+    expect((await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } })).status).toBe(201);
+    expect(
+      (await app.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Install', section: 'docs', markdown: PAGE } })).status,
+    ).toBe(201);
+    return t;
+  }
+
+  it('a change of status, visibility or placement, or of other lines, never makes a proposal stale', async () => {
+    const t = await page();
+    const p = (
+      await propose(t.key, {
+        article: 'install',
+        markdown: PAGE.replace('Run the installer.', 'Run the installer as root.'),
+        summary: 'root',
+      })
+    ).body;
+    expect((await app.api('PATCH', `${W}/articles/install`, { key: t.key, body: { status: 'STABLE' } })).status).toBe(200);
+    expect((await app.api('PATCH', `${W}/articles/install`, { key: t.key, body: { visibility: 'restricted' } })).status).toBe(200);
+    expect((await edit(t, PAGE.replace('Restart the service.', 'Restart the service, then check its health.'))).status).toBe(200);
+    const preview = (await merge(t.key, p.id)).data.proposalMerge;
+    expect(preview).toMatchObject({ clean: true, conflicts: [] });
+    expect(preview.markdown).toContain('Run the installer as root.');
+    expect(preview.markdown).toContain('then check its health.');
+    const ok = await approve(t.key, p.id);
+    expect(ok.errors).toBeUndefined();
+    const article = (await app.api('GET', `${W}/articles/install`, { key: t.key })).body;
+    expect(article).toMatchObject({ status: 'STABLE', visibility: 'restricted', markdown: preview.markdown });
+  });
+
+  it('lines both changed differently answer 409 naming them with both versions; the proposal stays open and is applied with the resolution', async () => {
+    const t = await page();
+    const p = (
+      await propose(t.key, { article: 'install', markdown: PAGE.replace('Run the installer.', 'Run setup.exe.'), summary: 'windows' })
+    ).body;
+    expect((await edit(t, PAGE.replace('Run the installer.', 'Run ./install.sh.'))).status).toBe(200);
+    const preview = (await merge(t.key, p.id)).data.proposalMerge;
+    expect(preview.clean).toBe(false);
+    expect(preview.conflicts).toEqual([
+      {
+        field: 'markdown',
+        line: 5,
+        currentLines: 1,
+        base: ['Run the installer.'],
+        proposed: ['Run setup.exe.'],
+        current: ['Run ./install.sh.'],
+      },
+    ]);
+    expect(preview.markdown).toContain('<<<<<<< proposal\nRun setup.exe.\n=======\nRun ./install.sh.\n>>>>>>> current');
+    const refused = await approve(t.key, p.id);
+    expect(refused.errors?.[0].message).toMatch(/changed line 5 differently/);
+    expect(refused.errors?.[0].extensions).toMatchObject({
+      code: 'conflict',
+      details: { conflicts: [{ line: 5, proposed: ['Run setup.exe.'] }] },
+    });
+    expect((await app.api('GET', `${W}/proposals`, { key: t.key })).body[0].status).toBe('open');
+    // A resolution still holding the markers is refused; the reviewer's text is applied.
+    const resolve = (markdown: string) =>
+      app.gql(
+        'mutation($id: Int!, $m: String) { approveProposal(workspace: "-", id: $id, resolution: { markdown: $m }) { status } }',
+        { id: p.id, m: markdown },
+        t.key,
+      );
+    expect((await resolve(preview.markdown)).errors?.[0].extensions.code).toBe('invalid_request');
+    const text = preview.markdown.replace(
+      /<<<<<<< proposal\n(.*)\n=======\n(.*)\n>>>>>>> current/,
+      'Run setup.exe (Windows) or ./install.sh.',
+    );
+    expect((await resolve(text)).data.approveProposal.status).toBe('approved');
+    expect((await app.api('GET', `${W}/articles/install`, { key: t.key })).body.markdown).toBe(text);
+  });
+
+  it('returns a proposal to its proposer with a comment they read over REST and MCP', async () => {
+    const t = await page();
+    const agent = await createKey(app, t.member.id, {
+      permissions: ['proposal.create', 'proposal.read', 'article.read'],
+      workspaceId: t.workspace.id,
+    });
+    const p = (await propose(agent.key, { article: 'install', markdown: 'short', summary: 'shorter' })).body;
+    const denied = await app.gql(
+      'mutation($id: Int!) { returnProposal(workspace: "-", id: $id, comment: "no") { status } }',
+      { id: p.id },
+      agent.key,
+    );
+    expect(denied.errors?.[0].extensions.code).toBe('permission_denied');
+    const returned = await app.gql(
+      'mutation($id: Int!) { returnProposal(workspace: "-", id: $id, comment: "Keep the restart step.") { status reason } }',
+      { id: p.id },
+      t.key,
+    );
+    expect(returned.data.returnProposal).toEqual({ status: 'returned', reason: 'Keep the restart step.' });
+    const mine = (await app.api('GET', `${W}/proposals?status=returned`, { key: agent.key })).body;
+    expect(mine).toMatchObject([{ id: p.id, status: 'returned', reason: 'Keep the restart step.' }]);
+    const mcp = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'proposals_list', arguments: {} } }),
+    });
+    expect(JSON.stringify(await mcp.json())).toContain('Keep the restart step.');
+    expect((await approve(t.key, p.id)).errors?.[0].extensions.code).toBe('conflict');
   });
 });

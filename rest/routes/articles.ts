@@ -203,7 +203,7 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: "List the caller's edit proposals",
     description: 'Only proposals made with the calling key, newest first; cursor-paginated.',
     query: {
-      status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected'] }, description: 'Only proposals in this state.' },
+      status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected', 'returned'] }, description: 'Only proposals in this state.' },
       ...PAGE_QUERY(RULES.pageLimit),
     },
     status: 200,

@@ -4,7 +4,7 @@ import { Workspace } from './Workspace.js';
 
 export const PROPOSAL_KINDS = ['edit', 'new'] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
-export const PROPOSAL_STATUSES = ['open', 'approved', 'rejected'] as const;
+export const PROPOSAL_STATUSES = ['open', 'approved', 'rejected', 'returned'] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
 
 @ObjectType({ description: "An agent's proposed article edit or new draft, for editor review." })
@@ -22,7 +22,9 @@ export class Proposal {
   @Property({ type: 'text' })
   kind!: ProposalKind;
 
-  @Field(() => String, { description: 'open | approved | rejected' })
+  @Field(() => String, {
+    description: 'open | approved | rejected | returned (sent back to its proposer with a comment, in `reason`: propose the edit again)',
+  })
   @Property({ type: 'text' })
   status: ProposalStatus = 'open';
 
@@ -65,7 +67,7 @@ export class Proposal {
   @Property({ columnType: 'timestamptz', type: 'datetime', nullable: true })
   reviewedAt: Date | null = null;
 
-  @Field(() => String, { nullable: true, description: 'Why it was rejected.' })
+  @Field(() => String, { nullable: true, description: "Why it was rejected, or the reviewer's comment when it was returned." })
   @Property({ type: 'text', nullable: true })
   reason: string | null = null;
 

@@ -8,15 +8,18 @@ import { ContentGapGroup } from '../entities/ContentGap.js';
 import { Proposal } from '../entities/Proposal.js';
 import * as live from '../services/live.js';
 
-@ObjectType({ description: 'A proposal was created, approved or rejected: the event type and the proposal as it is now.' })
+@ObjectType({ description: 'A proposal was created, approved, rejected or returned: the event type and the proposal as it is now.' })
 class ProposalChange {
-  @Field({ description: 'proposal.created | proposal.approved | proposal.rejected' }) action!: string;
+  @Field({ description: 'proposal.created | proposal.approved | proposal.rejected | proposal.returned' }) action!: string;
   @Field(() => Proposal) proposal!: Proposal;
 }
 
 @ObjectType({ description: 'A content gap was reported or resolved, or a proposal drafted from a group changed.' })
 class ContentGapChange {
-  @Field({ description: 'content_gap.reported | content_gap.resolved | proposal.created | proposal.approved | proposal.rejected' })
+  @Field({
+    description:
+      'content_gap.reported | content_gap.resolved | proposal.created | proposal.approved | proposal.rejected | proposal.returned',
+  })
   action!: string;
   @Field(() => Int, { nullable: true, description: 'The report, for content_gap.reported.' }) reportId!: number | null;
   @Field(() => ContentGapGroup, {

@@ -11,6 +11,7 @@ enum ProposalStatusValue {
   open = 'open',
   approved = 'approved',
   rejected = 'rejected',
+  returned = 'returned',
 }
 registerEnumType(ProposalStatusValue, { name: 'ProposalStatus' });
 
@@ -29,6 +30,30 @@ class CreateProposalInput {
 
 @ObjectType()
 class ProposalPage extends PageOf(Proposal) {}
+
+@ObjectType({ description: 'Lines an edit and the article changed differently since the edit was made.' })
+class MergeConflictView {
+  @Field(() => String, { description: 'title | markdown' }) field!: string;
+  @Field(() => Int, { description: 'First line of the current text it covers (1-based).' }) line!: number;
+  @Field(() => Int, { description: 'How many lines of the current text it covers.' }) currentLines!: number;
+  @Field(() => [String], { description: 'The lines when the edit was made.' }) base!: string[];
+  @Field(() => [String], { description: "The edit's lines." }) proposed!: string[];
+  @Field(() => [String], { description: "The article's lines now." }) current!: string[];
+}
+
+@ObjectType({ description: 'How an edit proposal merges into the article now (three-way, from the version it was made on).' })
+class MergePreview {
+  @Field({ description: 'True when it applies without a conflict.' }) clean!: boolean;
+  @Field() title!: string;
+  @Field({ description: 'The merged Markdown; each conflict between <<<<<<< proposal, =======, >>>>>>> current lines.' }) markdown!: string;
+  @Field(() => [MergeConflictView]) conflicts!: MergeConflictView[];
+}
+
+@InputType({ description: "The reviewer's resolution of a conflicting edit: the title and Markdown to apply instead of the merge." })
+class ResolutionInput {
+  @InputRule('title') @Field(() => String, { nullable: true }) title?: string | null;
+  @InputRule('markdown') @Field(() => String, { nullable: true }) markdown?: string | null;
+}
 
 /** Edit proposals, endpoints 16–17, and the review operations editors use over GraphQL. */
 @Resolver()
@@ -63,12 +88,41 @@ export class ProposalResolver {
     return proposals.createProposal(ctx, scope, input);
   }
 
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
+  @Query(() => MergePreview, {
+    nullable: true,
+    description: 'How an open edit would merge into the article now, with its conflicts (null for a new draft).',
+  })
+  proposalMerge(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
+    return proposals.previewMerge(ctx, scope, id);
+  }
+
   @Needs(['proposal.read', 'article.update'], { adminMayAct: true, policies: [POLICIES.proposalApproval] })
   @Mutation(() => Proposal, {
-    description: 'Applies an open proposal (reviewing: article.update; a new draft also article.create); 409 if the article changed since.',
+    description:
+      'Applies an open proposal (reviewing: article.update; a new draft also article.create). An edit is merged into the article as it is ' +
+      'now; lines both changed differently answer 409 naming them, and the proposal stays open: send `resolution` with the text to apply.',
   })
-  approveProposal(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @Arg('id', () => Int) id: number) {
-    return proposals.approveProposal(ctx, scope, id, guardOf(POLICIES.proposalApproval, scope));
+  approveProposal(
+    @Ctx() ctx: RequestContext,
+    @Caller() scope: Scope,
+    @Arg('id', () => Int) id: number,
+    @Arg('resolution', () => ResolutionInput, { nullable: true }) resolution?: ResolutionInput | null,
+  ) {
+    return proposals.approveProposal(ctx, scope, id, guardOf(POLICIES.proposalApproval, scope), resolution ?? {});
+  }
+
+  @Needs(['proposal.read', 'article.update'], { adminMayAct: true })
+  @Mutation(() => Proposal, {
+    description: 'Returns an open proposal to its proposer with a comment, which they read with their proposals.',
+  })
+  returnProposal(
+    @Ctx() ctx: RequestContext,
+    @Caller() scope: Scope,
+    @Arg('id', () => Int) id: number,
+    @InputRule('reason') @Arg('comment', { description: 'What to change, for the proposer (at most 1,000 characters).' }) comment: string,
+  ) {
+    return proposals.returnProposal(ctx, scope, id, comment);
   }
 
   @Needs(['proposal.read', 'article.update'], { adminMayAct: true })

@@ -12,7 +12,10 @@ import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit, type AuditInput } from './audit.js';
 import { writeArticleText } from '../store/articles.js';
 import { resolveGroup } from '../store/contentGapGroups.js';
-import { insertProposalRow, lockProposal, markApproved, markRejected, proposalById, proposalRows } from '../store/proposals.js';
+import { insertProposalRow, lockProposal, markApproved, markReviewed, proposalById, proposalRows } from '../store/proposals.js';
+import { revisionWithMarkdown } from '../store/articleRevisions.js';
+import { CONFLICT_MARKERS, mergeProposal, type ArticleText, type Merged } from './proposalMerge.js';
+import type { Article } from '../entities/Article.js';
 import { findVisibleSection } from './sections.js';
 import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
@@ -107,36 +110,34 @@ async function listProposals(ctx: RequestContext, scope: Scope, args: ListPropos
   );
 }
 
+/** The reviewer's own resolution of a conflicting edit: the title and Markdown to apply instead of the merge. */
+export interface Resolution {
+  title?: string | null;
+  markdown?: string | null;
+}
+
 /**
- * Applies an open proposal in one transaction, recording the reviewer. An edit of an article
- * changed since the proposal was made is refused (409) rather than overwriting the newer text.
+ * Applies an open proposal in one transaction, recording the reviewer. An edit is merged into the
+ * article as it is now (see mergeProposal): changes of status, visibility or placement, or edits
+ * of other lines, made since the proposal do not stop it; lines both changed differently answer
+ * 409 naming them with both versions, and the proposal stays open — the reviewer then sends the
+ * text to apply (`resolution`), or returns the proposal.
  */
-export async function approveProposal(ctx: RequestContext, scope: Scope, id: number, guard: Guard<ProposalKind>): Promise<Proposal> {
+export async function approveProposal(
+  ctx: RequestContext,
+  scope: Scope,
+  id: number,
+  guard: Guard<ProposalKind>,
+  resolution: Resolution = {},
+): Promise<Proposal> {
   return inTransaction(ctx.em, async (em) => {
     const proposal = await lockOpen(em, scope, id);
     guard({ kind: proposal.kind });
     const open = eventObject('Proposal', proposal);
     const now = new Date();
-    if (proposal.kind === 'edit') {
-      const article = await findArticle(em, scope, proposal.articleSlug!, true);
-      const before = eventObject('Article', article);
-      if (article.version !== proposal.baseVersion) {
-        throw new ConflictError(
-          `Article "${article.slug}" has changed since this proposal was made (version ${proposal.baseVersion} → ${article.version}); reject it, or ` +
-            `propose the edit again on the current text.`,
-          {
-            baseVersion: proposal.baseVersion,
-            currentVersion: article.version,
-          },
-        );
-      }
-      await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
-      await writeArticleText(em, article.id, proposal.title ?? article.title, proposal.markdown ?? article.markdown, now);
-      await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
-      signalEmbeddingWork();
-      recordAudit(em, ctx, articleEvent('article.updated', scope, await findArticleById(em, article.id), before));
-    } else {
-      await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
+    await describeArticleChange(em, scope, { action: 'proposal_approved', proposalId: id, summary: proposal.summary });
+    if (proposal.kind === 'edit') await applyEdit(em, ctx, scope, proposal, resolution, now);
+    else {
       const article = await insertArticle(em, scope, { title: proposal.title!, section: proposal.section!, markdown: proposal.markdown! });
       proposal.articleSlug = article.slug;
       recordAudit(em, ctx, articleEvent('article.created', scope, article));
@@ -155,13 +156,89 @@ export async function approveProposal(ctx: RequestContext, scope: Scope, id: num
   });
 }
 
+/** Writes an approved edit: the reviewer's resolution, else the merge (409 on a conflict). */
+async function applyEdit(em: EntityManager, ctx: RequestContext, scope: Scope, proposal: Proposal, resolution: Resolution, now: Date) {
+  const article = await findArticle(em, scope, proposal.articleSlug!, true);
+  const before = eventObject('Article', article);
+  let text: ArticleText;
+  if (resolution.title != null || resolution.markdown != null) text = resolved(article, resolution);
+  else {
+    const merged = await mergeInto(em, scope, proposal, article);
+    if (!merged.clean) throw conflictOf(proposal, article, merged);
+    text = merged;
+  }
+  await writeArticleText(em, article.id, text.title, text.markdown, now);
+  await enqueueEmbedding(em, scope.workspaceId, 'article', article.id);
+  signalEmbeddingWork();
+  recordAudit(em, ctx, articleEvent('article.updated', scope, await findArticleById(em, article.id), before));
+}
+
+/** The reviewer's text, checked to hold no conflict marker left unresolved. */
+function resolved(article: Article, resolution: Resolution): ArticleText {
+  const markdown = resolution.markdown ?? article.markdown;
+  if (markdown.split('\n').some((line) => (Object.values(CONFLICT_MARKERS) as string[]).includes(line)))
+    throw invalidField(
+      'markdown',
+      `still holds conflict markers (${CONFLICT_MARKERS.proposed} … ${CONFLICT_MARKERS.end}): resolve every conflict`,
+    );
+  return { title: resolution.title ?? article.title, markdown };
+}
+
+/** The proposal merged into the article now, from its base version (the article's history keeps every version). */
+async function mergeInto(em: EntityManager, scope: Scope, proposal: Proposal, article: Article): Promise<Merged> {
+  let base: ArticleText = article;
+  if (proposal.baseVersion !== article.version) {
+    const revision = await revisionWithMarkdown(em, {
+      workspaceId: scope.workspaceId,
+      articleId: article.id,
+      version: proposal.baseVersion!,
+      canSee: true,
+    });
+    if (!revision)
+      throw new ConflictError(`The version ${proposal.baseVersion} this proposal was made on is no longer kept; return it.`, {});
+    base = { title: revision.title, markdown: revision.markdown! };
+  }
+  return mergeProposal(base, proposal, article);
+}
+
+/** The 409 of an edit whose lines the article changed differently since: each conflict's lines in the current text, and both versions. */
+function conflictOf(proposal: Proposal, article: Article, merged: Merged): ConflictError {
+  const where = merged.conflicts.map((c) =>
+    c.field === 'title' ? 'the title' : `line ${c.line}${c.currentLines > 1 ? `–${c.line + c.currentLines - 1}` : ''}`,
+  );
+  return new ConflictError(
+    `Article "${article.slug}" changed ${where.join(', ')} differently since this proposal was made (version ${proposal.baseVersion} → ` +
+      `${article.version}): approve it with the text to apply (the merge preview marks each conflict), or return it to its proposer.`,
+    { baseVersion: proposal.baseVersion, currentVersion: article.version, conflicts: merged.conflicts },
+  );
+}
+
+/** How an open edit would merge now (its text, and its conflicts), for the reviewer before approving; null for a new draft. */
+export async function previewMerge(ctx: RequestContext, scope: Scope, id: number): Promise<Merged | null> {
+  const row = await proposalById(ctx.db, id, scope.workspaceId);
+  if (!row) throw new NotFoundError('Proposal');
+  const proposal = entityOf(ctx.em, Proposal, row);
+  if (proposal.kind !== 'edit') return null;
+  const article = await findArticle(ctx.em, scope, proposal.articleSlug!, false);
+  return mergeInto(ctx.em, scope, proposal, article);
+}
+
 /** Rejects an open proposal with a reason (needs `article.update`; the reason's bounds are the input contract's). */
 export async function rejectProposal(ctx: RequestContext, scope: Scope, id: number, reason: string): Promise<Proposal> {
+  return closeProposal(ctx, scope, id, 'rejected', reason);
+}
+
+/** Returns an open proposal to its proposer with a comment (in `reason`), which they read with their proposals over REST and MCP. */
+export async function returnProposal(ctx: RequestContext, scope: Scope, id: number, comment: string): Promise<Proposal> {
+  return closeProposal(ctx, scope, id, 'returned', comment);
+}
+
+async function closeProposal(ctx: RequestContext, scope: Scope, id: number, status: 'rejected' | 'returned', reason: string) {
   return inTransaction(ctx.em, async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
-    const rejected = entityOf(em, Proposal, await markRejected(em, id, reason, scope.agent.memberId, new Date()));
-    recordAudit(em, ctx, proposalEvent('proposal.rejected', scope, rejected, open));
-    return rejected;
+    const closed = entityOf(em, Proposal, await markReviewed(em, id, status, reason, scope.agent.memberId, new Date()));
+    recordAudit(em, ctx, proposalEvent(status === 'rejected' ? 'proposal.rejected' : 'proposal.returned', scope, closed, open));
+    return closed;
   });
 }
 

@@ -86,12 +86,19 @@ export async function markApproved(
   return row;
 }
 
-/** Marks a proposal rejected by `reviewer` with a reason; the row it wrote. */
-export async function markRejected(db: SqlTarget, id: number, reason: string, reviewer: string | null, now: Date): Promise<ProposalRow> {
+/** Closes a proposal as rejected, or returned to its proposer, by `reviewer` with a reason (the comment); the row it wrote. */
+export async function markReviewed(
+  db: SqlTarget,
+  id: number,
+  status: 'rejected' | 'returned',
+  reason: string,
+  reviewer: string | null,
+  now: Date,
+): Promise<ProposalRow> {
   const [row] = await sql<ProposalRow>(
     db,
-    `update proposals set status = 'rejected', reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
-    [reason, reviewer, now, id],
+    `update proposals set status = ?, reason = ?, reviewed_by = ?, reviewed_at = ? where id = ? returning ${COLUMNS}`,
+    [status, reason, reviewer, now, id],
   );
   return row;
 }

@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'proposal.created',
   'proposal.approved',
   'proposal.rejected',
+  'proposal.returned',
   'upload.created',
   'content_gap.reported',
   'content_gap.resolved',
