@@ -15,7 +15,7 @@ export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'bench-results/', 'coverage/', 'test-results/', 'test-artifacts/', 'scripts/contract/'] },
   js.configs.recommended,
   {
-    files: ['src/**/*.ts', 'rest/**/*.ts', 'scripts/**/*.ts', '*.ts'],
+    files: ['src/**/*.ts', 'rest/**/*.ts', 'scripts/**/*.ts', 'schema/**/*.ts', '*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },

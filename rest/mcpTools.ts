@@ -46,7 +46,7 @@ export function buildTools(routes: CompiledRoute[]): ToolDef[] {
     for (const [name, def] of Object.entries(route.query ?? {}))
       add(name, { ...def.schema, description: def.description }, { in: 'query', name }, Boolean(def.required));
     for (const [name, def] of Object.entries(route.headers ?? {}))
-      add(def.variable ?? name, { ...def.schema, description: def.description }, { in: 'header', name }, Boolean(def.required));
+      add(def.variable, { ...def.schema, description: def.description }, { in: 'header', name }, Boolean(def.required));
     if (route.body) {
       const bodyRequired = new Set((route.body.schema.required as string[] | undefined) ?? []);
       for (const [name, schema] of Object.entries(route.body.schema.properties))

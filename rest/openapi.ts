@@ -5,7 +5,7 @@ import type { CompiledRoute } from './compile.js';
 import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from '../src/http/envelope.js';
 import { exampleOf } from './examples.js';
 import type { JsonSchema } from './jsonSchema.js';
-import type { BodyDef, ParamDef, Route } from './routeDefinition.js';
+import { variableOf, type BodyDef, type HeaderDef, type ParamDef, type Route } from './routeDefinition.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -104,14 +104,14 @@ function operationOf(compiled: CompiledRoute): Record<string, unknown> {
 
 function parametersOf(compiled: CompiledRoute): unknown[] {
   const { route } = compiled;
-  const params = (where: 'path' | 'query' | 'header', defs: Record<string, ParamDef>) =>
+  const params = (where: 'path' | 'query' | 'header', defs: Record<string, ParamDef | HeaderDef>) =>
     Object.entries(defs).map(([name, def]) => ({
       name,
       in: where,
       required: where === 'path' || Boolean(def.required),
       description: def.description,
       schema: def.schema,
-      example: 'example' in def ? def.example : exampleOf(def.schema, def.variable ?? name, TAG_EXAMPLE_VALUES[route.tag]),
+      example: 'example' in def ? def.example : exampleOf(def.schema, variableOf(name, def), TAG_EXAMPLE_VALUES[route.tag]),
     }));
   return [
     ...params('path', compiled.pathParams),

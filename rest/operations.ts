@@ -1,20 +1,17 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   isInputObjectType,
   isNonNullType,
   Kind,
   parse,
   validate,
-  visit,
   type DocumentNode,
-  type FragmentDefinitionNode,
   type GraphQLInputObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import type { OperationDocument } from '../schema/operations/types.js';
 
-/** A named GraphQL document from schema/operations, parsed and validated once at start. */
+/** A row's operation document, parsed and validated once at start. */
 export interface LoadedOperation {
   name: string;
   document: DocumentNode;
@@ -23,34 +20,22 @@ export interface LoadedOperation {
   rootField: string;
 }
 
-const OPERATIONS_DIR = new URL('../schema/operations/', import.meta.url).pathname;
-
 /**
- * Loads every `*.graphql` operation document (fragments come from `fragments/` and are appended
- * where spread) and validates it against the schema: a bad document fails the start.
+ * Parses a generated document (the operation with the fragments it spreads) and validates it against
+ * the schema: a bad document fails the start.
  */
-export function loadOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): Map<string, LoadedOperation> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  const fragmentDir = join(dir, 'fragments');
-  for (const file of safeList(fragmentDir)) {
-    for (const def of parse(readFileSync(join(fragmentDir, file), 'utf8')).definitions) {
-      if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-    }
-  }
-  const out = new Map<string, LoadedOperation>();
-  for (const file of safeList(dir)) {
-    const name = file.replace(/\.graphql$/, '');
-    const parsed = parse(readFileSync(join(dir, file), 'utf8'));
-    const document: DocumentNode = { ...parsed, definitions: [...parsed.definitions, ...usedFragments(parsed, fragments)] };
-    const errors = validate(schema, document);
-    if (errors.length) throw new Error(`schema/operations/${file} is invalid: ${errors.map((e) => e.message).join('; ')}`);
-    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-    if (!operation || operation.name?.value !== name) throw new Error(`schema/operations/${file} must hold one operation named ${name}`);
-    const root = operation.selectionSet.selections;
-    if (root.length !== 1 || root[0].kind !== Kind.FIELD) throw new Error(`schema/operations/${file} must select exactly one root field`);
-    out.set(name, { name, document, operation, rootField: root[0].alias?.value ?? root[0].name.value });
-  }
-  return out;
+export function loadOperation(schema: GraphQLSchema, source: OperationDocument<unknown>): LoadedOperation {
+  const { name } = source;
+  const where = `schema/operations/${name}.graphql`;
+  const document = parse(source.source);
+  const errors = validate(schema, document);
+  if (errors.length) throw new Error(`${where} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (operations.length !== 1 || operations[0].name?.value !== name) throw new Error(`${where} must hold one operation named ${name}`);
+  const [operation] = operations;
+  const root = operation.selectionSet.selections;
+  if (root.length !== 1 || root[0].kind !== Kind.FIELD) throw new Error(`${where} must select exactly one root field`);
+  return { name, document, operation, rootField: root[0].alias?.value ?? root[0].name.value };
 }
 
 /** The input object type of one variable, to check a REST body schema against it. */
@@ -76,32 +61,4 @@ export function requiredInputFields(type: GraphQLInputObjectType): string[] {
   return Object.values(type.getFields())
     .filter((f) => isNonNullType(f.type) && f.defaultValue === undefined)
     .map((f) => f.name);
-}
-
-function usedFragments(document: DocumentNode, fragments: Map<string, FragmentDefinitionNode>): FragmentDefinitionNode[] {
-  const used = new Map<string, FragmentDefinitionNode>();
-  const collect = (node: DocumentNode | FragmentDefinitionNode) =>
-    visit(node, {
-      FragmentSpread(spread) {
-        const name = spread.name.value;
-        const fragment = fragments.get(name);
-        if (!fragment) throw new Error(`unknown fragment ${name}`);
-        if (!used.has(name)) {
-          used.set(name, fragment);
-          collect(fragment);
-        }
-      },
-    });
-  collect(document);
-  return [...used.values()];
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((f) => f.endsWith('.graphql'))
-      .sort();
-  } catch {
-    return [];
-  }
 }

@@ -1,24 +1,34 @@
 import { ruleSchema, withLimit } from '../src/contract/jsonSchema.js';
 import { RULES, type IntRule, type Rule } from '../src/contract/rules.js';
 import { versionEtag } from '../src/etag.js';
+import type { OperationDocument } from '../schema/operations/types.js';
 import type { JsonSchema } from './jsonSchema.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** A path or query parameter: its schema, and the GraphQL variable it becomes (default: same name). */
+/** A path or query parameter: its schema; it becomes the GraphQL variable of its name. */
 export interface ParamDef {
   schema: JsonSchema;
   description: string;
-  variable?: string;
   required?: boolean;
   /** The document's example (default: derived from the schema and the name, see examples.ts). */
   example?: unknown;
 }
 
+/** A request header: its schema, and the GraphQL variable it becomes (a header's name is never a variable's). */
+export interface HeaderDef<Variable extends string = string> extends ParamDef {
+  variable: Variable;
+}
+
+/** The GraphQL variable a path or query parameter or a header becomes. */
+export function variableOf(name: string, def: ParamDef | HeaderDef): string {
+  return 'variable' in def ? def.variable : name;
+}
+
 /** A JSON body that becomes one GraphQL input variable; `rename` maps body names to input fields. */
-export interface BodyDef {
+export interface BodyDef<Variable extends string = string> {
   schema: JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
-  variable: string;
+  variable: Variable;
   rename?: Record<string, string>;
   description?: string;
   /** Largest accepted body in bytes (default: the JSON body limit). */
@@ -47,8 +57,8 @@ export interface BodyVariant {
  * A JSON body (an object with exactly these properties) that becomes one GraphQL input variable.
  * `required` and the keys of `rename` can only name its own properties: a typo fails `tsc`.
  */
-export function jsonBody<P extends Record<string, JsonSchema>>(def: {
-  variable: string;
+export function jsonBody<P extends Record<string, JsonSchema>, const Variable extends string>(def: {
+  variable: Variable;
   properties: P;
   required?: readonly (keyof P & string)[];
   minProperties?: number;
@@ -57,7 +67,7 @@ export function jsonBody<P extends Record<string, JsonSchema>>(def: {
   maxBytes?: number;
   variants?: (BodyVariant & { properties: (keyof P & string)[]; required: (keyof P & string)[] })[];
   example?: Partial<Record<keyof P & string, unknown>>;
-}): BodyDef {
+}): BodyDef<Variable> {
   const { variable, properties, required, minProperties, rename, description, maxBytes, variants, example } = def;
   return {
     variable,
@@ -77,9 +87,9 @@ export function jsonBody<P extends Record<string, JsonSchema>>(def: {
 }
 
 /** A multipart/form-data file field that becomes a GraphQL `Upload` variable. */
-export interface UploadDef {
+export interface UploadDef<Variable extends string = string> {
   field: string;
-  variable: string;
+  variable: Variable;
   maxBytes: number;
   description: string;
 }
@@ -97,8 +107,8 @@ export interface Route {
   method: HttpMethod;
   /** Relative to /api/v1, with `{param}` placeholders. */
   path: string;
-  /** The document in schema/operations/ (without `.graphql`). */
-  operation: string;
+  /** Its document: a constant generated beside schema/operations/<Name>.graphql, imported by the row. */
+  operation: OperationDocument<unknown>;
   tag: string;
   summary: string;
   description: string;
@@ -109,7 +119,7 @@ export interface Route {
    * Request headers that become variables (lower-case names), e.g. `if-match` → `ifMatch`; a route
    * reading `if-none-match` with GET may answer 304 (documented from this).
    */
-  headers?: Record<string, ParamDef>;
+  headers?: Record<string, HeaderDef>;
   /** A multipart file upload instead of a JSON body. */
   upload?: UploadDef;
   /**
@@ -146,6 +156,16 @@ export function paramOf(rule: Rule, description: string, more: Omit<ParamDef, 's
   return { schema: ruleSchema(rule), description: withLimit(description, rule), ...more };
 }
 
+/** A request header bounded by a rule of the input contract, and the variable it becomes. */
+export function headerOf<const Variable extends string>(
+  rule: Rule,
+  description: string,
+  variable: Variable,
+  more: Omit<ParamDef, 'schema' | 'description'> = {},
+): HeaderDef<Variable> {
+  return { ...paramOf(rule, description, more), variable };
+}
+
 /** The `{workspace}` path segment every workspace endpoint has. */
 export const WORKSPACE_PARAM: ParamDef = paramOf(
   RULES.workspace,
@@ -153,7 +173,7 @@ export const WORKSPACE_PARAM: ParamDef = paramOf(
 );
 
 /** Cursor-pagination query parameters shared by every list. */
-export const PAGE_QUERY = (limit: IntRule): Record<string, ParamDef> => ({
+export const PAGE_QUERY = (limit: IntRule): { limit: ParamDef; cursor: ParamDef } => ({
   limit: paramOf(limit, 'Page size.'),
   cursor: paramOf(RULES.cursor, 'Opaque cursor from the `Link: rel="next"` header of the previous page.'),
 });
@@ -161,4 +181,33 @@ export const PAGE_QUERY = (limit: IntRule): Record<string, ParamDef> => ({
 /** The `ETag` response header of a versioned resource (articles, memory notes): `"v<version>"` of the answer. */
 export function versionEtagHeader(description: string): Record<string, ResponseHeaderDef> {
   return { ETag: { description, value: (data) => versionEtag(Number(data.version)) } };
+}
+
+/** The names of an operation's variables. */
+type VariableOf<V> = keyof V & string;
+
+/** Parameters keyed by the variables they become: a key the operation lacks names itself in the error. */
+type Named<P, V> = { [K in keyof P]: K extends VariableOf<V> ? ParamDef : `${K & string} is not a variable of the operation` };
+
+/**
+ * A row as written in routes/: its `operation` an imported document, whose variables type the rest.
+ * Path and query parameters, header and body `variable`s and the upload's `variable` must be variables
+ * of that document, or `tsc` fails (spread-in parameters too).
+ */
+export type RouteRow<V, P, Q> = Omit<Route, 'operation' | 'pathParams' | 'query' | 'headers' | 'body' | 'upload'> & {
+  operation: OperationDocument<V>;
+  pathParams?: P & Named<P, V>;
+  query?: Q & Named<Q, V>;
+  headers?: NoInfer<Record<string, HeaderDef<VariableOf<V>>>>;
+  body?: NoInfer<BodyDef<VariableOf<V>>>;
+  upload?: NoInfer<UploadDef<VariableOf<V>>>;
+};
+
+type NoParams = Record<never, ParamDef>;
+
+/** One row of the route table, checked against its operation's variables by `tsc` (compileRoutes checks the rest at start). */
+export function defineRoute<V, P extends Record<string, ParamDef> = NoParams, Q extends Record<string, ParamDef> = NoParams>(
+  row: RouteRow<V, P, Q>,
+): Route {
+  return row;
 }

@@ -5,6 +5,7 @@ import { etagMatches } from '../src/etag.js';
 import type { IdempotencyStore } from '../src/services/idempotency.js';
 import type { AnswerCache } from './answerCache.js';
 import type { CompiledRoute } from './compile.js';
+import { variableOf, type HeaderDef, type ParamDef } from './routeDefinition.js';
 import { errorAnswer } from '../src/http/envelope.js';
 import type { LocatedIssue } from './validate.js';
 
@@ -81,7 +82,7 @@ export async function runRoute(
     const conditional = route.keepAnswers ? route.headers?.['if-none-match'] : undefined;
     output =
       conditional && backend.answers
-        ? await runConditional(compiled, backend.answers, contextValue, agentKeyId, variables, conditional.variable ?? 'if-none-match')
+        ? await runConditional(compiled, backend.answers, contextValue, agentKeyId, variables, conditional.variable)
         : await execute(compiled, contextValue, variables);
   } catch (error) {
     output = errorOutput(error, (e) => backend.logError(e, contextValue.requestId));
@@ -211,9 +212,9 @@ function urlVariables(compiled: CompiledRoute, input: RouteInput): Record<string
   const { route } = compiled;
   const issues: LocatedIssue[] = [];
   const variables: Record<string, unknown> = {};
-  const take = (result: ReturnType<CompiledRoute['checkPath']>, defs: Record<string, { variable?: string }>) => {
+  const take = (result: ReturnType<CompiledRoute['checkPath']>, defs: Record<string, ParamDef | HeaderDef>) => {
     if (!result.ok) return issues.push(...result.issues);
-    for (const [name, value] of Object.entries(result.value)) variables[defs[name]?.variable ?? name] = value;
+    for (const [name, value] of Object.entries(result.value)) variables[defs[name] ? variableOf(name, defs[name]) : name] = value;
   };
   take(compiled.checkPath(input.params), compiled.pathParams);
   take(compiled.checkQuery(input.query), route.query ?? {});

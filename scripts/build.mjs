@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Files found through `import.meta.url` at run time: worker entries (plain .mjs) and JSON beside the sources. */
 const ASSET = /\.(mjs|cjs|json)$/;
-/** Read at run time relative to rest/ and src/webhooks/: the REST endpoints' GraphQL documents. */
+/** GraphQL documents: src/webhooks/ reads the fragments at run time (the REST rows import their documents' compiled modules). */
 const OPERATIONS = 'schema/operations';
 /** Served as they are by src/app/console.ts: the review console's browser modules and style sheet (not compiled). */
 const CONSOLE = 'console';

@@ -1,10 +1,24 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
+import { ArticleDiff } from '../../schema/operations/ArticleDiff.js';
+import { ArticleRevision } from '../../schema/operations/ArticleRevision.js';
+import { ArticleRevisions } from '../../schema/operations/ArticleRevisions.js';
+import { ArticleTree } from '../../schema/operations/ArticleTree.js';
+import { CreateArticle } from '../../schema/operations/CreateArticle.js';
+import { CreateProposal } from '../../schema/operations/CreateProposal.js';
+import { CreateSection } from '../../schema/operations/CreateSection.js';
+import { GetArticle } from '../../schema/operations/GetArticle.js';
+import { ListMyProposals } from '../../schema/operations/ListMyProposals.js';
+import { ListSections } from '../../schema/operations/ListSections.js';
+import { PlaceArticle } from '../../schema/operations/PlaceArticle.js';
+import { RestoreArticle } from '../../schema/operations/RestoreArticle.js';
+import { UpdateArticle } from '../../schema/operations/UpdateArticle.js';
+import { UploadImage } from '../../schema/operations/UploadImage.js';
+import { defineRoute, headerOf, jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type Route } from '../routeDefinition.js';
 
-const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Article slug.') };
-const ifMatchHeader: Record<string, ParamDef> = {
-  'if-match': paramOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', { variable: 'ifMatch' }),
+const slugParam = { slug: paramOf(RULES.slug, 'Article slug.') };
+const ifMatchHeader = {
+  'if-match': headerOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', 'ifMatch'),
 };
 const versionParam = paramOf(RULES.version, 'A version of the article (its ETag at that version was "v<version>").');
 const visibility = {
@@ -21,20 +35,18 @@ const TRANSITIONS_TEXT =
 
 /** Articles, proposals, sections and uploads, endpoints 11–20. */
 export const ARTICLE_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'articles_tree',
     method: 'GET',
     path: '/workspaces/{workspace}/articles',
-    operation: 'ArticleTree',
+    operation: ArticleTree,
     tag: 'Articles',
     summary: 'The sidebar tree',
     description:
       'Sections in sidebar order, each with its articles in order (restricted ones only for keys allowed to see them). Optionally only articles of one status.',
     query: { status: { schema: statusSchema, description: 'Only articles with this status.' } },
     headers: {
-      'if-none-match': paramOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', {
-        variable: 'ifNoneMatch',
-      }),
+      'if-none-match': headerOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', 'ifNoneMatch'),
     },
     keepAnswers: true,
     responseHeaders: {
@@ -44,12 +56,12 @@ export const ARTICLE_ROUTES: Route[] = [
       },
     },
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_create',
     method: 'POST',
     path: '/workspaces/{workspace}/articles',
-    operation: 'CreateArticle',
+    operation: CreateArticle,
     tag: 'Articles',
     summary: 'Create a draft article',
     description:
@@ -67,24 +79,24 @@ export const ARTICLE_ROUTES: Route[] = [
     }),
     responseHeaders: etag,
     status: 201,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_get',
     method: 'GET',
     path: '/workspaces/{workspace}/articles/{slug}',
-    operation: 'GetArticle',
+    operation: GetArticle,
     tag: 'Articles',
     summary: 'Read an article',
     description: 'The article with its Markdown. The `ETag` header names its version.',
     pathParams: slugParam,
     responseHeaders: etag,
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_update',
     method: 'PATCH',
     path: '/workspaces/{workspace}/articles/{slug}',
-    operation: 'UpdateArticle',
+    operation: UpdateArticle,
     tag: 'Articles',
     summary: 'Edit an article',
     description:
@@ -107,12 +119,12 @@ export const ARTICLE_ROUTES: Route[] = [
     responseHeaders: etag,
     status: 200,
     extraErrors: [409, 412],
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_place',
     method: 'POST',
     path: '/workspaces/{workspace}/articles/{slug}/placement',
-    operation: 'PlaceArticle',
+    operation: PlaceArticle,
     tag: 'Articles',
     summary: 'Move an article into a section',
     description:
@@ -129,12 +141,12 @@ export const ARTICLE_ROUTES: Route[] = [
     }),
     responseHeaders: etag,
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_revisions',
     method: 'GET',
     path: '/workspaces/{workspace}/articles/{slug}/revisions',
-    operation: 'ArticleRevisions',
+    operation: ArticleRevisions,
     tag: 'Articles',
     summary: "List an article's versions",
     description:
@@ -146,24 +158,24 @@ export const ARTICLE_ROUTES: Route[] = [
     query: PAGE_QUERY(RULES.pageLimit),
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_revision',
     method: 'GET',
     path: '/workspaces/{workspace}/articles/{slug}/revisions/{version}',
-    operation: 'ArticleRevision',
+    operation: ArticleRevision,
     tag: 'Articles',
     summary: 'Read one version of an article',
     description:
       'The article as it was at `version`, with its Markdown (the current version too). 404 when the article has no such version readable by the key.',
     pathParams: { ...slugParam, version: versionParam },
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_diff',
     method: 'GET',
     path: '/workspaces/{workspace}/articles/{slug}/diff',
-    operation: 'ArticleDiff',
+    operation: ArticleDiff,
     tag: 'Articles',
     summary: 'Compare two versions of an article',
     description:
@@ -176,12 +188,12 @@ export const ARTICLE_ROUTES: Route[] = [
       to: paramOf(RULES.version, 'The newer version; default: the current one.'),
     },
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'articles_restore',
     method: 'POST',
     path: '/workspaces/{workspace}/articles/{slug}/revisions/{version}/restore',
-    operation: 'RestoreArticle',
+    operation: RestoreArticle,
     tag: 'Articles',
     summary: 'Restore an earlier version of an article',
     description:
@@ -193,12 +205,12 @@ export const ARTICLE_ROUTES: Route[] = [
     responseHeaders: etag,
     status: 200,
     extraErrors: [409, 412],
-  },
-  {
+  }),
+  defineRoute({
     name: 'proposals_list',
     method: 'GET',
     path: '/workspaces/{workspace}/proposals',
-    operation: 'ListMyProposals',
+    operation: ListMyProposals,
     tag: 'Proposals',
     summary: "List the caller's edit proposals",
     description: 'Only proposals made with the calling key, newest first; cursor-paginated.',
@@ -208,12 +220,12 @@ export const ARTICLE_ROUTES: Route[] = [
     },
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'proposals_create',
     method: 'POST',
     path: '/workspaces/{workspace}/proposals',
-    operation: 'CreateProposal',
+    operation: CreateProposal,
     tag: 'Proposals',
     summary: 'Propose an article edit or a new draft',
     description:
@@ -252,22 +264,22 @@ export const ARTICLE_ROUTES: Route[] = [
       },
     }),
     status: 201,
-  },
-  {
+  }),
+  defineRoute({
     name: 'sections_list',
     method: 'GET',
     path: '/workspaces/{workspace}/sections',
-    operation: 'ListSections',
+    operation: ListSections,
     tag: 'Sections',
     summary: 'List sections in sidebar order',
     description: 'Every section the key may see, in sidebar order, with the number of articles in it the key may see.',
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'sections_create',
     method: 'POST',
     path: '/workspaces/{workspace}/sections',
-    operation: 'CreateSection',
+    operation: CreateSection,
     tag: 'Sections',
     summary: 'Create a navigation section',
     description:
@@ -284,12 +296,12 @@ export const ARTICLE_ROUTES: Route[] = [
     }),
     status: 201,
     extraErrors: [409],
-  },
-  {
+  }),
+  defineRoute({
     name: 'uploads_create',
     method: 'POST',
     path: '/workspaces/{workspace}/uploads',
-    operation: 'UploadImage',
+    operation: UploadImage,
     tag: 'Uploads',
     summary: 'Upload an image',
     description:
@@ -298,5 +310,5 @@ export const ARTICLE_ROUTES: Route[] = [
       'same bytes uploaded again return the same URL.',
     upload: { field: 'file', variable: 'file', maxBytes: 10 * 1024 * 1024, description: 'The image in the `file` field.' },
     status: 201,
-  },
+  }),
 ];

@@ -1,7 +1,11 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
+import { CreateChangelogEntry } from '../../schema/operations/CreateChangelogEntry.js';
+import { DeleteChangelogEntry } from '../../schema/operations/DeleteChangelogEntry.js';
+import { ListChangelog } from '../../schema/operations/ListChangelog.js';
+import { UpdateChangelogEntry } from '../../schema/operations/UpdateChangelogEntry.js';
 import type { JsonSchema } from '../jsonSchema.js';
-import { jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
+import { defineRoute, jsonBody, PAGE_QUERY, paramOf, type Route } from '../routeDefinition.js';
 
 const changelogFields = {
   title: schemaOf(RULES.title),
@@ -24,11 +28,11 @@ const entryId = { id: paramOf(RULES.entryId, 'Changelog entry id.') };
 
 /** Changelog, endpoints 1–4. */
 export const CHANGELOG_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'changelog_list',
     method: 'GET',
     path: '/workspaces/{workspace}/changelog',
-    operation: 'ListChangelog',
+    operation: ListChangelog,
     tag: 'Changelog',
     summary: 'List changelog entries',
     description:
@@ -42,12 +46,12 @@ export const CHANGELOG_ROUTES: Route[] = [
     },
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'changelog_create',
     method: 'POST',
     path: '/workspaces/{workspace}/changelog',
-    operation: 'CreateChangelogEntry',
+    operation: CreateChangelogEntry,
     tag: 'Changelog',
     summary: 'Create a changelog entry',
     description:
@@ -59,23 +63,23 @@ export const CHANGELOG_ROUTES: Route[] = [
       rename: changelogRename,
     }),
     status: 201,
-  },
-  {
+  }),
+  defineRoute({
     name: 'changelog_delete',
     method: 'DELETE',
     path: '/workspaces/{workspace}/changelog/{id}',
-    operation: 'DeleteChangelogEntry',
+    operation: DeleteChangelogEntry,
     tag: 'Changelog',
     summary: 'Delete a changelog entry',
     description: 'Needs `changelog.update`. Answers `{ id, deleted: true }`.',
     pathParams: entryId,
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'changelog_update',
     method: 'PATCH',
     path: '/workspaces/{workspace}/changelog/{id}',
-    operation: 'UpdateChangelogEntry',
+    operation: UpdateChangelogEntry,
     tag: 'Changelog',
     summary: 'Update a changelog entry',
     description:
@@ -88,5 +92,5 @@ export const CHANGELOG_ROUTES: Route[] = [
       rename: changelogRename,
     }),
     status: 200,
-  },
+  }),
 ];

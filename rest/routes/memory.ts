@@ -4,10 +4,17 @@ import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { DELETED_HISTORY_DAYS } from '../../src/services/noteHistory.js';
 import { NOTE_REVISIONS_KEPT } from '../../src/services/memoryNotes.js';
+import { DeleteMemoryNote } from '../../schema/operations/DeleteMemoryNote.js';
+import { GetMemoryNote } from '../../schema/operations/GetMemoryNote.js';
+import { ListMemoryNotes } from '../../schema/operations/ListMemoryNotes.js';
+import { MemoryNoteHistory } from '../../schema/operations/MemoryNoteHistory.js';
+import { MemoryNoteRevision } from '../../schema/operations/MemoryNoteRevision.js';
+import { PutMemoryNote } from '../../schema/operations/PutMemoryNote.js';
+import { SearchMemory } from '../../schema/operations/SearchMemory.js';
 import { EXPLAIN_PARAM, fullTextRule, HYBRID_RULE, PAGES_RULE, RANKING_HEADERS } from './search.js';
-import { jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type ParamDef, type Route } from '../routeDefinition.js';
+import { defineRoute, headerOf, jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type Route } from '../routeDefinition.js';
 
-const pathQuery: Record<string, ParamDef> = {
+const pathQuery = {
   path: paramOf(RULES.notePath, 'Note path, e.g. `runbooks/deploy`. Case-sensitive; one leading/trailing "/" is ignored.', {
     required: true,
   }),
@@ -15,11 +22,11 @@ const pathQuery: Record<string, ParamDef> = {
 
 const noteEtag = versionEtagHeader('The note\'s version ("v<version>"); send it back in `If-Match` to change only that version.');
 
-const ifMatch = paramOf(
+const ifMatch = headerOf(
   RULES.ifMatch,
   'Change the note only at this version: an ETag from GET or PUT ("v<version>"), several comma-separated, or `*` (any existing note). ' +
     'Otherwise 412 `precondition_failed`, `details.etag` naming the current version (null when no note has the path).',
-  { variable: 'ifMatch' },
+  'ifMatch',
 );
 
 const PATH_RULES =
@@ -28,11 +35,11 @@ const PATH_RULES =
 
 /** Shared workspace memory, endpoints 5–9. */
 export const MEMORY_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'memory_list_notes',
     method: 'GET',
     path: '/workspaces/{workspace}/memory',
-    operation: 'ListMemoryNotes',
+    operation: ListMemoryNotes,
     tag: 'Memory',
     summary: 'List the index of memory notes',
     description:
@@ -45,12 +52,12 @@ export const MEMORY_ROUTES: Route[] = [
     },
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_get_note',
     method: 'GET',
     path: '/workspaces/{workspace}/memory/note',
-    operation: 'GetMemoryNote',
+    operation: GetMemoryNote,
     tag: 'Memory',
     summary: 'Read a memory note',
     description:
@@ -58,18 +65,20 @@ export const MEMORY_ROUTES: Route[] = [
       'The `ETag` header names its version; with `If-None-Match` naming it, 304 without a body.',
     query: pathQuery,
     headers: {
-      'if-none-match': paramOf(RULES.ifNoneMatch, 'An ETag you hold: 304 (no body) while the note is still at that version.', {
-        variable: 'ifNoneMatch',
-      }),
+      'if-none-match': headerOf(
+        RULES.ifNoneMatch,
+        'An ETag you hold: 304 (no body) while the note is still at that version.',
+        'ifNoneMatch',
+      ),
     },
     responseHeaders: noteEtag,
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_put_note',
     method: 'PUT',
     path: '/workspaces/{workspace}/memory/note',
-    operation: 'PutMemoryNote',
+    operation: PutMemoryNote,
     tag: 'Memory',
     summary: 'Create or update a memory note',
     description:
@@ -84,10 +93,10 @@ export const MEMORY_ROUTES: Route[] = [
       'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise, and always for a key without `memory.read`.',
     headers: {
       'if-match': ifMatch,
-      'if-none-match': paramOf(
+      'if-none-match': headerOf(
         RULES.ifNoneMatch,
         '`*`: create only (412 when a note has the path). ETags: 412 when the note is at one of them.',
-        { variable: 'ifNoneMatch' },
+        'ifNoneMatch',
       ),
     },
     responseHeaders: noteEtag,
@@ -109,12 +118,12 @@ export const MEMORY_ROUTES: Route[] = [
     }),
     status: 200,
     extraErrors: [409, 412],
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_delete_note',
     method: 'DELETE',
     path: '/workspaces/{workspace}/memory/note',
-    operation: 'DeleteMemoryNote',
+    operation: DeleteMemoryNote,
     tag: 'Memory',
     summary: 'Delete a memory note',
     description:
@@ -124,12 +133,12 @@ export const MEMORY_ROUTES: Route[] = [
     headers: { 'if-match': ifMatch },
     status: 200,
     extraErrors: [412],
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_note_history',
     method: 'GET',
     path: '/workspaces/{workspace}/memory/note/history',
-    operation: 'MemoryNoteHistory',
+    operation: MemoryNoteHistory,
     tag: 'Memory',
     summary: "List a memory note's history",
     description:
@@ -142,24 +151,24 @@ export const MEMORY_ROUTES: Route[] = [
     query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit) },
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_note_revision',
     method: 'GET',
     path: '/workspaces/{workspace}/memory/note/revisions/{version}',
-    operation: 'MemoryNoteRevision',
+    operation: MemoryNoteRevision,
     tag: 'Memory',
     summary: 'Read one revision of a memory note',
     description: 'A replaced state of the note at `path`, with its body. 404 when the path has no readable revision of that version.',
     pathParams: { version: paramOf(RULES.version, 'The version the state had (its ETag was "v<version>").') },
     query: pathQuery,
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'memory_search',
     method: 'GET',
     path: '/workspaces/{workspace}/memory/search',
-    operation: 'SearchMemory',
+    operation: SearchMemory,
     tag: 'Memory',
     summary: 'Search memory notes',
     description:
@@ -182,5 +191,5 @@ export const MEMORY_ROUTES: Route[] = [
     responseHeaders: RANKING_HEADERS,
     status: 200,
     list: true,
-  },
+  }),
 ];

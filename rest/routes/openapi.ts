@@ -1,28 +1,36 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { BODY_LIMITS, RULES } from '../../src/contract/rules.js';
-import { jsonBody, paramOf, type ParamDef, type Route } from '../routeDefinition.js';
+import { AttachApiSpec } from '../../schema/operations/AttachApiSpec.js';
+import { CreateApiSection } from '../../schema/operations/CreateApiSection.js';
+import { DetachApiPage } from '../../schema/operations/DetachApiPage.js';
+import { DetachApiSpec } from '../../schema/operations/DetachApiSpec.js';
+import { GetApiSpec } from '../../schema/operations/GetApiSpec.js';
+import { ListApiPages } from '../../schema/operations/ListApiPages.js';
+import { PlaceApiPage } from '../../schema/operations/PlaceApiPage.js';
+import { SyncApiSpec } from '../../schema/operations/SyncApiSpec.js';
+import { defineRoute, jsonBody, paramOf, type Route } from '../routeDefinition.js';
 
-const slugParam: Record<string, ParamDef> = { slug: paramOf(RULES.slug, 'Slug of a generated page.') };
+const slugParam = { slug: paramOf(RULES.slug, 'Slug of a generated page.') };
 
 /** Generated API-reference pages, endpoints 22–29. */
 export const OPENAPI_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'openapi_status',
     method: 'GET',
     path: '/workspaces/{workspace}/openapi',
-    operation: 'GetApiSpec',
+    operation: GetApiSpec,
     tag: 'API reference',
     summary: 'Status of the attached spec',
     description:
       'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, ' +
       'result and plan, and warnings. 404 when no spec is attached.',
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_attach',
     method: 'PUT',
     path: '/workspaces/{workspace}/openapi',
-    operation: 'AttachApiSpec',
+    operation: AttachApiSpec,
     tag: 'API reference',
     summary: 'Attach a spec and generate pages',
     description:
@@ -40,34 +48,34 @@ export const OPENAPI_ROUTES: Route[] = [
       maxBytes: BODY_LIMITS.spec,
     }),
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_detach',
     method: 'DELETE',
     path: '/workspaces/{workspace}/openapi',
-    operation: 'DetachApiSpec',
+    operation: DetachApiSpec,
     tag: 'API reference',
     summary: 'Detach the spec',
     description:
       'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_pages',
     method: 'GET',
     path: '/workspaces/{workspace}/openapi/pages',
-    operation: 'ListApiPages',
+    operation: ListApiPages,
     tag: 'API reference',
     summary: 'List generated pages',
     description:
       'Pages generated from the spec (and detached ones) in sidebar order, with section, operation key, method, path and state (`generated` | `detached`).',
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_detach_page',
     method: 'DELETE',
     path: '/workspaces/{workspace}/openapi/pages/{slug}',
-    operation: 'DetachApiPage',
+    operation: DetachApiPage,
     tag: 'API reference',
     summary: 'Detach a generated page',
     description:
@@ -76,12 +84,12 @@ export const OPENAPI_ROUTES: Route[] = [
     pathParams: slugParam,
     status: 200,
     extraErrors: [409],
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_place_page',
     method: 'POST',
     path: '/workspaces/{workspace}/openapi/pages/{slug}/placement',
-    operation: 'PlaceApiPage',
+    operation: PlaceApiPage,
     tag: 'API reference',
     summary: 'Move a generated page',
     description:
@@ -95,12 +103,12 @@ export const OPENAPI_ROUTES: Route[] = [
       },
     }),
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_create_section',
     method: 'POST',
     path: '/workspaces/{workspace}/openapi/sections',
-    operation: 'CreateApiSection',
+    operation: CreateApiSection,
     tag: 'API reference',
     summary: 'Create a section for generated pages',
     description:
@@ -118,12 +126,12 @@ export const OPENAPI_ROUTES: Route[] = [
     }),
     status: 201,
     extraErrors: [409],
-  },
-  {
+  }),
+  defineRoute({
     name: 'openapi_sync',
     method: 'POST',
     path: '/workspaces/{workspace}/openapi/sync',
-    operation: 'SyncApiSpec',
+    operation: SyncApiSpec,
     tag: 'API reference',
     summary: 'Regenerate pages from the spec',
     description:
@@ -132,5 +140,5 @@ export const OPENAPI_ROUTES: Route[] = [
       'hash changed are rewritten (keeping their section and position), pages of removed operations are deleted; detached pages are never touched but ' +
       'reported in `drifted`. A sync of an unchanged spec changes nothing. Answers the plan.',
     status: 200,
-  },
+  }),
 ];

@@ -1,7 +1,11 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { FEEDBACK_ITEMS, FEEDBACK_WEIGHT, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, SEMANTIC_SHARE } from '../../src/search/fusion.js';
-import { jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
+import { ListContentGaps } from '../../schema/operations/ListContentGaps.js';
+import { ProposeFromContentGap } from '../../schema/operations/ProposeFromContentGap.js';
+import { ReportContentGap } from '../../schema/operations/ReportContentGap.js';
+import { Search } from '../../schema/operations/Search.js';
+import { defineRoute, jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
 export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', ResponseHeaderDef> = {
@@ -45,11 +49,11 @@ export const PAGES_RULE =
 
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'search',
     method: 'GET',
     path: '/workspaces/{workspace}/search',
-    operation: 'Search',
+    operation: Search,
     tag: 'Search',
     summary: 'Search articles and the changelog',
     description:
@@ -87,12 +91,12 @@ export const SEARCH_ROUTES: Route[] = [
     },
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'content_gaps_report',
     method: 'POST',
     path: '/workspaces/{workspace}/content-gaps',
-    operation: 'ReportContentGap',
+    operation: ReportContentGap,
     tag: 'Content gaps',
     summary: 'Report a question the docs did not answer',
     description:
@@ -107,12 +111,12 @@ export const SEARCH_ROUTES: Route[] = [
       },
     }),
     status: 202,
-  },
-  {
+  }),
+  defineRoute({
     name: 'content_gaps_list',
     method: 'GET',
     path: '/workspaces/{workspace}/content-gaps',
-    operation: 'ListContentGaps',
+    operation: ListContentGaps,
     tag: 'Content gaps',
     summary: 'List the open content-gap groups',
     description:
@@ -122,12 +126,12 @@ export const SEARCH_ROUTES: Route[] = [
     query: PAGE_QUERY(RULES.pageLimit),
     status: 200,
     list: true,
-  },
-  {
+  }),
+  defineRoute({
     name: 'content_gaps_propose',
     method: 'POST',
     path: '/workspaces/{workspace}/content-gaps/{group}/proposal',
-    operation: 'ProposeFromContentGap',
+    operation: ProposeFromContentGap,
     tag: 'Content gaps',
     summary: 'Propose a new draft that answers a content-gap group',
     description:
@@ -147,5 +151,5 @@ export const SEARCH_ROUTES: Route[] = [
     }),
     status: 201,
     extraErrors: [409],
-  },
+  }),
 ];

@@ -1,26 +1,28 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
-import { jsonBody, type Route } from '../routeDefinition.js';
+import { GetWorkspaceGuidance } from '../../schema/operations/GetWorkspaceGuidance.js';
+import { SetWorkspaceGuidance } from '../../schema/operations/SetWorkspaceGuidance.js';
+import { defineRoute, jsonBody, type Route } from '../routeDefinition.js';
 
 /** The workspace's guidance for agents (beyond the specification's endpoints). */
 export const WORKSPACE_ROUTES: Route[] = [
-  {
+  defineRoute({
     name: 'guidance_get',
     method: 'GET',
     path: '/workspaces/{workspace}/guidance',
-    operation: 'GetWorkspaceGuidance',
+    operation: GetWorkspaceGuidance,
     tag: 'Workspace',
     summary: "Read the workspace's guidance for agents",
     description:
       "How this workspace's administrators ask agents to use it, in Markdown (empty when there is none); any key of the " +
       "workspace may read it. MCP hands it out in the server's instructions, and `/llms.txt` shows it to a key.",
     status: 200,
-  },
-  {
+  }),
+  defineRoute({
     name: 'guidance_set',
     method: 'PUT',
     path: '/workspaces/{workspace}/guidance',
-    operation: 'SetWorkspaceGuidance',
+    operation: SetWorkspaceGuidance,
     tag: 'Workspace',
     summary: "Replace the workspace's guidance for agents",
     description:
@@ -32,5 +34,5 @@ export const WORKSPACE_ROUTES: Route[] = [
       required: ['markdown'],
     }),
     status: 200,
-  },
+  }),
 ];

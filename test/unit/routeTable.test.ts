@@ -24,8 +24,14 @@ describe('compileRoutes', () => {
     expect(() => compileRoutes(schema, [...ROUTES, row('search')])).toThrow(/duplicate name/);
   });
 
-  it('refuses a row naming no document', () => {
-    expect(() => compileRoutes(schema, withRow({ ...row('search'), operation: 'NoSuchOperation' }))).toThrow(/no document/);
+  it('refuses a document the schema does not validate', () => {
+    const operation = { name: 'Search', source: 'query Search($workspace: String!) { search(workspace: $workspace) { colour } }' };
+    expect(() => compileRoutes(schema, withRow({ ...row('search'), operation }))).toThrow(/Search.graphql is invalid/);
+  });
+
+  it('refuses a document whose operation is not named as the document', () => {
+    const operation = { ...row('search').operation, name: 'Find' };
+    expect(() => compileRoutes(schema, withRow({ ...row('search'), operation }))).toThrow(/must hold one operation named Find/);
   });
 
   it('refuses path placeholders without parameters', () => {
