@@ -45,8 +45,8 @@ export function explainHit(candidate: Candidate, fullText: FullTextResult | null
  * Whether a first page left its question unanswered: full text ranked it and none of its first
  * COVERAGE_HITS hits holds COVERAGE_FLOOR of the question's weight (each word weighed by its idf,
  * a word the workspace lacks weighing most), or it was ranked by meaning alone and found nothing.
- * A question full text leaves unanswered may still be answered in other words: the embedding
- * worker asks the embeddings before it joins a content-gap group (see answeredByMeaning).
+ * The embeddings are not asked for a second opinion: a question about something the workspace
+ * lacks is still close to pages that share its common words (docs/behaviour.md, search).
  */
 export function unanswered(fullText: FullTextResult | null, page: Candidate[]): boolean {
   if (!fullText) return page.length === 0;
