@@ -154,4 +154,69 @@ describe('content gaps over REST, and from gap to draft', () => {
     expect((await propose(t.key, 2_000_000_000, draft)).status).toBe(404);
     expect((await ok(gaps(t.key))).find((g: any) => g.id === password.id).state).toBe('open');
   });
+
+  it('drafts an answer from the memory notes that answer the group, which proposes as it is', async () => {
+    const t = await gapWorkspace();
+    const [password, refund] = await ok(gaps(t.key));
+    const note = (path: string, body: string) =>
+      ok(app.api('PUT', `${W}/memory/note`, { key: t.key, body: { path, body, kind: 'fact', links: [], tags: [] } }));
+    await note('ops/password-reset', 'To reset a password, open Settings, then Security, and choose "Send reset link". The link expires in an hour.');
+    await note('billing/refunds', 'Annual plans are refunded pro rata within 30 days of the charge.');
+    await note('misc/lunch', 'The team orders lunch on Fridays.');
+    const drafted = await ok(app.api('GET', `${W}/content-gaps/${password.id}/draft`, { key: t.key }));
+    expect(drafted.group).toMatchObject({ id: password.id, label: password.label, questionCount: 3 });
+    expect(drafted.questions).toHaveLength(3);
+    expect(drafted.questions).toContain('How can I reset my password');
+    expect(JSON.stringify(drafted)).not.toContain('jane@example.com');
+    expect(drafted.notes.map((n: any) => n.path)).toEqual(['ops/password-reset']);
+    expect(drafted.notes[0]).toMatchObject({ kind: 'fact', version: 1, coverage: 1 });
+    expect(drafted.notes[0].answers).toBeGreaterThanOrEqual(1);
+    expect(drafted.notes[0].excerpt).toContain('To reset a password');
+    expect(drafted.title).toBe(password.label);
+    expect(drafted.markdown).toContain('- How can I reset my password\n');
+    expect(drafted.markdown).toContain('## Password reset\n\nTo reset a password, open Settings');
+    expect(drafted.markdown).toContain('_From the memory note `ops/password-reset` (version 1)._');
+    expect(drafted.markdown).not.toContain('lunch');
+    expect(drafted.summary).toContain('ops/password-reset');
+    const refundDraft = await ok(app.api('GET', `${W}/content-gaps/${refund.id}/draft`, { key: t.key }));
+    expect(refundDraft.notes.map((n: any) => n.path)).toEqual(['billing/refunds']);
+    // A group no note answers gets a draft of its questions and says so.
+    await report(t, 'Which colours does the dark theme use?');
+    await app.server.drainEmbeddings(t.workspace.id);
+    const theme = (await ok(gaps(t.key))).find((g: any) => g.label === 'Which colours does the dark theme use?');
+    const bare = await ok(app.api('GET', `${W}/content-gaps/${theme.id}/draft`, { key: t.key }));
+    expect(bare.notes).toEqual([]);
+    expect(bare.markdown).toContain('No memory note answers these questions yet');
+    expect(bare.summary).toContain('no memory note answers it yet');
+    // The draft proposes as it is, and the group is then proposed.
+    const { title, markdown, summary } = drafted;
+    const proposal = await ok(propose(t.key, password.id, { title, section: 'docs', markdown, summary }), 201);
+    expect(proposal.markdown).toBe(markdown);
+    expect((await ok(app.api('GET', `${W}/content-gaps/${password.id}/draft`, { key: t.key }))).group.state).toBe('proposed');
+  });
+
+  it('refuses a draft without memory.read (403), for a resolved group (409), another workspace or none (404), bad ids (400), no key (401)', async () => {
+    const t = await gapWorkspace();
+    const [password, refund] = await ok(gaps(t.key));
+    const draftOf = (key: string | undefined, group: number | string) => app.api('GET', `${W}/content-gaps/${group}/draft`, { key });
+    const creator = await createKey(app, t.member.id, { permissions: ['article.create'], workspaceId: t.workspace.id });
+    const denied = await draftOf(creator.key, password.id);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.details).toEqual({ missing: ['memory.read'] });
+    const reader = await createKey(app, t.member.id, { permissions: ['memory.read'], workspaceId: t.workspace.id });
+    expect((await draftOf(reader.key, password.id)).body.error.details).toEqual({ missing: ['article.create'] });
+    expect((await draftOf(undefined, password.id)).status).toBe(401);
+    expect((await draftOf(t.key, 'x')).status).toBe(400);
+    expect((await draftOf(t.key, 0)).status).toBe(400);
+    expect((await draftOf(t.key, 2_000_000_000)).status).toBe(404);
+    const other = await tenant(app);
+    const foreign = await draftOf(other.key, password.id);
+    expect(foreign.status).toBe(404);
+    expect(JSON.stringify(foreign.body)).not.toContain(password.label);
+    const resolved = await app.gql('mutation($id: Int!) { resolveContentGapGroup(id: $id) { id } }', { id: refund.id });
+    expect(resolved.errors).toBeUndefined();
+    const late = await draftOf(t.key, refund.id);
+    expect(late.status).toBe(409);
+    expect(late.body.error.details).toEqual({ state: 'resolved' });
+  });
 });

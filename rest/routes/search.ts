@@ -1,6 +1,7 @@
 import { schemaOf } from '../../src/contract/jsonSchema.js';
 import { RULES } from '../../src/contract/rules.js';
 import { FEEDBACK_ITEMS, FEEDBACK_WEIGHT, HYBRID_FULL_TEXT_DEPTH, SEMANTIC_DEPTH, SEMANTIC_SHARE } from '../../src/search/fusion.js';
+import { ContentGapDraft } from '../../schema/operations/ContentGapDraft.js';
 import { ListContentGaps } from '../../schema/operations/ListContentGaps.js';
 import { ProposeFromContentGap } from '../../schema/operations/ProposeFromContentGap.js';
 import { ReportContentGap } from '../../schema/operations/ReportContentGap.js';
@@ -150,6 +151,24 @@ export const SEARCH_ROUTES: Route[] = [
       },
     }),
     status: 201,
+    extraErrors: [409],
+  }),
+  defineRoute({
+    name: 'content_gaps_draft',
+    method: 'GET',
+    path: '/workspaces/{workspace}/content-gaps/{group}/draft',
+    operation: ContentGapDraft,
+    tag: 'Content gaps',
+    summary: 'Draft an answer to a content-gap group from memory notes',
+    description:
+      'What agents learned, offered as documentation: the group (as listed), its newest `questions` (up to 10, scrubbed), the memory `notes` that ' +
+      "answer them (up to 5; a note answers a question when it holds at least half of the question's weight, each word weighed by its idf among " +
+      'the notes, so a note answers a paraphrase another question of the group used; notes answering more questions first) and a draft: `title` ' +
+      '(the label), `markdown` (the questions, then each note under a heading with its path and version) and `summary`. Nothing is stored: send ' +
+      'the draft, edited or not, to POST /content-gaps/{group}/proposal. Needs `article.create` and `memory.read`. 409 when the group is resolved; ' +
+      '404 for a group of another workspace.',
+    pathParams: { group: paramOf(RULES.entryId, 'Id of an open content-gap group (from GET /content-gaps).') },
+    status: 200,
     extraErrors: [409],
   }),
 ];

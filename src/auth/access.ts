@@ -2,7 +2,7 @@
  * Who may call an operation, declared once on its resolver (`@Needs`, in one of five forms), and
  * checked from that declaration alone: services never check access themselves.
  *
- * - `@Needs(permissions, { plus, adminMayAct })` — a caller of a workspace (a key, an OAuth grant,
+ * - `@Needs(permissions, { policies, adminMayAct })` — a caller of a workspace (a key, an OAuth grant,
  *   a signed-in person of its organization; the admin token where `adminMayAct`): `@Caller()` resolves
  *   its Scope (key, two-factor, workspace, permissions AND role ceiling) before the resolver runs.
  * - `@Needs.admin()` — the admin token only.

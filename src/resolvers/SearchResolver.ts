@@ -5,7 +5,8 @@ import type { RequestContext } from '../context.js';
 import { SearchModeValue, SearchPage, type SearchMode } from '../types/search.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { Proposal } from '../entities/Proposal.js';
-import { ContentGapPage } from '../types/contentGaps.js';
+import { ContentGapPage, GapDraft } from '../types/contentGaps.js';
+import { gapDraft } from '../services/gapDraft.js';
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
@@ -81,6 +82,16 @@ export class SearchResolver {
     @Arg('cursor', () => String, { nullable: true }) cursor?: string | null,
   ) {
     return gaps.listOpenGaps(ctx, scope, { limit, cursor });
+  }
+
+  @Needs(['article.create', 'memory.read'], { adminMayAct: true })
+  @Query(() => GapDraft, {
+    description:
+      "An open content-gap group's draft: its newest questions, the memory notes that answer them, and a new-article draft quoting those notes " +
+      '(needs article.create and memory.read); propose it, edited or not, with proposeFromContentGap.',
+  })
+  contentGapDraft(@Ctx() ctx: RequestContext, @Caller() scope: Scope, @InputRule('entryId') @Arg('group', () => Int) group: number) {
+    return gapDraft(ctx, scope, group);
   }
 
   @Needs(['article.create', 'proposal.create'], { adminMayAct: true })

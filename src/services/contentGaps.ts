@@ -178,7 +178,8 @@ export async function proposeFromGap(
   });
 }
 
-function toGap(r: GapRow): ContentGap {
+/** A listed group as answered: label and questions scrubbed, counts as numbers. */
+export function toGap(r: GapRow): ContentGap {
   return {
     id: r.id,
     label: scrub(r.label).text,

@@ -237,7 +237,8 @@ async function closeProposal(ctx: RequestContext, scope: Scope, id: number, stat
   return inTransaction(ctx.em, async (em) => {
     const open = eventObject('Proposal', await lockOpen(em, scope, id));
     const closed = entityOf(em, Proposal, await markReviewed(em, id, status, reason, scope.agent.memberId, new Date()));
-    recordAudit(em, ctx, proposalEvent(status === 'rejected' ? 'proposal.rejected' : 'proposal.returned', scope, closed, open));
+    if (status === 'rejected') recordAudit(em, ctx, proposalEvent('proposal.rejected', scope, closed, open));
+    else recordAudit(em, ctx, proposalEvent('proposal.returned', scope, closed, open));
     return closed;
   });
 }

@@ -81,10 +81,10 @@ export interface GapRow {
   asked_by: AskedByRow[];
 }
 
-/** Up to `limit` unresolved groups of a workspace, most asked first, after the cursor (asked, id) when given. */
+/** Up to `limit` unresolved groups of a workspace (only `onlyId`, when given), most asked first, after the cursor (asked, id) when given. */
 export async function openGapRows(
   db: SqlTarget,
-  q: { workspaceId: string; canSee: boolean; afterAsked: number | null; afterId: number | null; limit: number },
+  q: { workspaceId: string; canSee: boolean; afterAsked: number | null; afterId: number | null; limit: number; onlyId?: number },
 ): Promise<GapRow[]> {
   return sql<GapRow>(
     db,
@@ -99,7 +99,7 @@ export async function openGapRows(
                   order by q.created_at desc, q.id desc limit ${SAMPLES}) as samples,
             ${ASKED_BY} as asked_by
        from content_gap_groups g
-      where g.workspace_id = :workspace and g.resolved_at is null
+      where g.workspace_id = :workspace and g.resolved_at is null and (:only::int is null or g.id = :only::int)
         and (:after_asked::int is null or (g.report_count + g.search_count, g.id) < (:after_asked::int, :after_id::int))
       order by asked desc, g.id desc limit :limit`,
     {
@@ -108,6 +108,7 @@ export async function openGapRows(
       after_asked: q.afterAsked,
       after_id: q.afterId,
       limit: q.limit,
+      only: q.onlyId ?? null,
     },
   );
 }

@@ -62,3 +62,26 @@ export async function queueUnembeddedNotes(db: SqlTarget, workspaceId: string): 
   const queued = await sql(db, `${QUEUE_UNEMBEDDED_NOTES} returning 1`, [workspaceId]);
   return queued.length;
 }
+
+/** A note as a draft quotes it. */
+export interface NoteBodyRow {
+  id: number;
+  path: string;
+  kind: string;
+  tags: string[];
+  version: number;
+  updated_at: string;
+  body: string;
+}
+
+/** The notes of `ids` in this workspace, in that order (notes deleted meanwhile are left out). */
+export async function notesById(db: SqlTarget, workspaceId: string, ids: number[]): Promise<NoteBodyRow[]> {
+  if (!ids.length) return [];
+  return sql<NoteBodyRow>(
+    db,
+    `select n.id, n.path, n.kind, n.tags, n.version, n.updated_at, n.body
+       from unnest(?::int[]) with ordinality as i(id, ord) join memory_notes n on n.id = i.id and n.workspace_id = ?
+      order by i.ord`,
+    [pgArray(ids), workspaceId],
+  );
+}

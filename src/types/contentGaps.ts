@@ -1,4 +1,4 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { PageOf } from './page.js';
 import { CallerCount } from './activity.js';
 
@@ -25,3 +25,27 @@ export class ContentGap {
 
 @ObjectType()
 export class ContentGapPage extends PageOf(ContentGap) {}
+
+@ObjectType({ description: 'A memory note that answers questions of a content-gap group.' })
+export class GapNote {
+  @Field() path!: string;
+  @Field() kind!: string;
+  @Field(() => [String]) tags!: string[];
+  @Field(() => Int, { description: 'The version quoted.' }) version!: number;
+  @Field(() => Date) updatedAt!: Date;
+  @Field(() => Int, { description: "How many of the group's questions it answers (in full text, it holds at least half of the question's weight)." })
+  answers!: number;
+  @Field(() => Float, { description: "The largest share of a question's weight (by idf) it holds, 0–1." }) coverage!: number;
+  @Field({ description: 'The first 280 characters of its body.' }) excerpt!: string;
+}
+
+@ObjectType({ description: 'A new-article draft that answers a content-gap group, seeded with the memory notes that answer its questions.' })
+export class GapDraft {
+  @Field(() => ContentGap) group!: ContentGap;
+  @Field(() => [String], { description: 'The questions asked of the notes: the group’s newest, scrubbed.' }) questions!: string[];
+  @Field(() => [GapNote], { description: 'Notes that answer its questions, those answering most first (at most 5).' })
+  notes!: GapNote[];
+  @Field({ description: 'The group’s label.' }) title!: string;
+  @Field({ description: 'Its questions, then each note under a heading with its path and version.' }) markdown!: string;
+  @Field({ description: 'What the draft answers and which notes it comes from, for the reviewer.' }) summary!: string;
+}
