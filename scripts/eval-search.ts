@@ -13,6 +13,7 @@
  * `--fixtures` instead writes the small labelled subset the test suite runs (test/fixtures/pgdocs).
  * `--collection NAME` (or `all`) instead evaluates judged public collections beside two BM25 peers
  * (scripts/eval/collections.ts).
+ * `--gaps` instead evaluates content-gap grouping on labelled questions (scripts/eval/gaps.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +27,7 @@ import { spawnService } from '../test/support/processes.js';
 import { waitForEmbeddings } from './bench/seeding.js';
 import { gql } from './bench/tenant.js';
 import { evalCollections } from './eval/collections.js';
+import { evalGaps } from './eval/gaps.js';
 
 const DOCS = '/usr/share/doc/postgresql-doc-15/html';
 const QUESTIONS = 'eval/search-questions.tsv';
@@ -363,6 +365,10 @@ async function main(): Promise<void> {
     const names = process.argv.slice(collection + 1).filter((a) => !a.startsWith('--'));
     if (!names.length) throw new Error('--collection needs a name: med, cacm, npl, time, lisa, adi, or all');
     await evalCollections(names);
+    return;
+  }
+  if (process.argv.includes('--gaps')) {
+    await evalGaps();
     return;
   }
   ensureDocs();

@@ -160,7 +160,10 @@ describe('content gaps over REST, and from gap to draft', () => {
     const [password, refund] = await ok(gaps(t.key));
     const note = (path: string, body: string) =>
       ok(app.api('PUT', `${W}/memory/note`, { key: t.key, body: { path, body, kind: 'fact', links: [], tags: [] } }));
-    await note('ops/password-reset', 'To reset a password, open Settings, then Security, and choose "Send reset link". The link expires in an hour.');
+    await note(
+      'ops/password-reset',
+      'To reset a password, open Settings, then Security, and choose "Send reset link". The link expires in an hour.',
+    );
     await note('billing/refunds', 'Annual plans are refunded pro rata within 30 days of the charge.');
     await note('misc/lunch', 'The team orders lunch on Fridays.');
     const drafted = await ok(app.api('GET', `${W}/content-gaps/${password.id}/draft`, { key: t.key }));
@@ -218,5 +221,81 @@ describe('content gaps over REST, and from gap to draft', () => {
     const late = await draftOf(t.key, refund.id);
     expect(late.status).toBe(409);
     expect(late.body.error.details).toEqual({ state: 'resolved' });
+  });
+
+  describe('grouping by meaning and words, re-clustered as questions arrive', () => {
+    // Four wordings each of three questions: one group per question, whatever the order they come in.
+    const WORDINGS = {
+      smtp: [
+        'How do I configure an SMTP relay?',
+        'Which SMTP settings does the server need?',
+        'How to set up SMTP for outgoing mail',
+        'Where do I enter the SMTP host and port?',
+      ],
+      tls: [
+        'How do I install a TLS certificate?',
+        'Where do I upload my TLS certificate?',
+        'How to add a TLS certificate for our domain',
+        'Can I use my own TLS certificate?',
+      ],
+      refund: [
+        'What is the refund policy?',
+        'How do refunds work?',
+        'Can I get a refund for my annual plan?',
+        'Who do I ask for a refund?',
+      ],
+    };
+    const labelled = Object.entries(WORDINGS).flatMap(([topic, qs]) => qs.map((question) => ({ topic, question })));
+    const REPORTS = 'query($w: ID!) { contentGapReports(workspaceId: $w) { question groupId } }';
+
+    async function grouped(order: { topic: string; question: string }[]): Promise<{ t: Tenant; partition: string[][] }> {
+      const t = await tenant(app);
+      for (const { question } of order) await report(t, question);
+      await app.server.drainEmbeddings(t.workspace.id);
+      const reports: { question: string; groupId: number | null }[] = (await app.gql(REPORTS, { w: t.workspace.id })).data
+        .contentGapReports;
+      expect(reports.every((r) => r.groupId !== null)).toBe(true);
+      const byGroup = new Map<number, string[]>();
+      for (const r of reports) byGroup.set(r.groupId!, [...(byGroup.get(r.groupId!) ?? []), r.question]);
+      const partition = [...byGroup.values()].map((qs) => qs.sort()).sort((a, b) => a[0].localeCompare(b[0]));
+      return { t, partition };
+    }
+
+    it('puts four wordings of each of three questions in three groups, in any order, with counts and labels recounted', async () => {
+      const expected = Object.values(WORDINGS)
+        .map((qs) => [...qs].sort())
+        .sort((a, b) => a[0].localeCompare(b[0]));
+      const inOrder = await grouped(labelled);
+      expect(inOrder.partition).toEqual(expected);
+      // Interleaved (one of each in turn) and reversed: the same groups.
+      const interleaved = [0, 1, 2, 3].flatMap((i) => Object.values(WORDINGS).map((qs, k) => labelled[k * 4 + i]));
+      expect((await grouped(interleaved)).partition).toEqual(expected);
+      expect((await grouped([...labelled].reverse())).partition).toEqual(expected);
+      // The listed groups say the same: three, four questions each, labelled by their earliest question.
+      const listed = await ok(gaps(inOrder.t.key));
+      expect(listed.map((g: any) => g.questionCount)).toEqual([4, 4, 4]);
+      expect(listed.map((g: any) => g.label).sort()).toEqual([
+        'How do I configure an SMTP relay?',
+        'How do I install a TLS certificate?',
+        'What is the refund policy?',
+      ]);
+    });
+
+    it('keeps a group a draft was proposed from: later wordings join it, and its id and proposal stay', async () => {
+      const t = await tenant(app);
+      await ok(app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } }), 201);
+      for (const question of WORDINGS.tls.slice(0, 2)) await report(t, question);
+      await report(t, WORDINGS.refund[0]);
+      await app.server.drainEmbeddings(t.workspace.id);
+      const before = await ok(gaps(t.key));
+      const tls = before.find((g: any) => g.label === WORDINGS.tls[0]);
+      expect(tls.questionCount).toBe(2);
+      const proposal = await ok(propose(t.key, tls.id, { ...draft, title: 'TLS certificates' }), 201);
+      for (const question of WORDINGS.tls.slice(2)) await report(t, question);
+      await app.server.drainEmbeddings(t.workspace.id);
+      const after = await ok(gaps(t.key));
+      expect(after.find((g: any) => g.id === tls.id)).toMatchObject({ questionCount: 4, state: 'proposed', proposalId: proposal.id });
+      expect(after.map((g: any) => g.questionCount).sort()).toEqual([1, 4]);
+    });
   });
 });

@@ -10,7 +10,7 @@ import { purgeNoteHistory } from '../services/noteHistory.js';
 import { purgeUnfinishedUploads } from '../services/uploads.js';
 import { backfillNearKeys } from '../services/nearDuplicates.js';
 import { WebhookDispatcher } from '../webhooks/dispatcher.js';
-import { clusterQuestion } from '../services/contentGaps.js';
+import { gapGrouping } from '../services/gapGrouping.js';
 import { deleteOldEvents, deleteOldSearches } from '../store/retention.js';
 import { deleteOldActivity } from '../store/activity.js';
 import { deleteOldRemovals, REMOVALS_KEPT_DAYS } from '../store/searchTerms.js';
@@ -71,7 +71,7 @@ export function startBackground(options: BackgroundOptions): Background {
   const { orm, logger, embedder } = options;
   const idempotency = new IdempotencyStore(() => freshEm(orm));
   const modelThread = backgroundEmbedder(embedder);
-  const worker = new EmbeddingWorker(orm, modelThread, options.vectorIndex, clusterQuestion, logger);
+  const worker = new EmbeddingWorker(orm, modelThread, options.vectorIndex, gapGrouping, logger);
   if (options.embeddingWorker && !(embedder instanceof DisabledEmbedder)) worker.start();
   const dispatcher = new WebhookDispatcher(orm, logger, {
     allowLoopback: options.allowLoopback,

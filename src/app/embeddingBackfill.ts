@@ -5,7 +5,7 @@ import { freshEm, migrate, openOrm } from '../db/orm.js';
 import { embedderFromEnv } from '../search/embedder.js';
 import { VectorIndex } from '../search/vectors.js';
 import { EmbeddingWorker } from '../search/worker.js';
-import { clusterQuestion } from '../services/contentGaps.js';
+import { gapGrouping } from '../services/gapGrouping.js';
 import { enqueueAllItems, queuedItemCount } from '../store/embeddings.js';
 import { inTransaction } from '../store/unitOfWork.js';
 
@@ -44,7 +44,7 @@ export async function backfillEmbeddings(
     const pending = await queuedItemCount(em, options.workspace);
     const embedder = embedderFromEnv(options.env);
     options.onQueued?.(queued, pending, embedder.model);
-    const worker = new EmbeddingWorker(orm, embedder, await VectorIndex.open(em), clusterQuestion, pino({ level: 'warn' }));
+    const worker = new EmbeddingWorker(orm, embedder, await VectorIndex.open(em), gapGrouping, pino({ level: 'warn' }));
     const started = Date.now();
     const done = await worker.drain((n) => options.onProgress?.(n, pending), options.workspace ?? undefined);
     await embedder.close?.();

@@ -164,7 +164,7 @@ function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, 
 function toBytes(vec: number[]): Buffer {
   return Buffer.from(Float32Array.from(vec).buffer);
 }
-function fromBytes(bytes: Buffer): Float32Array {
+export function fromBytes(bytes: Buffer): Float32Array {
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { freshEm } from '../db/orm.js';
+import type { SqlTarget } from '../db/sql.js';
 import { PollingLoop } from '../jobs.js';
 import { claimQueued, dequeueEmbedded, textsToEmbed, type ClaimedItem } from '../store/embeddings.js';
 import type { Embedder } from './embedder.js';
@@ -22,14 +23,17 @@ export interface QuestionToCluster {
   itemId: number;
   text: string;
   vector: number[];
+  /** The model that made `vector`. */
+  model: string;
 }
 
-/** What becomes of an embedded question, inside the worker's transaction (content gaps cluster it). */
-export type QuestionHandler = (
-  tx: EntityManager,
-  question: QuestionToCluster,
-  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
-) => Promise<void>;
+/** What becomes of embedded questions (content gaps group them). */
+export interface QuestionHandler {
+  /** Before the worker's transaction, outside any: what handling the batch's questions needs from the model (`embed`). */
+  prepare(db: SqlTarget, questions: QuestionToCluster[], embed: (texts: string[]) => Promise<number[][]>): Promise<void>;
+  /** One question, inside the worker's transaction. */
+  handle(tx: EntityManager, question: QuestionToCluster, nearestArticle: (vector: number[]) => Promise<Neighbour[]>): Promise<void>;
+}
 
 /**
  * Embeds queued items in the background, in every process: claims a batch with
@@ -80,22 +84,37 @@ export class EmbeddingWorker {
     const texts = await this.texts(em, claimed);
     const work = claimed.filter((c) => texts.has(key(c)));
     const vectors = await this.embedAll(work.flatMap((c) => texts.get(key(c))!.map((p) => p.embed)));
+    const firstVector = new Map<string, number[]>();
+    let at = 0;
+    for (const item of work) {
+      firstVector.set(key(item), vectors[at]);
+      at += texts.get(key(item))!.length;
+    }
+    const questions = new Map<string, QuestionToCluster>();
+    for (const item of work) {
+      if (item.item_type !== 'gap' && item.item_type !== 'search') continue;
+      questions.set(key(item), {
+        workspaceId: item.workspace_id,
+        itemType: item.item_type,
+        itemId: item.item_id,
+        text: texts.get(key(item))![0].embed,
+        vector: firstVector.get(key(item))!,
+        model: this.embedder.model,
+      });
+    }
+    if (questions.size) await this.onQuestion.prepare(em, [...questions.values()], (t) => this.embedAll(t));
     await inTransaction(em, async (tx) => {
-      let at = 0;
+      let from = 0;
       for (const item of work) {
         const passages = texts.get(key(item))!;
-        const stored = passages.map((p, i) => ({ vector: vectors[at + i], text: p.source || null }));
-        at += passages.length;
+        const stored = passages.map((p, i) => ({ vector: vectors[from + i], text: p.source || null }));
+        from += passages.length;
         await this.index.store(tx, item.workspace_id, item.item_type, item.item_id, this.embedder.model, stored);
-        if (item.item_type === 'gap' || item.item_type === 'search') {
-          const question = {
-            workspaceId: item.workspace_id,
-            itemType: item.item_type,
-            itemId: item.item_id,
-            text: passages[0].embed,
-            vector: stored[0].vector,
-          };
-          await this.onQuestion(tx, question, (vec) => this.index.nearest(tx, item.workspace_id, ['article'], vec, this.embedder.model, 1));
+        const question = questions.get(key(item));
+        if (question) {
+          await this.onQuestion.handle(tx, question, (vec) =>
+            this.index.nearest(tx, item.workspace_id, ['article'], vec, this.embedder.model, 1),
+          );
         }
       }
       for (const item of claimed) {

@@ -3,34 +3,23 @@ import type { Scope } from '../auth/authorize.js';
 import { seesRestricted } from '../auth/visibility.js';
 import { callerKind, type RequestContext } from '../context.js';
 import { AUDIENCE_CALLERS, type Audience } from '../types/activity.js';
-import { cosine } from '../search/embedder.js';
 import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Proposal } from '../entities/Proposal.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../pagination.js';
 import type { ContentGap } from '../types/contentGaps.js';
 import { insertProposal } from './proposals.js';
-import { enqueueEmbedding, signalEmbeddingWork, type Neighbour } from '../search/vectors.js';
-import type { QuestionToCluster } from '../search/worker.js';
+import { enqueueEmbedding, signalEmbeddingWork } from '../search/vectors.js';
 import { recordAudit } from './audit.js';
 import { firstChars, scrub } from './scrub.js';
-import { articleVisibility, slugById } from '../store/articles.js';
-import {
-  groupRows,
-  growGroup,
-  insertGroup,
-  lockGroup,
-  lockOpenGroups,
-  markGroupResolved,
-  openGapRows,
-  type GapRow,
-  type GroupRow,
-} from '../store/contentGapGroups.js';
-import { insertReport, questionSeenAt, reportRows, setQuestionGroup } from '../store/contentGapReports.js';
+import { articleVisibility } from '../store/articles.js';
+import { groupRows, lockGroup, markGroupResolved, openGapRows, type GapRow } from '../store/contentGapGroups.js';
+import { insertReport, reportRows } from '../store/contentGapReports.js';
 import { openProposalOfGroup } from '../store/proposals.js';
 import { entityOf, inTransaction } from '../store/unitOfWork.js';
 
-const QUESTION_KEEP = 256;
+/** Characters of a question kept (code points). */
+export const QUESTION_KEEP = 256;
 const REDACTION_NAMES = [
   ['email', 'e-mail addresses'],
   ['secret', 'secrets'],
@@ -194,60 +183,4 @@ export function toGap(r: GapRow): ContentGap {
     proposalId: r.proposal_id,
     askedBy: r.asked_by,
   };
-}
-
-/** Questions this similar (cosine) to a group's centroid join it. */
-const GROUP_SIMILARITY = 0.7;
-/** Below this similarity, no article is named as the nearest. */
-const NEAREST_ARTICLE_FLOOR = 0.3;
-
-/** An unanswered question just embedded: a content-gap report or a zero-result search. */
-
-/**
- * Puts an unanswered question into the most similar open group of its workspace (≥ 0.7 to the
- * group's centroid, which moves to include it), or starts a group named by it with the nearest
- * article; inside the caller's transaction (groups are locked while compared).
- */
-export async function clusterQuestion(
-  em: EntityManager,
-  question: QuestionToCluster,
-  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
-): Promise<void> {
-  const groups = await lockOpenGroups(em, question.workspaceId);
-  let best: { group: GroupRow; similarity: number } | null = null;
-  for (const group of groups) {
-    const similarity = cosine(question.vector, group.centroid);
-    if (similarity >= GROUP_SIMILARITY && (!best || similarity > best.similarity)) best = { group, similarity };
-  }
-  const seen = await questionSeenAt(em, question.itemType, question.itemId);
-  const groupId = best ? await joinGroup(em, best.group, question, seen) : await startGroup(em, question, seen, nearestArticle);
-  await setQuestionGroup(em, question.itemType, question.itemId, groupId);
-}
-
-async function joinGroup(em: EntityManager, group: GroupRow, question: QuestionToCluster, seen: string): Promise<number> {
-  const n = Number(group.report_count) + Number(group.search_count);
-  const centroid = group.centroid.map((c, i) => (c * n + question.vector[i]) / (n + 1));
-  await growGroup(em, group.id, centroid, question.itemType === 'gap', seen);
-  return group.id;
-}
-
-async function startGroup(
-  em: EntityManager,
-  question: QuestionToCluster,
-  seen: string,
-  nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
-): Promise<number> {
-  const [nearest] = await nearestArticle(question.vector);
-  let slug: string | null = null;
-  if (nearest && nearest.similarity >= NEAREST_ARTICLE_FLOOR) {
-    slug = await slugById(em, nearest.itemId);
-  }
-  return insertGroup(em, {
-    workspaceId: question.workspaceId,
-    label: question.text.slice(0, QUESTION_KEEP),
-    centroid: question.vector,
-    isReport: question.itemType === 'gap',
-    seen,
-    nearestArticleSlug: slug,
-  });
 }

@@ -50,7 +50,11 @@ export async function gapDraft(ctx: RequestContext, scope: Scope, groupId: numbe
   const asked = await groupQuestions(ctx.db, scope.workspaceId, [groupId], QUESTIONS_ASKED);
   const questions = [...new Set(asked.map((q) => scrub(q.question).text.trim()).filter(Boolean))];
   const answering = await notesAnswering(ctx, scope.workspaceId, questions);
-  const rows = await notesById(ctx.db, scope.workspaceId, answering.slice(0, DRAFT_NOTES).map((a) => a.id));
+  const rows = await notesById(
+    ctx.db,
+    scope.workspaceId,
+    answering.slice(0, DRAFT_NOTES).map((a) => a.id),
+  );
   const byId = new Map(answering.map((a) => [a.id, a]));
   const notes = rows.map((n) => gapNote(n, byId.get(n.id)!));
   return {
@@ -81,7 +85,12 @@ async function notesAnswering(ctx: RequestContext, workspaceId: string, question
     ranking.hits.forEach((hit, rank) => {
       if (hit.coverage < COVERAGE_FLOOR) return;
       const seen = found.get(hit.id) ?? { id: hit.id, answers: 0, coverage: 0, best: rank };
-      found.set(hit.id, { id: hit.id, answers: seen.answers + 1, coverage: Math.max(seen.coverage, hit.coverage), best: Math.min(seen.best, rank) });
+      found.set(hit.id, {
+        id: hit.id,
+        answers: seen.answers + 1,
+        coverage: Math.max(seen.coverage, hit.coverage),
+        best: Math.min(seen.best, rank),
+      });
     });
   }
   return [...found.values()].sort((a, b) => b.answers - a.answers || b.coverage - a.coverage || a.best - b.best || a.id - b.id);

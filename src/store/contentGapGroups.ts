@@ -123,31 +123,168 @@ export async function lockGroup(db: SqlTarget, groupId: number, workspaceId: str
   return group;
 }
 
-/** An open group as clustering compares it. */
+/** An open group as grouping compares it. */
 export interface GroupRow {
   id: number;
   centroid: number[];
   report_count: number;
   search_count: number;
+  last_seen: string;
+  /** A proposal was ever made from it (it is then never merged into another group). */
+  proposed: boolean;
 }
 
 /** The unresolved groups of a workspace in id order, locked for the rest of the transaction. */
 export async function lockOpenGroups(db: SqlTarget, workspaceId: string): Promise<GroupRow[]> {
   return sql<GroupRow>(
     db,
-    'select id, centroid, report_count, search_count from content_gap_groups where workspace_id = ? and resolved_at is null order by id for update',
+    `select g.id, g.centroid, g.report_count, g.search_count, g.last_seen,
+            exists (select 1 from proposals p where p.gap_group_id = g.id) as proposed
+       from content_gap_groups g where g.workspace_id = ? and g.resolved_at is null order by g.id for update of g`,
     [workspaceId],
   );
 }
 
-/** Adds a question seen at `seen` to a group: its new centroid, one more report (or search), and the first and last seen widened. */
-export async function growGroup(db: SqlTarget, id: number, centroid: number[], isReport: boolean, seen: string): Promise<void> {
+/** The ids of a workspace's `limit` unresolved groups seen last (not locked). */
+export async function openGroupIds(db: SqlTarget, workspaceId: string, limit: number): Promise<number[]> {
+  const rows = await sql<{ id: number }>(
+    db,
+    'select id from content_gap_groups where workspace_id = ? and resolved_at is null order by last_seen desc, id desc limit ?',
+    [workspaceId, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A question of a group with its sentence vector (float32 bytes, of the model asked for). */
+export interface MemberRow {
+  group_id: number;
+  item_type: 'gap' | 'search';
+  item_id: number;
+  question: string;
+  vec: Buffer;
+}
+
+/**
+ * The newest `perGroup` questions of each of `groupIds` (a workspace's) that have a vector of
+ * `model`: reports with a question, and zero-result searches.
+ */
+export async function groupMembers(
+  db: SqlTarget,
+  workspaceId: string,
+  groupIds: number[],
+  perGroup: number,
+  model: string,
+): Promise<MemberRow[]> {
+  if (!groupIds.length) return [];
+  return sql<MemberRow>(
+    db,
+    `select g.id as group_id, q.item_type, q.item_id, q.question, e.vec
+       from unnest(:ids::int[]) as g(id)
+       cross join lateral (
+         select * from (
+           select 'gap' as item_type, r.id as item_id, r.question, r.created_at from content_gap_reports r
+            where r.group_id = g.id and r.workspace_id = :ws and r.question is not null
+           union all
+           select 'search', l.id, l.query, l.created_at from search_log l where l.group_id = g.id and l.workspace_id = :ws) m
+          order by m.created_at desc, m.item_id desc limit :per) q
+       join embeddings e on e.item_type = q.item_type and e.item_id = q.item_id and e.passage = 0 and e.model = :model
+      order by g.id, q.created_at desc, q.item_id desc`,
+    { ids: pgArray(groupIds), ws: workspaceId, per: perGroup, model },
+  );
+}
+
+/**
+ * The newest `limit` questions of groups `groupIds` of a workspace that have a vector of `model`,
+ * oldest first: reports with a question, and zero-result searches.
+ */
+export async function recentMembers(
+  db: SqlTarget,
+  workspaceId: string,
+  groupIds: number[],
+  limit: number,
+  model: string,
+): Promise<MemberRow[]> {
+  if (!groupIds.length) return [];
+  return sql<MemberRow>(
+    db,
+    `select q.group_id, q.item_type, q.item_id, q.question, e.vec from (
+       select * from (
+         select r.group_id, 'gap' as item_type, r.id as item_id, r.question, r.created_at from content_gap_reports r
+          where r.workspace_id = :ws and r.group_id = any(:ids::int[]) and r.question is not null
+         union all
+         select l.group_id, 'search', l.id, l.query, l.created_at from search_log l where l.workspace_id = :ws and l.group_id = any(:ids::int[])) m
+        order by m.created_at desc, m.item_type, m.item_id desc limit :limit) q
+       join embeddings e on e.item_type = q.item_type and e.item_id = q.item_id and e.passage = 0 and e.model = :model
+      order by q.created_at, q.item_type, q.item_id`,
+    { ids: pgArray(groupIds), ws: workspaceId, limit, model },
+  );
+}
+
+/** A question's new group. */
+export interface QuestionMove {
+  itemType: 'gap' | 'search';
+  itemId: number;
+  groupId: number;
+}
+
+/** Puts questions into groups (a statement per table that holds them). */
+export async function moveQuestions(db: SqlTarget, moves: QuestionMove[]): Promise<void> {
+  for (const [type, table] of [
+    ['gap', 'content_gap_reports'],
+    ['search', 'search_log'],
+  ] as const) {
+    const mine = moves.filter((m) => m.itemType === type);
+    if (!mine.length) continue;
+    await sql(db, `update ${table} t set group_id = m.g from unnest(?::int[], ?::int[]) as m(id, g) where t.id = m.id`, [
+      pgArray(mine.map((m) => m.itemId)),
+      pgArray(mine.map((m) => m.groupId)),
+    ]);
+  }
+}
+
+/**
+ * Recounts groups `ids` (of a workspace) from the questions they hold after questions moved:
+ * report and search counts, first and last seen, the label (their earliest question) and the
+ * centroid given; deletes those left with no question and no proposal. The ids deleted.
+ */
+export async function refreshGroups(
+  db: SqlTarget,
+  workspaceId: string,
+  ids: number[],
+  centroids: Map<number, number[]>,
+): Promise<number[]> {
+  if (!ids.length) return [];
+  const withCentroid = ids.filter((id) => centroids.has(id));
   await sql(
     db,
-    `update content_gap_groups set centroid = ?::real[], report_count = report_count + ?, search_count = search_count + ?,
-       first_seen = least(first_seen, ?), last_seen = greatest(last_seen, ?) where id = ?`,
-    [pgArray(centroid), isReport ? 1 : 0, isReport ? 0 : 1, seen, seen, id],
+    `with q as (
+       select r.group_id, 'gap' as kind, r.question, r.created_at, r.id from content_gap_reports r
+        where r.workspace_id = :ws and r.group_id = any(:ids::int[])
+       union all
+       select l.group_id, 'search', l.query, l.created_at, l.id from search_log l where l.workspace_id = :ws and l.group_id = any(:ids::int[])),
+     counted as (
+       select group_id, count(*) filter (where kind = 'gap') as reports, count(*) filter (where kind = 'search') as searches,
+              min(created_at) as first_seen, max(created_at) as last_seen,
+              (array_agg(question order by created_at, id) filter (where question is not null))[1] as label
+         from q group by group_id)
+     update content_gap_groups g set report_count = c.reports, search_count = c.searches, first_seen = c.first_seen,
+            last_seen = c.last_seen, label = coalesce(c.label, g.label)
+       from counted c where g.id = c.group_id and g.workspace_id = :ws`,
+    { ws: workspaceId, ids: pgArray(ids) },
   );
+  for (const id of withCentroid) {
+    await sql(db, 'update content_gap_groups set centroid = ?::real[] where id = ?', [pgArray(centroids.get(id)!), id]);
+  }
+  const deleted = await sql<{ id: number }>(
+    db,
+    `delete from content_gap_groups g where g.workspace_id = ? and g.id = any(?::int[])
+        and not exists (select 1 from content_gap_reports r where r.group_id = g.id)
+        and not exists (select 1 from search_log l where l.group_id = g.id)
+        and not exists (select 1 from proposals p where p.gap_group_id = g.id)
+      returning g.id`,
+    [workspaceId, pgArray(ids)],
+  );
+  return deleted.map((d) => d.id);
 }
 
 /** Inserts a group of one question (a report or a search) seen at `seen`; its id. */

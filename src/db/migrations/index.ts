@@ -39,6 +39,7 @@ import { Migration20261204030000_upload_parts } from './Migration20261204030000_
 import { Migration20261205010000_workspace_guidance } from './Migration20261205010000_workspace_guidance.js';
 import { Migration20261205020000_doors_and_callers } from './Migration20261205020000_doors_and_callers.js';
 import { Migration20261207010000_ranked_search } from './Migration20261207010000_ranked_search.js';
+import { Migration20261207020000_gap_members } from './Migration20261207020000_gap_members.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -82,4 +83,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261205010000_workspace_guidance', class: Migration20261205010000_workspace_guidance },
   { name: 'Migration20261205020000_doors_and_callers', class: Migration20261205020000_doors_and_callers },
   { name: 'Migration20261207010000_ranked_search', class: Migration20261207010000_ranked_search },
+  { name: 'Migration20261207020000_gap_members', class: Migration20261207020000_gap_members },
 ];
