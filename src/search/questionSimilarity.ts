@@ -18,6 +18,10 @@
 
 /** The sentence cosine's share of a similarity. */
 export const SENTENCE_SHARE = 0.5;
+/** Words of a question compared, at most (questionWords keeps 40). */
+const MAX_WORDS_COMPARED = 64;
+/** Up to this many distinct words, pairSimilarity keeps words' cosines in a table. */
+const DENSE_WORDS = 2048;
 /** Two different words whose vectors are less similar than this do not match at all. */
 export const WORD_FLOOR = 0.6;
 
@@ -37,25 +41,6 @@ export interface QuestionPoint {
 export interface WordKnowledge {
   weight(stem: string): number;
   wordSimilarity(a: string, b: string): number;
-}
-
-/**
- * Word similarity by unit vectors (`vector`), each pair computed once: the cosine, or 0 when either
- * vector is unknown. A clustering pass compares the same words over and over.
- */
-export function memoWordSimilarity(vector: (word: string) => Float32Array | undefined): (a: string, b: string) => number {
-  const memo = new Map<string, number>();
-  return (a, b) => {
-    const key = a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
-    let s = memo.get(key);
-    if (s === undefined) {
-      const va = vector(a);
-      const vb = va && vector(b);
-      s = vb ? dot(va, vb) : 0;
-      memo.set(key, s);
-    }
-    return s;
-  };
 }
 
 /** The similarity of two questions, from about −0.5 to 1 (1 for the same question). */
@@ -85,6 +70,76 @@ function oneWay(from: QuestionWord[], to: QuestionWord[], known: WordKnowledge):
     matched += weight * (best >= WORD_FLOOR ? best : 0);
     total += weight;
   }
+  return total ? matched / total : 0;
+}
+
+/**
+ * The similarity of each pair of `points` (questionSimilarity, each stem weighed by its idf among
+ * them, words' unit vectors from `vector`), compiled for clustering, which compares every pair:
+ * words and stems as numbers, each pair of words' cosine computed once.
+ */
+export function pairSimilarity(
+  points: readonly QuestionPoint[],
+  vector: (word: string) => Float32Array | undefined,
+): (i: number, j: number) => number {
+  const weight = idfAmong(points);
+  const wordIds = new Map<string, number>();
+  const stemIds = new Map<string, number>();
+  const idOf = (ids: Map<string, number>, key: string) => {
+    let id = ids.get(key);
+    if (id === undefined) ids.set(key, (id = ids.size));
+    return id;
+  };
+  const words = points.map((p) => Int32Array.from(p.words.slice(0, MAX_WORDS_COMPARED), (w) => idOf(wordIds, w.word)));
+  const stems = points.map((p) => Int32Array.from(p.words.slice(0, MAX_WORDS_COMPARED), (w) => idOf(stemIds, w.stem)));
+  const weights = points.map((p) => Float64Array.from(p.words.slice(0, MAX_WORDS_COMPARED), (w) => weight(w.stem)));
+  const totals = weights.map((ws) => ws.reduce((s, w) => s + w, 0));
+  const vectors = [...wordIds.keys()].map(vector);
+  const n = wordIds.size;
+  // Each pair of words' cosine once: in a table while it stays small (2,048 words: 16 MiB), else in a map.
+  const table = n <= DENSE_WORDS ? new Float32Array(n * n).fill(NaN) : null;
+  const memo = new Map<number, number>();
+  const cosineOf = (a: number, b: number) => {
+    const va = vectors[a];
+    const vb = vectors[b];
+    return va && vb ? dot(va, vb) : 0;
+  };
+  const wordSimilarity = (a: number, b: number) => {
+    const key = a < b ? a * n + b : b * n + a;
+    if (table) {
+      let s = table[key];
+      if (s !== s) table[key] = s = cosineOf(a, b); // NaN: not computed yet
+      return s;
+    }
+    let s = memo.get(key);
+    if (s === undefined) memo.set(key, (s = cosineOf(a, b)));
+    return s;
+  };
+  // Both directions at once: each word's best match in the other question, by rows and by columns of one pass.
+  const rowBest = new Float64Array(MAX_WORDS_COMPARED);
+  const columnBest = new Float64Array(MAX_WORDS_COMPARED);
+  const alignmentOf = (i: number, j: number) => {
+    const a = words[i];
+    const b = words[j];
+    if (!a.length || !b.length) return 0;
+    rowBest.fill(0, 0, a.length);
+    columnBest.fill(0, 0, b.length);
+    for (let k = 0; k < a.length; k++) {
+      for (let l = 0; l < b.length; l++) {
+        const s = stems[i][k] === stems[j][l] ? 1 : wordSimilarity(a[k], b[l]);
+        if (s > rowBest[k]) rowBest[k] = s;
+        if (s > columnBest[l]) columnBest[l] = s;
+      }
+    }
+    return (weighted(rowBest, weights[i], totals[i]) + weighted(columnBest, weights[j], totals[j])) / 2;
+  };
+  return (i, j) => SENTENCE_SHARE * dot(points[i].vector, points[j].vector) + (1 - SENTENCE_SHARE) * alignmentOf(i, j);
+}
+
+/** The weighted mean of the best matches (those below WORD_FLOOR count as 0). */
+function weighted(best: Float64Array, weights: Float64Array, total: number): number {
+  let matched = 0;
+  for (let k = 0; k < weights.length; k++) if (best[k] >= WORD_FLOOR) matched += weights[k] * best[k];
   return total ? matched / total : 0;
 }
 

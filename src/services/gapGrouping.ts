@@ -23,7 +23,7 @@ import type { SqlTarget } from '../db/sql.js';
 import { averageLink } from '../search/averageLink.js';
 import { fromBytes, type Neighbour } from '../search/vectors.js';
 import type { QuestionHandler, QuestionToCluster } from '../search/worker.js';
-import { idfAmong, memoWordSimilarity, questionSimilarity, type QuestionPoint } from '../search/questionSimilarity.js';
+import { pairSimilarity, type QuestionPoint } from '../search/questionSimilarity.js';
 import { QuestionWords } from '../search/questionWords.js';
 import { slugById } from '../store/articles.js';
 import {
@@ -105,30 +105,30 @@ export async function clusterQuestion(
     await words.wordsOf(em, [...all.map((m) => m.question), question.text]),
     model,
   );
-  const asked = points[points.length - 1];
-  const known = { weight: idfAmong(points), wordSimilarity: memoWordSimilarity((w) => words.vector(w)) };
-  const similarity = (a: QuestionPoint, b: QuestionPoint) => questionSimilarity(a, b, known);
-  // The free questions and the new one, clustered afresh.
-  const clustered = [...points.slice(0, freeMembers.length), asked];
-  const cluster = averageLink(clustered.length, (i, j) => similarity(clustered[i], clustered[j]), JOIN_LINK);
-  const mine = cluster[clustered.length - 1];
-  const mates = clustered.slice(0, -1).filter((_, i) => cluster[i] === mine);
-  const ownLink = mates.length ? mean(mates.map((p) => similarity(asked, p))) : -Infinity;
-  const proposedLink = bestProposedGroup(proposed, proposedMembers, points.slice(freeMembers.length, -1), (p) => similarity(asked, p));
+  const askedAt = points.length - 1;
+  const similarity = pairSimilarity(points, (w) => words.vector(w));
+  // The free questions and the new one (point `askedAt`), clustered afresh.
+  const at = (c: number) => (c < freeMembers.length ? c : askedAt);
+  const clustered = freeMembers.length + 1;
+  const cluster = averageLink(clustered, (i, j) => similarity(at(i), at(j)), JOIN_LINK);
+  const mates = freeMembers.map((_, i) => i).filter((i) => cluster[i] === cluster[clustered - 1]);
+  const ownLink = mates.length ? mean(mates.map((i) => similarity(askedAt, i))) : -Infinity;
+  const proposedLink = bestProposedGroup(proposed, proposedMembers, (i) => similarity(askedAt, freeMembers.length + i));
   const seen = await questionSeenAt(em, question.itemType, question.itemId);
   if (proposedLink && proposedLink.link >= JOIN_LINK && proposedLink.link > ownLink) {
     await setQuestionGroup(em, question.itemType, question.itemId, proposedLink.group.id);
     await refreshGroups(em, workspaceId, [proposedLink.group.id], new Map());
-    cluster[clustered.length - 1] = -1; // not among the free clusters
+    cluster[clustered - 1] = -1; // not among the free clusters
   }
-  await applyClusters(em, question, seen, { free, members: freeMembers, cluster, points: clustered }, nearestArticle);
+  const clusteredPoints = Array.from({ length: clustered }, (_, c) => points[at(c)]);
+  await applyClusters(em, question, seen, { members: freeMembers, cluster, points: clusteredPoints }, nearestArticle);
 }
 
-/** The group with a proposal the question is most like (mean similarity to its newest questions), if any. */
-function bestProposedGroup(groups: GroupRow[], members: MemberRow[], points: QuestionPoint[], toAsked: (p: QuestionPoint) => number) {
+/** The group with a proposal the question is most like (mean similarity to its newest questions; `toAsked(i)` of its i-th member), if any. */
+function bestProposedGroup(groups: GroupRow[], members: MemberRow[], toAsked: (i: number) => number) {
   let best: { group: GroupRow; link: number } | null = null;
   for (const group of groups) {
-    const mine = points.filter((_, i) => members[i].group_id === group.id);
+    const mine = members.map((m, i) => (m.group_id === group.id ? i : -1)).filter((i) => i >= 0);
     if (!mine.length) continue;
     const link = mean(mine.map(toAsked));
     if (!best || link > best.link) best = { group, link };
@@ -146,7 +146,7 @@ async function applyClusters(
   em: EntityManager,
   question: QuestionToCluster,
   seen: string,
-  state: { free: GroupRow[]; members: MemberRow[]; cluster: number[]; points: QuestionPoint[] },
+  state: { members: MemberRow[]; cluster: number[]; points: QuestionPoint[] },
   nearestArticle: (vector: number[]) => Promise<Neighbour[]>,
 ): Promise<void> {
   const { members, cluster, points } = state;
