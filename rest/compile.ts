@@ -23,6 +23,14 @@ export interface CompiledRoute {
   errors: number[];
   /** The permissions its root field's resolver declares (`@Needs`): checked before the body is read, listed by MCP and OpenAPI. */
   permissions: readonly Permission[];
+  /** The permissions in words, as the OpenAPI document and /llms.txt say them (with the rule of a policy that decides them per call). */
+  permissionsText: string;
+}
+
+/** `a`, `b`; or, when the operation itself needs none, what a key needs anyway and the rules of its policies. */
+function permissionsText(permissions: readonly Permission[], policyRules: string[]): string {
+  if (permissions.length) return permissions.map((p) => `\`${p}\``).join(', ');
+  return policyRules.length ? policyRules.join(' ') : 'none beyond a key of the workspace';
 }
 
 /**
@@ -71,6 +79,10 @@ export function compileRoutes(schema: GraphQLSchema, routes: Route[]): CompiledR
       // Mutations also answer 409 for a reused or in-flight Idempotency-Key.
       errors: [...new Set([...COMMON_ERRORS, ...(route.method === 'GET' ? [] : [409]), ...(route.extraErrors ?? [])])].sort(),
       permissions: access.permissions,
+      permissionsText: permissionsText(
+        access.permissions,
+        access.policies.filter((d) => d.fromArgs).map((d) => d.policy.rule),
+      ),
     };
   });
 }

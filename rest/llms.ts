@@ -46,7 +46,7 @@ export function buildLlmsTxt(routes: CompiledRoute[], about: LlmsAbout): string 
   return lines.join('\n');
 }
 
-function endpointLine({ route, pathParams, permissions }: CompiledRoute): string {
+function endpointLine({ route, pathParams, permissionsText }: CompiledRoute): string {
   const limits = [
     ...Object.entries({ ...pathParams, ...(route.query ?? {}) })
       .filter(([name]) => !OBVIOUS.has(name))
@@ -57,7 +57,7 @@ function endpointLine({ route, pathParams, permissions }: CompiledRoute): string
   ];
   return (
     `- \`${route.method} ${API_PREFIX}${route.path}\` (\`${route.name}\`): ${route.summary}. ` +
-    `Permissions: ${permissions.map((p) => `\`${p}\``).join(', ')}.` +
+    `Permissions: ${permissionsText.replace(/\.$/, '')}.` +
     (limits.length ? ` Limits: ${limits.join('; ')}.` : '')
   );
 }

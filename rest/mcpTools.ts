@@ -70,6 +70,12 @@ export function buildTools(routes: CompiledRoute[]): ToolDef[] {
         false,
       );
     }
+    for (const [alias, name] of Object.entries(route.toolAliases ?? {})) {
+      const own = properties[name];
+      if (!own) throw new Error(`tool ${route.name}: alias "${alias}" names no argument "${name}"`);
+      add(alias, { ...own, description: `The same as ${name} (send one of them).` }, args[name], false);
+      if (required.includes(name)) required.splice(required.indexOf(name), 1);
+    }
     if (route.method !== 'GET')
       add(
         'idempotencyKey',
@@ -81,7 +87,7 @@ export function buildTools(routes: CompiledRoute[]): ToolDef[] {
     const tool: Tool = {
       name: route.name,
       title: route.summary,
-      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${compiled.permissions.join(', ')}.)`,
+      description: `${route.summary}. ${route.description} (REST: ${route.method} /api/v1${route.path}; needs ${compiled.permissionsText.replace(/\.$/, '')}.)`,
       inputSchema: { type: 'object', properties: properties as Tool['inputSchema']['properties'], required, additionalProperties: false },
       annotations: {
         title: route.summary,
@@ -118,6 +124,12 @@ export function toRouteInput(
       error: `Invalid argument(s): ${notText.map(([name]) => name).join(', ')}.`,
       issues: notText.map(([field]) => ({ field, message: 'must be a string' })),
     };
+  const twice = Object.entries(def.compiled.route.toolAliases ?? {}).filter(([alias, name]) => alias in args && name in args);
+  if (twice.length)
+    return {
+      error: `Send one of ${twice.map(([alias, name]) => `${name} or ${alias}`).join(', ')}, not both.`,
+      issues: twice.map(([alias, name]) => ({ field: alias, message: `is the same as ${name}, which was sent too` })),
+    };
   const input: RouteInput = { params: { workspace: '-' }, query: {}, headers: {} };
   const json: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(args)) {
@@ -144,7 +156,7 @@ export function toToolResult(def: ToolDef, out: RouteOutput): CallToolResult {
     return { content: [{ type: 'text', text: JSON.stringify(notModified) }], structuredContent: notModified };
   }
   const structured = def.compiled.route.list
-    ? { items: out.body, nextCursor: out.nextCursor }
+    ? { items: out.body, nextCursor: out.nextCursor, ...out.extra }
     : Array.isArray(out.body)
       ? { items: out.body }
       : (out.body as Record<string, unknown>);

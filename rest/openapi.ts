@@ -94,7 +94,7 @@ function operationOf(compiled: CompiledRoute): Record<string, unknown> {
     operationId: route.name,
     tags: [route.tag],
     summary: route.summary,
-    description: `${route.description}\n\nPermissions: ${compiled.permissions.map((p) => `\`${p}\``).join(', ')}.`,
+    description: `${route.description}\n\nPermissions: ${compiled.permissionsText.replace(/\.$/, '')}.`,
     parameters: parametersOf(compiled),
     ...(requestBody ? { requestBody } : {}),
     responses: responsesOf(compiled),

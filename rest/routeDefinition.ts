@@ -143,6 +143,11 @@ export interface Route {
   list?: boolean;
   /** Error statuses beyond the ones every endpoint declares. */
   extraErrors?: number[];
+  /**
+   * Other names its agent tool accepts for its arguments (tool argument → the row's own): the names
+   * hosts call a tool with (`query` for search's `q`, as ChatGPT's connectors do).
+   */
+  toolAliases?: Record<string, string>;
 }
 
 /**

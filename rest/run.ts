@@ -28,7 +28,7 @@ export interface RouteBody {
   upload?: unknown;
 }
 
-/** What the route answered: status, body (the bare array for lists), headers and the next cursor. */
+/** What the route answered: status, body (the bare array for lists), headers, the next cursor and a list's other fields. */
 export interface RouteOutput {
   status: number;
   body: unknown;
@@ -36,6 +36,8 @@ export interface RouteOutput {
   raw?: string;
   headers: Record<string, string>;
   nextCursor: string | null;
+  /** A list's fields beside its items and cursor (REST sends some as headers; agent tools answer them all). */
+  extra?: Record<string, unknown>;
 }
 
 /** What the facade needs from the domain: the schema and a per-request context (no entities). */
@@ -115,9 +117,9 @@ async function execute(
     const value = header.value ? header.value(data) : (contextValue.responseHeaders?.[name] ?? null);
     if (value !== null) headers[name] = value;
   }
-  return route.list
-    ? { status: route.status, body: data.items, headers, nextCursor: (data.nextCursor as string | null) ?? null }
-    : { status: route.status, body: data, headers, nextCursor: null };
+  if (!route.list) return { status: route.status, body: data, headers, nextCursor: null };
+  const { items, nextCursor, ...extra } = data;
+  return { status: route.status, body: items, headers, nextCursor: (nextCursor as string | null) ?? null, extra };
 }
 
 /**

@@ -74,6 +74,7 @@ export const SETTINGS = {
   WS_RECHECK_MS: int(5000),
   WEBHOOK_DISPATCHER: onUnlessOff,
   MEMORY_HISTORY_KEPT: int(50, { min: 0 }),
+  FETCH_MAX_CHARS: int(100_000, { min: 1_000 }),
   MEMORY_NEAR_DUPLICATES: onUnlessOff,
   MEMORY_EMBEDDINGS: onUnlessOff,
   EMBEDDINGS: oneOf(['local', 'off', 'glove'] as const, 'local model'),

@@ -148,4 +148,8 @@ export interface RequestContext {
   adminActing: Map<string, string>;
   /** People's sessions: how long one may stay idle, and the public origin sign-in links name (PUBLIC_URL), if set. */
   sessions: { idleSeconds: number; publicUrl?: string };
+  /** This service's origin as its links name it: PUBLIC_URL, else the request's own scheme and host ('' when neither is known). */
+  origin: string;
+  /** Documents as connectors read them (the `fetch` tool): at most `maxChars` characters of text per answer (FETCH_MAX_CHARS). */
+  documents: { maxChars: number };
 }

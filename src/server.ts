@@ -73,6 +73,8 @@ export interface ServerOptions {
   outboundAllowLoopback?: boolean;
   /** Revisions kept per memory note (default 50; 0 keeps no history). */
   memoryHistoryKept?: number;
+  /** The `fetch` tool's cap on the characters of one answer (FETCH_MAX_CHARS). */
+  fetchMaxChars?: number;
   /** Whether a PUT that creates a note reports near-duplicates (default on). */
   memoryNearDuplicates?: boolean;
   /** Whether written notes are queued for embedding, for semantic and hybrid memory search (default on). */
@@ -145,6 +147,7 @@ export function optionsFromConfig(config: Config): ServerOptions {
     outboundAllowLoopback: config.OUTBOUND_ALLOW_LOOPBACK,
     webhookDispatcher: config.WEBHOOK_DISPATCHER,
     memoryHistoryKept: config.MEMORY_HISTORY_KEPT,
+    fetchMaxChars: config.FETCH_MAX_CHARS,
     memoryNearDuplicates: config.MEMORY_NEAR_DUPLICATES,
     memoryEmbeddings: config.MEMORY_EMBEDDINGS,
     searchIndexMb: config.SEARCH_INDEX_MB,
@@ -244,6 +247,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       webhookRetryScheduleMs: options.webhookRetryScheduleMs,
       outboundAllowLoopback: options.outboundAllowLoopback ?? false,
       searchIndexBytes: (options.searchIndexMb ?? defaultOf('SEARCH_INDEX_MB')) * 1024 * 1024,
+      fetchMaxChars: options.fetchMaxChars ?? defaultOf('FETCH_MAX_CHARS'),
       memory: {
         historyKept: options.memoryHistoryKept ?? defaultOf('MEMORY_HISTORY_KEPT'),
         nearDuplicates: options.memoryNearDuplicates ?? true,

@@ -37,9 +37,11 @@ const ENDPOINTS: [string, string, string][] = [
   ['memory_note_revision', 'GET', '/workspaces/{workspace}/memory/note/revisions/{version}'],
   ['memory_search', 'GET', '/workspaces/{workspace}/memory/search'],
   ['search', 'GET', '/workspaces/{workspace}/search'],
+  ['fetch', 'GET', '/workspaces/{workspace}/documents'],
   ['content_gaps_report', 'POST', '/workspaces/{workspace}/content-gaps'],
   ['content_gaps_list', 'GET', '/workspaces/{workspace}/content-gaps'],
   ['content_gaps_propose', 'POST', '/workspaces/{workspace}/content-gaps/{group}/proposal'],
+  ['content_gaps_draft', 'GET', '/workspaces/{workspace}/content-gaps/{group}/draft'],
   ['articles_tree', 'GET', '/workspaces/{workspace}/articles'],
   ['articles_create', 'POST', '/workspaces/{workspace}/articles'],
   ['articles_get', 'GET', '/workspaces/{workspace}/articles/{slug}'],
@@ -108,8 +110,10 @@ describe.each(MCP_CLIENTS)('MCP server (POST /mcp), $name', (client) => {
     const t = await tenant(app, { role: 'viewer', permissions: ['memory.read', 'memory.write', 'search.read'] });
     const client = await connect(t.key);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    // memory.write is above the viewer ceiling; the workspace's guidance needs no permission
+    // memory.write is above the viewer ceiling; the workspace's guidance needs no permission, and fetch
+    // needs what reads the kind of document it is asked for (memory.read, for a note)
     expect(names).toEqual([
+      'fetch',
       'guidance_get',
       'memory_get_note',
       'memory_list_notes',

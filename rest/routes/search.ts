@@ -6,6 +6,7 @@ import { ListContentGaps } from '../../schema/operations/ListContentGaps.js';
 import { ProposeFromContentGap } from '../../schema/operations/ProposeFromContentGap.js';
 import { ReportContentGap } from '../../schema/operations/ReportContentGap.js';
 import { Search } from '../../schema/operations/Search.js';
+import { FetchDocument } from '../../schema/operations/FetchDocument.js';
 import { defineRoute, jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
@@ -92,6 +93,31 @@ export const SEARCH_ROUTES: Route[] = [
     },
     status: 200,
     list: true,
+    // The name ChatGPT's connectors and deep research call search with; their answer's `results` rides along in the tool's answer.
+    toolAliases: { query: 'q' },
+  }),
+  defineRoute({
+    name: 'fetch',
+    method: 'GET',
+    path: '/workspaces/{workspace}/documents',
+    operation: FetchDocument,
+    tag: 'Search',
+    summary: 'Fetch a document by id',
+    description:
+      'One article, memory note or published changelog entry by the id search results give it (`article:<slug>`, `note:<path>`, ' +
+      '`changelog:<id>`), in the shape connectors read (ChatGPT, deep research): `{ id, title, text, url, metadata }`. `text` is its Markdown; ' +
+      "`url` its page in the console (absolute: PUBLIC_URL, else this request's origin). A text longer than the cap (FETCH_MAX_CHARS, " +
+      'default 100,000 characters) is cut at a paragraph: `metadata.truncated` is true and `metadata.nextOffset` is the `offset` to fetch ' +
+      'to read on (`metadata.readOn` says so in words). Needs what reads the kind: `article.read`, `memory.read` or `changelog.read`. ' +
+      '404 for what the key may not read (a restricted article, a draft entry) as for what does not exist.',
+    query: {
+      id: paramOf(RULES.documentId, 'The document: `article:<slug>`, `note:<path>` or `changelog:<id>`.', { required: true }),
+      offset: paramOf(
+        RULES.textOffset,
+        'Where to start reading, in characters (code points) of the text: `metadata.nextOffset` of the last piece.',
+      ),
+    },
+    status: 200,
   }),
   defineRoute({
     name: 'content_gaps_report',

@@ -41,6 +41,11 @@ export const Search: OperationDocument<SearchVariables> = {
     ranking
     fallbackReason
     suggestions
+    results {
+      id
+      title
+      url
+    }
   }
 }
 

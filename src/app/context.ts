@@ -16,6 +16,7 @@ export interface ContextDeps {
   live: RequestContext['live'];
   sessions: RequestContext['sessions'];
   activity: RequestContext['activity'];
+  documents: RequestContext['documents'];
 }
 
 /**
@@ -60,12 +61,13 @@ export function contextFactory(deps: ContextDeps): ContextFactory {
     );
     // A read the replica may serve (see readRouting): its plain reads go there.
     if (ctx.state.readTarget) context.db = ctx.state.readTarget as SqlTarget;
+    if (!context.origin) context.origin = `${ctx.protocol}://${ctx.host}`;
     return Promise.resolve(context);
   };
 }
 
 /** Builds a request context for a principal: an HTTP request's (contextFactory), or a WebSocket operation's. */
-export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live, sessions, activity }: ContextDeps) {
+export function requestContextMaker({ orm, serverSecret, search, outbound, memory, live, sessions, activity, documents }: ContextDeps) {
   const statementEm = freshEm(orm);
   return (
     principal: Principal,
@@ -95,6 +97,8 @@ export function requestContextMaker({ orm, serverSecret, search, outbound, memor
       currentPrincipal,
       adminActing: new Map(),
       sessions,
+      origin: sessions.publicUrl?.replace(/\/$/, '') ?? '',
+      documents,
     };
     return context;
   };

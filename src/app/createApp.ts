@@ -74,6 +74,8 @@ export interface AppOptions {
   /** SEARCH_INDEX_MB in bytes: what this process's full-text indexes may hold (least recently searched workspaces dropped first). */
   searchIndexBytes: number;
   memory: MemorySettings;
+  /** The `fetch` tool's cap on the characters of one answer (FETCH_MAX_CHARS; default 100,000). */
+  fetchMaxChars?: number;
   corsOrigins: string[];
   explorer: GraphQLExplorer;
   /** GraphQL over WebSocket: caps per process, per client address, per key and per organization (WS_* settings). */
@@ -325,6 +327,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     live: domain.live,
     sessions: options.sessions ?? DEFAULT_SESSION_SETTINGS,
     activity: domain.activity,
+    documents: { maxChars: options.fetchMaxChars ?? 100_000 },
   };
   const createContext = contextFactory(contextDeps);
   const makeContext = requestContextMaker(contextDeps);

@@ -89,6 +89,11 @@ export interface DraftsAsked {
   drafts: boolean;
 }
 
+/** The facts of a fetch: the kind of document its id names (null: none; the service refuses the id). */
+export interface DocumentKindNamed {
+  kind: 'article' | 'note' | 'changelog' | null;
+}
+
 /** The facts of a note's PUT: whether it created the note and near-duplicates would be named. */
 export interface SimilarShown {
   similar: boolean;
@@ -135,6 +140,13 @@ export const POLICIES = {
     'memory.similar',
     'A PUT that creates a note names near-duplicate notes (their paths tell what they say) only to a caller with `memory.read`.',
     (f) => (f.similar ? ['memory.read'] : []),
+  ),
+  documentRead: workspacePolicy<DocumentKindNamed>(
+    'document.read',
+    'Fetching a document by id needs what reads its kind: `article.read` for an article, `memory.read` for a memory note, `changelog.read` ' +
+      'for a changelog entry.',
+    (f) =>
+      f.kind === 'article' ? ['article.read'] : f.kind === 'note' ? ['memory.read'] : f.kind === 'changelog' ? ['changelog.read'] : [],
   ),
   othersGrants: personPolicy<Ownership>(
     'grants.others',

@@ -131,6 +131,8 @@ export const RULES = {
   noteKindFilter: str(32),
   changelogTags: list(20, str(50)),
   query: str(2000, { minLength: 1, nonBlank: true }),
+  documentId: str(600, { minLength: 3 }),
+  textOffset: int(0, 2_147_483_647, 0),
   question: str(10_000),
   reportSlug: str(200),
   ifMatch: str(200),

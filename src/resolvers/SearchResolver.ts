@@ -7,6 +7,9 @@ import { ContentGapGroup, ContentGapReport } from '../entities/ContentGap.js';
 import { Proposal } from '../entities/Proposal.js';
 import { ContentGapPage, GapDraft } from '../types/contentGaps.js';
 import { gapDraft } from '../services/gapDraft.js';
+import { fetchDocument, kindOfId } from '../services/documents.js';
+import { FetchedDocument } from '../types/documents.js';
+import { POLICIES } from '../auth/policies.js';
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import * as gaps from '../services/contentGaps.js';
@@ -65,6 +68,21 @@ export class SearchResolver {
   @Query(() => SearchPage)
   search(@Ctx() ctx: RequestContext, @CallerOf('workspace') scope: Scope, @Args(() => SearchArgs) args: SearchArgs) {
     return searchService.search(ctx, scope, args);
+  }
+
+  @Needs([], { policies: [{ policy: POLICIES.documentRead, fromArgs: (args) => ({ kind: kindOfId(args.id) }) }] })
+  @Query(() => FetchedDocument, {
+    description:
+      'One document by id (`article:<slug>`, `note:<path>`, `changelog:<id>`), in the shape connectors read: id, title, text, url, metadata; a ' +
+      'text past the cap (FETCH_MAX_CHARS) is cut at a paragraph and `metadata.nextOffset` says where to read on.',
+  })
+  fetchDocument(
+    @Ctx() ctx: RequestContext,
+    @Caller() scope: Scope,
+    @InputRule('documentId') @Arg('id', () => String) id: string,
+    @InputRule('textOffset') @Arg('offset', () => Int, { nullable: true }) offset?: number | null,
+  ) {
+    return fetchDocument(ctx, scope, { id, offset });
   }
 
   @Needs(['content_gap.report'])

@@ -1,4 +1,6 @@
 import type { Scope } from '../auth/authorize.js';
+import { documentId, documentUrl } from './documents.js';
+import type { DocumentResult } from '../types/documents.js';
 import { seesRestricted } from '../auth/visibility.js';
 import { callerKind, type RequestContext } from '../context.js';
 import { invalidField } from '../errors.js';
@@ -74,6 +76,7 @@ export async function search(ctx: RequestContext, scope: Scope, args: SearchArgs
     ranking: ranked.ranking,
     fallbackReason,
   };
+  result.results = result.items.map((hit) => connectorResult(ctx, scope, hit));
   // Did you mean: on a first page that found nothing, or whose question has a word no item the key may read holds.
   const unknownWord = ranked.fullText?.ranking.terms.some((t) => t.df === 0) ?? false;
   result.suggestions = offset === 0 && (!result.items.length || unknownWord) ? await suggestQueries(ctx.db, searcher(scope), q) : [];
@@ -223,6 +226,12 @@ async function pageItems(
     if (explain) hit.explain = explainHit(candidate, fullText) satisfies SearchExplain;
     return hit;
   });
+}
+
+/** A hit as connectors list it: `{ id, title, url }`, the id one `fetch` takes. */
+function connectorResult(ctx: RequestContext, scope: Scope, hit: SearchHit): DocumentResult {
+  const [kind, key] = hit.type === 'article' ? (['article', hit.slug!] as const) : (['changelog', hit.id!] as const);
+  return { id: documentId(kind, key), title: hit.title, url: documentUrl(ctx.origin, scope.workspaceId, kind, key) };
 }
 
 function toHit(scope: Scope, r: HitRow, score: number): SearchHit {

@@ -42,6 +42,17 @@ export function listChangelogRows(
   );
 }
 
+/** A workspace's published entry by id (a plain row), if it has one. */
+export async function publishedChangelogEntry(db: SqlTarget, workspaceId: string, id: number): Promise<ChangelogRow | undefined> {
+  const [row] = await sql<ChangelogRow>(
+    db,
+    `select id, author, title, markdown, status, tags, created_at, updated_at, published_at from changelog_entries
+      where workspace_id = ? and id = ? and status = 'published'`,
+    [workspaceId, id],
+  );
+  return row;
+}
+
 /** A workspace's entry as a managed entity (changes to it are written when the transaction commits), if it has one with the id. */
 export function loadChangelogEntry(em: EntityManager, workspaceId: string, id: number): Promise<ChangelogEntry | null> {
   return em.findOne(ChangelogEntry, { id, workspace: workspaceId });

@@ -1,4 +1,5 @@
 import { Field, Float, Int, ObjectType, registerEnumType, type ClassType } from 'type-graphql';
+import { DocumentResult } from './documents.js';
 import { PageOf } from './page.js';
 
 /** The ranking that answered a search. */
@@ -94,4 +95,8 @@ export class SearchPage extends RankedPageOf(SearchHit) {
       'replaced by close ones it does (each finds something; at most 3).',
   })
   suggestions?: string[];
+  @Field(() => [DocumentResult], {
+    description: 'The hits as connectors list them (ChatGPT, deep research): `{ id, title, url }`, the id one `fetchDocument` takes, the url the console page.',
+  })
+  results?: DocumentResult[];
 }
