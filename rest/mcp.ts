@@ -16,6 +16,8 @@ import type { GraphQLBackend } from './handler.js';
 import { readText } from '../src/http/body.js';
 import { parseJsonText } from '../src/http/json.js';
 import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
+import { listResources, readResource, RESOURCE_TEMPLATES, type RunRow } from './mcpResources.js';
+import type { AgentPrincipal } from '../src/context.js';
 import { errorOutput, runRoute } from './run.js';
 import type { Middleware } from '../src/http/middleware.js';
 
@@ -89,7 +91,15 @@ export interface McpOptions {
 }
 
 /** MCP methods that only read (besides notifications, which nothing answers). */
-const READ_METHODS = new Set(['initialize', 'server/discover', 'ping', 'tools/list']);
+const READ_METHODS = new Set([
+  'initialize',
+  'server/discover',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
 /** Methods whose result carries the instructions. */
 const INSTRUCTED = new Set(['initialize', 'server/discover']);
 
@@ -184,8 +194,17 @@ function mcpServer(call: McpCall, tools: ToolDef[], byName: Map<string, ToolDef>
   // The low-level server: arguments are checked by each route's own schemas (400 envelopes naming the field), not the SDK's.
   const server = new Server(
     { name: 'workspace-knowledge-service', version: options.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: call.instructions, cacheHints: CACHE_HINTS },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      instructions: call.instructions,
+      cacheHints: CACHE_HINTS,
+    },
   );
+  const runRow: RunRow = (name, input) => runRoute(byName.get(name)!.compiled, backend, call.contextValue, call.agentKeyId, input);
+  const workspace = (call.ctx.state.principal as AgentPrincipal | undefined)?.boundWorkspaceId ?? null;
+  server.setRequestHandler('resources/list', (request) => listResources(workspace, call.permissions, runRow, request.params?.cursor));
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler('resources/read', (request) => readResource(request.params.uri, runRow));
   server.setRequestHandler('tools/list', () => ({
     tools: tools.filter((t) => t.compiled.permissions.every((p) => call.permissions.has(p))).map((t) => t.tool),
   }));
