@@ -74,7 +74,10 @@ describe.each(MCP_CLIENTS)('articles and notes as resources, $name', (kind) => {
         'https://example.com/x',
         `wks://workspaces/${t.workspace.id}/pages/x`,
       ]) {
-        await expect(client.readResource({ uri: missing }), missing).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("No resource at") });
+        await expect(client.readResource({ uri: missing }), missing).rejects.toMatchObject({
+          code: -32602,
+          message: expect.stringContaining('No resource at'),
+        });
       }
     } finally {
       await client.close();
@@ -88,7 +91,10 @@ describe.each(MCP_CLIENTS)('articles and notes as resources, $name', (kind) => {
     const client: any = await kind.connect(app.url, viewer.key);
     try {
       expect((await client.listResources()).resources.map((r: any) => r.uri)).toEqual([uri(t, 'articles/getting-started')]);
-      await expect(client.readResource({ uri: uri(t, 'articles/escrow') })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("No resource at") });
+      await expect(client.readResource({ uri: uri(t, 'articles/escrow') })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('No resource at'),
+      });
       await expect(client.readResource({ uri: uri(t, 'notes/runbooks/deploy') })).rejects.toThrow(/permission_denied.*memory\.read/);
     } finally {
       await client.close();
@@ -96,7 +102,10 @@ describe.each(MCP_CLIENTS)('articles and notes as resources, $name', (kind) => {
     const other = await tenant(app);
     const stranger: any = await kind.connect(app.url, other.key);
     try {
-      await expect(stranger.readResource({ uri: uri(t, 'articles/getting-started') })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("No resource at") });
+      await expect(stranger.readResource({ uri: uri(t, 'articles/getting-started') })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('No resource at'),
+      });
     } finally {
       await stranger.close();
     }
