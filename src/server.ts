@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { DbConnection } from './db/config.js';
 import { createApp, type App } from './app/createApp.js';
-import type { GraphQLExplorer } from './app/explorer.js';
+import { DEFAULT_EXPLORER, type GraphQLExplorer } from './app/explorer.js';
 import type { OidcSettings } from './identity/oidcSignIn.js';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './identity/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
@@ -56,12 +56,10 @@ export interface ServerOptions {
   keyHashSecret?: string;
   /** PUBLIC_URL: the service's public origin (OAuth issuer and resources, sign-in links, Secure cookies); default each request's own. */
   publicUrl?: string;
-  /** NODE_ENV=production: Apollo's production landing page where no explorer is chosen. */
-  production?: boolean;
   /** Requests per key per window (RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
   rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
-  /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: Apollo Sandbox, or Apollo's production page under NODE_ENV=production). */
+  /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: GraphiQL, served by the service, which offers Apollo Sandbox). */
   explorer?: GraphQLExplorer;
   /** Embedder for semantic search (default: from EMBEDDINGS / EMBEDDINGS_URL, else the local model). */
   embedder?: Embedder;
@@ -150,7 +148,6 @@ export function optionsFromConfig(config: Config): ServerOptions {
     searchIndexMb: config.SEARCH_INDEX_MB,
     embedder: embedderFromEnv(config),
     explorer: config.GRAPHQL_EXPLORER,
-    production: config.NODE_ENV === 'production',
     corsOrigins: config.CORS_ORIGINS,
     publicUrl: config.PUBLIC_URL,
     retention: { eventsDays: config.EVENT_RETENTION_DAYS, searchLogDays: config.SEARCH_LOG_RETENTION_DAYS },
@@ -250,7 +247,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         embeddings: options.memoryEmbeddings ?? true,
       },
       corsOrigins: options.corsOrigins ?? [],
-      explorer: options.explorer ?? (options.production ? 'apollo-production' : 'sandbox'),
+      explorer: options.explorer ?? DEFAULT_EXPLORER,
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       retention: { ...DEFAULT_RETENTION, ...options.retention },
       metricsToken: options.metricsToken,
