@@ -59,6 +59,8 @@ export interface ServerOptions {
   /** Requests per key per window (RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
   rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
+  /** Where text for the person at the terminal goes as it is, not as a log line (the generated admin token); default standard error. */
+  announce?: (text: string) => void;
   /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: GraphiQL, served by the service, which offers Apollo Sandbox). */
   explorer?: GraphQLExplorer;
   /** Embedder for semantic search (default: from EMBEDDINGS / EMBEDDINGS_URL, else the local model). */
@@ -227,7 +229,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const credentials = await loadCredentials(freshEm(database.orm), {
       adminToken: options.adminToken,
       keyHashSecret: options.keyHashSecret,
-      announceAdminToken: (token) => logger.warn(`ADMIN_TOKEN was not set; generated one (shown once, store it now): ${token}`),
+      announceAdminToken: (token) => announceAdminToken(token, logger, options.announce),
     });
     const app = await createApp({
       orm: database.orm,
@@ -266,6 +268,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await database.close();
     throw error;
   }
+}
+
+/**
+ * The generated admin token, once: the log says so (without the token), and the token is printed on a
+ * line of its own, so a person can copy it whole (a JSON log line wraps it among other fields).
+ */
+function announceAdminToken(token: string, logger: Logger, announce: (text: string) => void = (text) => process.stderr.write(text)): void {
+  logger.warn('ADMIN_TOKEN was not set; generated one, printed once on its own line of standard error: store it now');
+  announce(`\nThe admin token (generated now and shown only this once; store it, or set ADMIN_TOKEN):\n${token}\n\n`);
 }
 
 /** Listens on the port; the running server stops in order: connections drained, app, database. */
