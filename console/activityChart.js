@@ -32,17 +32,25 @@ export function dailySeries(rows, days, today = new Date()) {
   });
 }
 
-/** The chart: grouped bars per day on a shared scale, with axis labels and a legend. */
+/** What a bar counts: the chart's unit, on its vertical axis and in its title. */
+export const UNIT = 'operations per day';
+
+/** The chart: grouped bars per day on a shared scale, with the unit and labels on its axes, and a legend. */
 export function activityChart(points) {
   const width = 1200;
   const height = 220;
-  const pad = { left: 44, right: 8, top: 12, bottom: 28 };
+  const pad = { left: 64, right: 8, top: 12, bottom: 28 };
   const max = Math.max(1, ...points.flatMap((p) => SERIES.map((series) => p[series.key])));
   const slot = (width - pad.left - pad.right) / points.length;
   const bar = Math.max(2, (slot - 6) / SERIES.length);
   const y = (v) => pad.top + (height - pad.top - pad.bottom) * (1 - v / max);
   const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-labelledby': 'activity-chart-title' });
-  svg.append(s('title', { id: 'activity-chart-title' }, 'Operations per day: agents beside people'));
+  svg.append(s('title', { id: 'activity-chart-title' }, 'Operations per day (reads and writes): agents beside people'));
+  // The unit, along the vertical axis.
+  const middle = pad.top + (height - pad.top - pad.bottom) / 2;
+  svg.append(
+    s('text', { x: 14, y: middle, transform: `rotate(-90 14 ${middle})`, 'text-anchor': 'middle', class: 'axis axis-unit' }, UNIT),
+  );
   for (const tick of [0, Math.round(max / 2), max]) {
     svg.append(s('line', { x1: pad.left, x2: width - pad.right, y1: y(tick), y2: y(tick), class: 'grid' }));
     svg.append(s('text', { x: pad.left - 6, y: y(tick) + 4, 'text-anchor': 'end', class: 'axis' }, tick.toLocaleString()));
@@ -63,7 +71,12 @@ export function activityChart(points) {
     { class: 'legend' },
     SERIES.map((series) => h('li', {}, h('span', { class: `swatch ${series.className}`, 'aria-hidden': 'true' }), series.label)),
   );
-  return h('figure', { class: 'chart-figure' }, svg, legend);
+  const caption = h(
+    'figcaption',
+    {},
+    'Each bar counts one UTC day’s operations (reads plus writes) by agents or by people, through REST, MCP, GraphQL and this console.',
+  );
+  return h('figure', { class: 'chart-figure' }, svg, legend, caption);
 }
 
 /** The chart's figures as a table. */

@@ -1,7 +1,8 @@
 // The "Connected apps" screen: the OAuth grants of the workspace's organization (the clients members
 // allowed, in which workspace, with which scopes) and their revocation, which every process honours
 // within seconds.
-import { announce, badge, fill, h, message, shortId, time } from './dom.js';
+/* global location */
+import { announce, badge, fill, h, message, time } from './dom.js';
 import { drawRevoke } from './revoke.js';
 
 const FIELDS = 'id memberId memberEmail workspaceId workspaceName clientId clientName scopes resource createdAt lastUsedAt revokedAt';
@@ -13,6 +14,14 @@ export const GRANTS = `query ConsoleOAuthGrants($org: ID) { oauthGrants(organiza
 export const REVOKE_GRANT = `mutation ConsoleRevokeOAuthGrant($id: ID!, $org: ID) { revokeOAuthGrant(id: $id, organizationId: $org) { ${FIELDS} } }`;
 
 const COLUMNS = ['App', 'Member', 'Workspace', 'Scopes', 'Resource', 'Allowed', 'Last used', ''];
+
+/** An empty list says how an app gets here: the MCP address, added in the app, then the person allows it. */
+const NONE_YET = () => [
+  'No connected apps yet. Add ',
+  h('code', {}, `${location.origin}/mcp`),
+  ' to Claude or ChatGPT as a custom connector (or to VS Code, Cursor or Claude Code as an HTTP MCP server):',
+  ' you sign in to this service, allow it, and it appears in this list.',
+];
 
 function clientCell(g) {
   const byDocument = /^https:\/\//.test(g.clientId);
@@ -67,7 +76,7 @@ export async function connectedAppsScreen(ctx) {
         action,
       );
     });
-    fill(tbody, rows.length ? rows : h('tr', {}, h('td', { colspan: String(COLUMNS.length), class: 'empty' }, 'No connected apps.')));
+    fill(tbody, rows.length ? rows : h('tr', {}, h('td', { colspan: String(COLUMNS.length), class: 'empty' }, NONE_YET())));
   };
   fill(
     main,
@@ -76,9 +85,8 @@ export async function connectedAppsScreen(ctx) {
       'p',
       { class: 'lead' },
       all
-        ? `Apps the members of ${workspace.organizationName} allowed over OAuth (MCP and the REST API). `
-        : 'Apps you allowed over OAuth (MCP and the REST API). ',
-      shortId(org),
+        ? `Apps the members of ${workspace.organizationName} allowed over OAuth (MCP and the REST API).`
+        : 'Apps you allowed over OAuth (MCP and the REST API).',
     ),
     errors,
     h(

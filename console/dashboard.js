@@ -1,5 +1,6 @@
 // The "Agents and people" screen: who uses the workspace, per day (a chart of agents beside people,
-// with its table), by door, and the questions each of them asked that the docs did not answer.
+// with its table), by door, and the questions each of them asked that the docs did not answer, each
+// a link to its group on the content-gaps screen and to drafting the article that answers it.
 import { fill, h, message } from './dom.js';
 import { activityChart, activityTable, dailySeries, SERIES } from './activityChart.js';
 
@@ -8,21 +9,48 @@ const ACTIVITY = `query ConsoleActivity($w: ID!, $days: Int!) {
   workspaceActivity(workspaceId: $w, days: $days) { day door caller reads writes searches contentGaps }
 }`;
 const TOP_GAPS = `query ConsoleTopGaps($w: ID!, $by: Audience!) {
-  contentGapGroups(workspaceId: $w, askedBy: $by) { id label askedBy { door caller questions } }
+  contentGapGroups(workspaceId: $w, askedBy: $by) { id label state proposalId askedBy { door caller questions } }
 }`;
 const DOOR_NAMES = { rest: 'REST', mcp: 'MCP', graphql: 'GraphQL', console: 'Console', unknown: 'Before doors were recorded' };
 
-/** The top `n` groups a series asked, with how many of their questions it asked. */
+/** What can be done next with group `g`: review its proposal, or draft one (the content-gaps screen opens its pane). */
+function nextStep(g) {
+  if (g.state === 'proposed' && g.proposalId)
+    return h('a', { href: `#/proposals/${g.proposalId}`, class: 'question-action' }, `Review proposal #${g.proposalId}`);
+  return h('a', { href: `#/gaps/${encodeURIComponent(g.id)}/draft`, class: 'question-action' }, 'Draft a proposal');
+}
+
+/** What the list says when no question of the series is open: where questions come from. */
+const NONE_OPEN = {
+  agents:
+    'None open. Agents’ questions arrive when they report one the docs did not answer (content_gaps_report over REST or MCP) ' +
+    'and when their searches find nothing.',
+  people: 'None open. Searches by people that find nothing arrive here.',
+};
+
+/** The top `n` groups a series asked, with how many of their questions it asked; each links to its group and its next step. */
 function topQuestions(groups, series, n = 5) {
   const asked = (g) => g.askedBy.filter((a) => series.callers.includes(a.caller)).reduce((sum, a) => sum + a.questions, 0);
   const items = groups
     .slice(0, n)
-    .map((g) => h('li', {}, h('span', { class: 'question' }, g.label), h('span', { class: 'count' }, `× ${asked(g)}`)));
+    .map((g) =>
+      h(
+        'li',
+        {},
+        h(
+          'a',
+          { class: 'question', href: `#/gaps/${encodeURIComponent(g.id)}`, title: 'Open the group on the content-gaps screen' },
+          g.label,
+        ),
+        h('span', { class: 'count' }, `× ${asked(g)}`),
+        nextStep(g),
+      ),
+    );
   return h(
     'section',
     { class: 'card column', 'aria-label': `Unanswered questions from ${series.key}` },
     h('h2', {}, series.key === 'agents' ? 'Unanswered, from agents' : 'Unanswered, from people'),
-    items.length ? h('ol', { class: 'top-questions' }, items) : h('p', { class: 'muted' }, 'None open.'),
+    items.length ? h('ol', { class: 'top-questions' }, items) : h('p', { class: 'muted' }, NONE_OPEN[series.key]),
   );
 }
 

@@ -8,6 +8,11 @@ const SAMPLE_PAGES = 5;
 
 const plural = (n, word, suffix = 's') => `${n} ${word}${n === 1 ? '' : suffix}`;
 
+/** Where groups come from, for an empty list. */
+const FIRST_STEP =
+  'Questions arrive when an agent reports one the docs did not answer (POST /api/v1/workspaces/-/content-gaps, or the MCP tool ' +
+  'content_gaps_report) and when a search finds nothing; similar ones are grouped here.';
+
 /** The groups of workspace `w`; `drafting()` names the group whose draft is open, `onDraft(group)` opens one. */
 export class GapList {
   constructor({ gql, view, w, drafting, onDraft }) {
@@ -67,15 +72,27 @@ export class GapList {
       keyedList(this.list, this.groups, {
         key: (g) => g.id,
         signature: (g) => JSON.stringify([g, this.questions(g.id), this.drafting()?.id === g.id]),
-        empty: h('li', { class: 'empty' }, this.includeResolved.checked ? 'No content gaps recorded.' : 'No open content gaps.'),
+        empty: h(
+          'li',
+          { class: 'empty' },
+          this.includeResolved.checked ? 'No content gaps recorded.' : 'No open content gaps.',
+          ' ',
+          FIRST_STEP,
+        ),
         render: (g) => this.card(g),
       });
     });
   }
 
-  /** Puts the focus on group `id`'s action (back from its draft). */
-  focusGroup(id) {
-    this.list.querySelector(`[data-focus="gap:${id}"]`)?.focus();
+  /** Puts the focus on group `id`'s action (back from its draft); `mark` also marks its card as the one asked for and shows it. */
+  focusGroup(id, mark = false) {
+    const action = this.list.querySelector(`[data-focus="gap:${id}"]`);
+    if (mark) {
+      const card = action?.closest('li.gap');
+      card?.classList.add('gap-asked');
+      card?.scrollIntoView({ block: 'center' });
+    }
+    action?.focus({ preventScroll: mark });
   }
 
   card(g) {

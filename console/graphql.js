@@ -1,6 +1,7 @@
 // The console's GraphQL over HTTP: one POST /graphql per operation, with the session's cookie and CSRF token,
 // its first error turned into an exception the screens show as it is.
 /* global fetch */
+import { refusalInWords } from './refusals.js';
 import { session } from './session.js';
 
 /** A GraphQL answer's first error (`errors[0].message`), with its code and HTTP status. */
@@ -52,7 +53,9 @@ export async function gql(query, variables = {}) {
   if (error) {
     const code = error.extensions?.code ?? null;
     if (code === 'unauthorized' || res.status === 401) onUnauthorized(error.message);
-    throw new GraphQLRequestError(error.message ?? 'The request failed.', code, res.status);
+    // A refusal by role says who may do it, rather than the permission's name alone.
+    const words = code === 'permission_denied' ? refusalInWords(error.extensions?.details?.missing, session.current?.member?.role) : null;
+    throw new GraphQLRequestError(words ?? error.message ?? 'The request failed.', code, res.status);
   }
   if (!body?.data) throw new GraphQLRequestError(`The service answered HTTP ${res.status} without data.`, 'http', res.status);
   return body.data;

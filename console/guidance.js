@@ -34,7 +34,10 @@ export async function guidanceScreen(ctx) {
   };
   const show = (g) => {
     text.value = g.markdown;
-    fill(updated, g.updatedAt ? ['Last changed ', time(g.updatedAt)] : 'No guidance yet.');
+    const none = editable
+      ? 'No guidance yet. Start with a few lines for agents (where runbooks go, how notes are named, what to leave alone), then save.'
+      : 'No guidance yet: admins and owners write it.';
+    fill(updated, g.updatedAt ? ['Last changed ', time(g.updatedAt)] : none);
     count();
   };
   const form = h(

@@ -2,6 +2,7 @@
 // workspace, permissions and state, all or only the (un)revoked ones, page by page.
 import { announce, badge, fill, h, message, time } from './dom.js';
 import { KEYS, REVOKE } from './keyQueries.js';
+import { PERMISSIONS } from './pageNames.js';
 import { drawRevoke } from './revoke.js';
 
 const PAGE_SIZE = 25;
@@ -12,6 +13,32 @@ function keyStatus(k) {
   if (k.revokedAt) return [badge('revoked'), ' ', time(k.revokedAt)];
   if (k.expiresAt && new Date(k.expiresAt) <= new Date()) return [badge('expired'), ' ', time(k.expiresAt)];
   return [badge('active'), k.expiresAt ? [' until ', time(k.expiresAt)] : null];
+}
+
+/** An e-mail address that may wrap after its `@` (and nowhere else unless it must). */
+function breakableEmail(email) {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? email : [email.slice(0, at + 1), h('wbr'), email.slice(at + 1)];
+}
+
+/** How many permissions a row shows as chips before the rest fold away (a key may hold all of them). */
+const CHIPS_SHOWN = 3;
+
+/** A key's permissions: a few chips, the rest behind "and n more", so a key holding every one keeps its row narrow. */
+function permissionChips(permissions) {
+  const chips = (list, label) =>
+    h(
+      'ul',
+      { class: 'chips', 'aria-label': label },
+      list.map((p) => h('li', {}, p)),
+    );
+  const label = permissions.length === PERMISSIONS.length ? `all ${permissions.length} permissions` : `${permissions.length} permissions`;
+  if (permissions.length <= CHIPS_SHOWN + 1) return chips(permissions, label);
+  const rest = permissions.slice(CHIPS_SHOWN);
+  return [
+    chips(permissions.slice(0, CHIPS_SHOWN), label),
+    h('details', { class: 'more-chips' }, h('summary', {}, `and ${rest.length} more`), chips(rest, `the other ${rest.length}`)),
+  ];
 }
 
 /** The keys of organization `org`. */
@@ -64,24 +91,27 @@ export class KeyList {
     fill(this.count, `${this.keys.length} of ${this.total}`);
     fill(
       this.tbody,
-      this.keys.length ? this.keys.map((k) => this.row(k)) : h('tr', {}, h('td', { colspan: '8', class: 'empty' }, 'No keys.')),
+      this.keys.length ? this.keys.map((k) => this.row(k)) : h('tr', {}, h('td', { colspan: '8', class: 'empty' }, this.emptyText())),
     );
     const more = h('button', { type: 'button', class: 'button-quiet', on: { click: () => this.load(true) } }, 'Load more keys');
     fill(this.more, this.page.hasNextPage ? more : null);
   }
 
+  /** What an empty table says: how to start, or that the filter left nothing. */
+  emptyText() {
+    if (this.show.value === 'revoked') return 'No revoked keys.';
+    if (this.show.value === 'active') return 'No unrevoked keys: create one with the form.';
+    return 'No keys yet. Create one with the form: an agent sends it as Authorization: Bearer svc_pat_… (REST and MCP).';
+  }
+
   row(k) {
     const actionCell = h('td', { class: 'cell-action' });
-    const permissions = h(
-      'ul',
-      { class: 'chips', 'aria-label': `${k.permissions.length} permissions` },
-      k.permissions.map((p) => h('li', {}, p)),
-    );
+    const permissions = permissionChips(k.permissions);
     const tr = h(
       'tr',
       { 'data-key': k.id },
       h('th', { scope: 'row' }, h('span', { class: 'key-name' }, k.name), h('code', { class: 'id', title: k.id }, `${k.id.slice(0, 8)}…`)),
-      h('td', {}, h('span', { class: 'nowrap' }, k.member.email), h('span', { class: 'pick-meta' }, k.member.role)),
+      h('td', {}, h('span', { class: 'email' }, breakableEmail(k.member.email)), h('span', { class: 'pick-meta' }, k.member.role)),
       h('td', {}, k.workspace ? k.workspace.name : h('span', { class: 'muted' }, 'Organization-wide')),
       h('td', { class: 'perms' }, permissions),
       h('td', {}, time(k.createdAt, { dateOnly: true })),

@@ -1,9 +1,12 @@
 // The review console: the signed-in person (their session; signing in happens on /console/sign-in),
 // the choice of workspace in their organization, and the screens of one workspace (proposals,
 // content gaps, agent keys, audit trail, agents and people, guidance, sessions), each shown as the person's role allows. Routes live in the URL's fragment
-// (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the screen.
-/* global document, window, setTimeout, clearTimeout */
+// (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the screen, and an
+// address opened before a workspace was chosen is where the choice leads.
+/* global document, location, window, setTimeout, clearTimeout */
 import { announce, fill, h, message } from './dom.js';
+import { aRole, onlyRolesCan } from './refusals.js';
+import { startingWorkspace } from './startWorkspace.js';
 import { gql, whenUnauthorized } from './graphql.js';
 import { LiveClient } from './liveClient.js';
 import { showLiveStatus } from './liveIndicator.js';
@@ -22,23 +25,31 @@ import { dashboardScreen } from './dashboard.js';
 
 const main = document.getElementById('main');
 
-/** The screens of a chosen workspace, in tab order. */
+/** The screens of a chosen workspace, in tab order; `needs` what the role table must allow, to do what (`doing`). */
 const SCREENS = [
   { route: 'proposals', label: 'Proposals', render: proposalsScreen },
   { route: 'gaps', label: 'Content gaps', render: gapsScreen },
-  { route: 'keys', label: 'Agent keys', render: keysScreen, needs: 'agent_keys.manage' },
-  { route: 'audit', label: 'Audit trail', render: auditScreen, needs: 'audit.read' },
-  { route: 'activity', label: 'Agents and people', render: dashboardScreen, needs: 'audit.read' },
+  { route: 'keys', label: 'Agent keys', render: keysScreen, needs: 'agent_keys.manage', doing: 'manage agent keys' },
+  { route: 'audit', label: 'Audit trail', render: auditScreen, needs: 'audit.read', doing: 'see the audit trail' },
+  {
+    route: 'activity',
+    label: 'Agents and people',
+    render: dashboardScreen,
+    needs: 'audit.read',
+    doing: 'see who uses the workspace',
+  },
   { route: 'guidance', label: 'Guidance', render: guidanceScreen },
   { route: 'sessions', label: 'Sessions', render: sessionsScreen },
   { route: 'apps', label: 'Connected apps', render: connectedAppsScreen },
 ];
 
-/** The tabs of the person's role (a screen it does not allow can still be opened by its address: the service refuses it). */
+/** The tabs of the person's role (a screen it does not allow can still be opened by its address: it then says who may). */
 const tabs = () => SCREENS.filter((s) => !s.needs || session.may(s.needs));
 
 let live = null;
 let view = null;
+/** The address asked for before a workspace was chosen (`proposals/12`): where choosing one leads. */
+let afterChoice = null;
 
 const go = (path) => goTo(path, render);
 const home = () => (chosenWorkspace.get() ? 'proposals' : 'workspaces');
@@ -48,12 +59,37 @@ function redirect(path) {
   render();
 }
 
-/** The route the tab may show now, or null when `name` is it: no workspace, only the choice. */
+/** The route the tab may show now, or null when `name` is it: no workspace, only the choice (which then leads on to `name`). */
 function allowed(name, screen) {
   if (name === 'sign-in' || name === '') return home();
   if (name !== 'workspaces' && !screen) return home();
-  if (screen && !chosenWorkspace.get()) return 'workspaces';
+  if (screen && !chosenWorkspace.get()) {
+    afterChoice = location.hash.slice(2);
+    return 'workspaces';
+  }
   return null;
+}
+
+/** Where choosing a workspace leads: the address asked for first, else its proposals. */
+function takeAfterChoice() {
+  const next = afterChoice ?? 'proposals';
+  afterChoice = null;
+  return next;
+}
+
+/** A screen the person's role does not allow, opened by its address: who may see it, in words (nothing is asked of the service). */
+function refusal(screen, workspace) {
+  const { member } = session.current;
+  fill(
+    main,
+    h('h1', { tabindex: '-1' }, screen.label),
+    message(
+      'warning',
+      h('strong', {}, onlyRolesCan(screen.needs, screen.doing)),
+      ` You are signed in as ${member.email}, ${aRole(member.role)} of ${workspace.organizationName}: an owner can change your role.`,
+    ),
+    h('p', {}, h('a', { href: '#/proposals' }, 'Go to the proposals')),
+  );
 }
 
 /** Shows the screen the URL names, in a View of its own. */
@@ -67,9 +103,10 @@ async function render() {
   const workspace = chosenWorkspace.get();
   const current = (view = new View(live));
   drawChrome(name, { person: session.current, workspace, screens: tabs(), live, signOut });
-  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, session };
+  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, session, takeAfterChoice, afterChoice };
   try {
     if (name === 'workspaces') await workspacesScreen(ctx);
+    else if (screen.needs && !session.may(screen.needs)) refusal(screen, workspace);
     else await screen.render(ctx);
   } catch (error) {
     if (current.alive) fill(main, h('h1', {}, 'Something went wrong'), message('error', error.message));
@@ -110,6 +147,7 @@ async function start() {
     return;
   }
   if (!person) return toSignInPage();
+  await startingWorkspace(gql, person.member);
   live = new LiveClient({ onStatus: showLiveStatus });
   window.addEventListener('hashchange', render);
   announce(`Signed in as ${person.member.email}.`);

@@ -12,3 +12,11 @@ export const EVENT_TYPES = listed('eventTypes');
 
 /** Every kind of resource an event names as its target (data-target-types). */
 export const TARGET_TYPES = listed('targetTypes');
+
+/** The roles, lowest first (data-roles). */
+export const ROLES = listed('roles');
+
+/** The roles whose column of the role table holds `what` (a permission or a person action): data-role-<role>. */
+export function rolesAllowing(what) {
+  return ROLES.filter((role) => listed(`role${role[0].toUpperCase()}${role.slice(1)}`).includes(what));
+}

@@ -65,7 +65,14 @@ export class ProposalList {
       keyedList(this.list, this.open, {
         key: (p) => p.id,
         signature: (p) => JSON.stringify([p.summary, p.title, p.id === this.selectedId]),
-        empty: h('li', { class: 'empty' }, 'No open proposals. New ones appear here as agents send them.'),
+        empty: h(
+          'li',
+          { class: 'empty' },
+          'No open proposals. Agents send them with POST /api/v1/workspaces/-/proposals (or the MCP tool proposals_create) ',
+          'and they appear here at once; you can also ',
+          h('a', { href: '#/gaps' }, 'draft one from a content gap'),
+          '.',
+        ),
         render: (p) => this.item(p),
       });
       const more = h('button', { type: 'button', class: 'button-quiet', on: { click: () => this.load(true) } }, 'Load more');

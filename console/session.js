@@ -1,10 +1,30 @@
 // The current sign-in of this tab: the person's session (an HttpOnly cookie the page never sees),
 // described by GET /console/session — who is signed in, what their role allows, and the session's
 // CSRF token that every state-changing request carries. The workspace chosen is kept in this tab's
-// sessionStorage.
-/* global fetch, location, sessionStorage, URLSearchParams */
+// sessionStorage, and the last one each person chose in this browser's localStorage (by member id:
+// nothing secret, only the workspace's id and name), so the next sign-in goes straight back to it.
+/* global fetch, location, localStorage, sessionStorage, URLSearchParams */
 
 const WORKSPACE = 'wks.console.workspace';
+/** The last workspace of member `id` in this browser. */
+const LAST_WORKSPACE = (id) => `wks.console.last-workspace:${id}`;
+
+/** JSON from a storage, or null (nothing there, unreadable, or storage refused by the browser). */
+function readJson(storage, key) {
+  try {
+    return JSON.parse(storage.getItem(key) ?? 'null');
+  } catch {
+    return null;
+  }
+}
+
+function writeJson(storage, key, value) {
+  try {
+    storage.setItem(key, JSON.stringify(value));
+  } catch {
+    // A browser that refuses storage keeps nothing: the person chooses again.
+  }
+}
 
 /** The signed-in person of this tab, once `loadSession()` has run: `{ csrf, member, session, allowed }`, or null. */
 export const session = {
@@ -49,16 +69,23 @@ export async function endSession() {
   );
 }
 
-/** The workspace chosen in this tab: `{ id, name, organizationId, organizationName }`, or null. */
+/**
+ * The workspace chosen in this tab: `{ id, name, organizationId, organizationName }`, or null. A choice
+ * is also remembered as the signed-in person's last workspace in this browser.
+ */
 export const chosenWorkspace = {
   get() {
-    try {
-      return JSON.parse(sessionStorage.getItem(WORKSPACE) ?? 'null');
-    } catch {
-      return null;
-    }
+    return readJson(sessionStorage, WORKSPACE);
   },
   set(value) {
-    sessionStorage.setItem(WORKSPACE, JSON.stringify(value));
+    writeJson(sessionStorage, WORKSPACE, value);
+    const member = session.current?.member;
+    if (member) writeJson(localStorage, LAST_WORKSPACE(member.id), value);
   },
 };
+
+/** The last workspace member `memberId` chose in this browser (kept across sign-ins), or null. */
+export function lastWorkspace(memberId) {
+  const value = readJson(localStorage, LAST_WORKSPACE(memberId));
+  return value && typeof value.id === 'string' && typeof value.name === 'string' ? value : null;
+}

@@ -2,6 +2,7 @@
 // and, for an owner, every member of the organization; each live session can be ended at once
 // (in every process of the service: it is refused from its next request on).
 import { busy, fill, h, message, time } from './dom.js';
+import { browserSummary } from './userAgent.js';
 
 const FIELDS = 'id memberId email method mfa userAgent createdAt lastSeenAt expiresAt current';
 const MINE = `query ConsoleSessions { sessions { ${FIELDS} } }`;
@@ -55,6 +56,13 @@ export async function sessionsScreen(ctx) {
   fill(tbody, rows.length ? rows.map((s) => row(s, { gql, view })) : h('tr', {}, h('td', { colspan: 7 }, 'No live sessions.')));
 }
 
+/** The browser of a session as a person reads it ("Firefox 131 on Windows"), its whole User-Agent on hover; an unknown one whole, wrapped. */
+function browserCell(userAgent) {
+  if (!userAgent) return h('td', { class: 'muted' }, '—');
+  const summary = browserSummary(userAgent);
+  return h('td', { class: 'user-agent', title: userAgent }, summary ?? userAgent);
+}
+
 function row(s, { gql, view }) {
   const cell = h('td');
   if (s.current) fill(cell, h('span', { class: 'muted' }, 'This browser'));
@@ -75,7 +83,7 @@ function row(s, { gql, view }) {
     h('td', {}, s.method === 'oidc' ? 'Identity provider' : 'Sign-in link', s.mfa ? ' · two-factor' : ''),
     h('td', {}, time(s.lastSeenAt)),
     h('td', {}, time(s.expiresAt)),
-    h('td', { class: 'muted' }, (s.userAgent ?? '').slice(0, 60)),
+    browserCell(s.userAgent),
     cell,
   );
 }

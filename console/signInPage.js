@@ -1,6 +1,7 @@
 // The sign-in page's script: a sign-in link carries its token in the fragment (#link=…), which the
 // browser never sends to a server, so it reaches no URL of a request and no log line. The token is
-// taken out of the address bar at once and posted (JSON, same origin) to redeem it. A browser already
+// taken out of the address bar at once and posted (JSON, same origin) to redeem it. A link pasted into
+// the page's field is redeemed the same way, and this page keeps its way back (return_to). A browser already
 // signed in as someone else is asked first (the service answers 409 until the person chooses to switch):
 // any page could send a signed-in person to its author's own link.
 /* global document, fetch, history, location, window */
@@ -73,5 +74,30 @@ function fromFragment() {
   void redeem(match[1]);
 }
 
+/** The token of a pasted sign-in link (the whole link, or its token alone), or null. */
+function tokenOfLink(text) {
+  const match = /(?:#link=|^)(wks_link_[\w-]+)$/.exec(text.trim());
+  return match ? match[1] : null;
+}
+
+/** The field where a link is pasted: Enter (or the button) redeems it here, keeping this page's way back. */
+function pastedLinks() {
+  const form = document.getElementById('link-form');
+  const input = document.getElementById('link-input');
+  if (!form || !input) return;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = tokenOfLink(input.value);
+    if (!token) {
+      show('That is not a sign-in link. It looks like …/console/sign-in#link=wks_link_… (from wks members login-link).');
+      input.focus();
+      return;
+    }
+    input.value = '';
+    void redeem(token);
+  });
+}
+
 window.addEventListener('hashchange', fromFragment);
+pastedLinks();
 fromFragment();

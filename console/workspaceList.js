@@ -17,7 +17,13 @@ export async function showWorkspaces(column, org, { gql, view, focus, currentId,
   fill(column, title, errors, list, more);
   const draw = () => {
     const item = (w) => workspaceItem(w, currentId === w.id, onChoose);
-    fill(list, items.length ? items.map(item) : h('li', { class: 'empty' }, 'This organization has no workspaces.'));
+    const none = h(
+      'li',
+      { class: 'empty' },
+      'This organization has no workspaces yet. With the admin token: ',
+      h('code', {}, `npm run wks -- workspaces create --org ${org.id} --name Docs`),
+    );
+    fill(list, items.length ? items.map(item) : none);
     fill(
       more,
       page.hasNextPage ? h('button', { type: 'button', class: 'button-quiet', on: { click: () => load() } }, 'Load more workspaces') : null,

@@ -94,7 +94,7 @@ export const SETTINGS = {
       .map((origin) => origin.trim())
       .filter(Boolean),
   ),
-  GRAPHQL_EXPLORER: oneOf(GRAPHQL_EXPLORERS),
+  GRAPHQL_EXPLORER: oneOf(GRAPHQL_EXPLORERS, '`graphiql`'),
   NODE_ENV: text(),
   LOG_LEVEL: setting('`info`', (raw) => oneOf(LOG_LEVELS).parse(raw) ?? 'info'),
   PUBLIC_URL: setting("unset: the request's own origin", (raw) => {

@@ -5,7 +5,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { DbConnection } from './db/config.js';
 import { createApp, type App } from './app/createApp.js';
-import type { GraphQLExplorer } from './app/explorer.js';
+import { DEFAULT_EXPLORER, type GraphQLExplorer } from './app/explorer.js';
 import type { OidcSettings } from './identity/oidcSignIn.js';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './identity/sessions.js';
 import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './app/socketGuard.js';
@@ -56,12 +56,12 @@ export interface ServerOptions {
   keyHashSecret?: string;
   /** PUBLIC_URL: the service's public origin (OAuth issuer and resources, sign-in links, Secure cookies); default each request's own. */
   publicUrl?: string;
-  /** NODE_ENV=production: Apollo's production landing page where no explorer is chosen. */
-  production?: boolean;
   /** Requests per key per window (RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_S, default 600 per 60 s). */
   rateLimit?: { max: number; windowSeconds: number };
   logger?: Logger;
-  /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: Apollo Sandbox, or Apollo's production page under NODE_ENV=production). */
+  /** Where text for the person at the terminal goes as it is, not as a log line (the generated admin token); default standard error. */
+  announce?: (text: string) => void;
+  /** GRAPHQL_EXPLORER: what GET /graphql shows a browser (default: GraphiQL, served by the service, which offers Apollo Sandbox). */
   explorer?: GraphQLExplorer;
   /** Embedder for semantic search (default: from EMBEDDINGS / EMBEDDINGS_URL, else the local model). */
   embedder?: Embedder;
@@ -153,7 +153,6 @@ export function optionsFromConfig(config: Config): ServerOptions {
     searchIndexMb: config.SEARCH_INDEX_MB,
     embedder: embedderFromEnv(config),
     explorer: config.GRAPHQL_EXPLORER,
-    production: config.NODE_ENV === 'production',
     corsOrigins: config.CORS_ORIGINS,
     publicUrl: config.PUBLIC_URL,
     retention: { eventsDays: config.EVENT_RETENTION_DAYS, searchLogDays: config.SEARCH_LOG_RETENTION_DAYS },
@@ -233,7 +232,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const credentials = await loadCredentials(freshEm(database.orm), {
       adminToken: options.adminToken,
       keyHashSecret: options.keyHashSecret,
-      announceAdminToken: (token) => logger.warn(`ADMIN_TOKEN was not set; generated one (shown once, store it now): ${token}`),
+      announceAdminToken: (token) => announceAdminToken(token, logger, options.announce),
     });
     const app = await createApp({
       orm: database.orm,
@@ -254,7 +253,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         embeddings: options.memoryEmbeddings ?? true,
       },
       corsOrigins: options.corsOrigins ?? [],
-      explorer: options.explorer ?? (options.production ? 'apollo-production' : 'sandbox'),
+      explorer: options.explorer ?? DEFAULT_EXPLORER,
       sockets: { ...DEFAULT_SOCKET_LIMITS, ...options.sockets },
       retention: { ...DEFAULT_RETENTION, ...options.retention },
       metricsToken: options.metricsToken,
@@ -273,6 +272,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await database.close();
     throw error;
   }
+}
+
+/**
+ * The generated admin token, once: the log says so (without the token), and the token is printed on a
+ * line of its own, so a person can copy it whole (a JSON log line wraps it among other fields).
+ */
+function announceAdminToken(token: string, logger: Logger, announce: (text: string) => void = (text) => process.stderr.write(text)): void {
+  logger.warn('ADMIN_TOKEN was not set; generated one, printed once on its own line of standard error: store it now');
+  announce(`\nThe admin token (generated now and shown only this once; store it, or set ADMIN_TOKEN):\n${token}\n\n`);
 }
 
 /** Listens on the port; the running server stops in order: connections drained, app, database. */

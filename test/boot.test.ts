@@ -14,7 +14,9 @@ function capture() {
       done();
     },
   });
-  return { lines, logger: testLogger({ level: 'info', destination: stream }) };
+  /** What the server printed for the person at the terminal (not as log lines). */
+  const printed: string[] = [];
+  return { lines, printed, logger: testLogger({ level: 'info', destination: stream }), announce: (text: string) => printed.push(text) };
 }
 
 const dirs: string[] = [];
@@ -37,18 +39,24 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('embedded database (npm start
     dirs.push(dir);
     const dataDir = join(dir, 'nested', 'data');
     const first = capture();
-    const s1 = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: first.logger });
-    const announced = first.lines.join('').match(/store it now\): (adm_[\w-]+)/);
-    expect(announced).not.toBeNull();
-    const token = announced![1];
+    const s1 = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: first.logger, announce: first.announce });
+    // The token on a line of its own, printed once; the log says so once, without the token.
+    const printed = first.printed.join('');
+    const tokens = printed.split('\n').filter((line) => line.includes('adm_'));
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0]).toMatch(/^adm_[\w-]{43}$/);
+    const token = tokens[0];
+    expect(first.lines.join('')).not.toContain('adm_');
+    expect(first.lines.filter((line) => line.includes('ADMIN_TOKEN was not set'))).toHaveLength(1);
     const created = await gql(s1.url, token, 'mutation { createOrganization(input: { name: "Persisted", plan: "pro" }) { id } }');
     const orgId = created.data.createOrganization.id;
     await s1.close();
 
     const second = capture();
-    const s2 = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: second.logger });
+    const s2 = await startServer({ port: 0, host: '127.0.0.1', dataDir, logger: second.logger, announce: second.announce });
     try {
       expect(second.lines.join('')).not.toMatch(/adm_/);
+      expect(second.printed).toEqual([]);
       expect(second.lines.join('')).not.toMatch(/applied migrations/);
       const updated = await gql(
         s2.url,

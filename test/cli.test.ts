@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { wks } from './support/cli.js';
 import { redeemSignInLink } from './support/signIn.js';
+import { initCommand } from '../src/cli/init.js';
 
 // Each CLI process compiles its sources at start (2–4 s on two busy cores); tests run several.
 vi.setConfig({ testTimeout: 120_000 });
@@ -70,6 +71,22 @@ describe('wks init', () => {
     expect(mcp.mcpServers.workspace.args).toContain(`${app.url}/mcp`);
     expect(mcp.mcpServers.workspace.env.WKS_KEY).toBe(key);
     expect(run.stdout).toContain('My organization');
+  });
+
+  it("prints how its member signs in to the console: the README's command names that member, and the printed line works", async () => {
+    const run = await wks(['init'], env);
+    expect(run.code, run.stderr).toBe(0);
+    const line = /npm run wks -- (members login-link (\S+) --org (\S+))/.exec(run.stdout)!;
+    expect(line[2]).toBe(initCommand.options.email.default);
+    // The README's first steps: `wks init`, then a sign-in link for the member it made.
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const documented = [...readme.matchAll(/members login-link ([^\s`]+)/g)].map((m) => m[1]);
+    expect(documented.length).toBeGreaterThan(0);
+    for (const email of documented) expect(email).toBe(initCommand.options.email.default);
+    const link = await wks(line[1].split(' '), env);
+    expect(link.code, link.stderr).toBe(0);
+    const token = /#link=(\S+)/.exec(link.stdout)![1];
+    expect((await redeemSignInLink(app.url, token)).cookie).toMatch(/^wks_session=/);
   });
 
   it('narrow permissions are checked before anything is created, and honoured', async () => {

@@ -19,7 +19,7 @@ import {
   waitForSignedInConsole,
   type PageRecord,
 } from './support/browser.js';
-import { createKey, createMember, type MemberRow } from './support/factories.js';
+import { ALL_PERMISSIONS, createKey, createMember, type MemberRow } from './support/factories.js';
 import { until } from './support/wait.js';
 import { mintSignInLink, personGql } from './support/signIn.js';
 import { sql } from '../src/db/sql.js';
@@ -103,7 +103,13 @@ beforeAll(async () => {
       input: { organizationId: org.id, name: 'Handbook' },
     })
   ).createWorkspace;
+  // A second workspace: the person chooses (once) where to start.
+  await admin('mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id } }', {
+    input: { organizationId: org.id, name: 'Archive' },
+  });
   const member = await createMember(app, org.id, { role: 'owner' });
+  // A key holding every permission: its row keeps its Revoke button in view.
+  await createKey(app, member.id, { name: 'all-bot', workspaceId: workspace.id, permissions: ALL_PERMISSIONS });
   const { key } = await createKey(app, member.id, {
     name: 'writer-bot',
     workspaceId: workspace.id,
@@ -182,10 +188,10 @@ describe('/console over HTTP', () => {
       expect(etag, link).toBe(`"${/\?v=(.+)$/.exec(link)![1]}"`);
       expect((await fetch(`${app.url}${link}`, { headers: { 'if-none-match': etag } })).status, link).toBe(304);
       const body = await res.text();
-      // The SVG namespace is a name, never fetched: every other URL would name another origin.
-      expect(body.replaceAll("'http://www.w3.org/2000/svg'", ''), link).not.toMatch(
-        /https?:\/\/|localStorage|document\.cookie|innerHTML|eval\(/,
-      );
+      // The SVG namespace is a name, never fetched: every other URL would name another origin. Web storage
+      // is session.js's alone (the chosen workspace; the browser tests check nothing secret is kept).
+      expect(body.replaceAll("'http://www.w3.org/2000/svg'", ''), link).not.toMatch(/https?:\/\/|document\.cookie|innerHTML|eval\(/);
+      if (!/\/session\.js\?/.test(link)) expect(body, link).not.toMatch(/localStorage|sessionStorage/);
       for (const m of body.matchAll(/\b(?:from|import)\s*['"]\.\/([^'"]+)['"]/g)) {
         expect(m[1], `${link} imports ${m[1]}`).toMatch(/^[\w-]+\.js\?v=[\w-]{12}$/);
         queue.push(`/console/assets/${m[1]}`);
@@ -215,6 +221,43 @@ describe('/console over HTTP', () => {
     ]) {
       expect((await fetch(`${app.url}${path}`)).status, path).toBe(404);
     }
+  });
+});
+
+describe('the sign-in page keeps its way back', () => {
+  const cookieOf = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('wks_return_to='));
+
+  it('remembers ?return_to= (15 minutes, HttpOnly, the sign-in routes only) for the page opened again without one', async () => {
+    const asked = await fetch(`${app.url}/console/sign-in?return_to=${encodeURIComponent('/oauth/authorize?client_id=x&state=y')}`);
+    const cookie = cookieOf(asked)!;
+    expect(cookie).toMatch(/^wks_return_to=[^;]+; Path=\/console\/sign-in; HttpOnly; SameSite=Lax; Max-Age=900$/);
+    expect(await asked.text()).toContain('data-return-to="/oauth/authorize?client_id=x&amp;state=y"');
+    // A sign-in link opened in a tab of its own: /console/sign-in, no return_to, the cookie along.
+    const again = await fetch(`${app.url}/console/sign-in`, { headers: { cookie: cookie.split(';')[0] } });
+    expect(await again.text()).toContain('data-return-to="/oauth/authorize?client_id=x&amp;state=y"');
+    expect(cookieOf(again)).toBeUndefined();
+    // Without it, the console; another site's address is never kept.
+    expect(await (await fetch(`${app.url}/console/sign-in`)).text()).toContain('data-return-to="/console"');
+    const elsewhere = await fetch(`${app.url}/console/sign-in?return_to=${encodeURIComponent('//evil.example/x')}`);
+    expect(await elsewhere.text()).toContain('data-return-to="/console"');
+    const forged = await fetch(`${app.url}/console/sign-in`, {
+      headers: { cookie: `wks_return_to=${encodeURIComponent('https://evil.example')}` },
+    });
+    expect(await forged.text()).toContain('data-return-to="/console"');
+  });
+
+  it('a sign-in forgets it', async () => {
+    const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [
+      fx.member.id,
+    ]);
+    const { token } = await mintSignInLink(app.url, app.adminToken, email);
+    const res = await fetch(`${app.url}/console/sign-in/link`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: app.url, cookie: 'wks_return_to=%2Fconsole%23%2Fgaps' },
+      body: JSON.stringify({ token, returnTo: '/console#/gaps' }),
+    });
+    expect(res.status).toBe(200);
+    expect(cookieOf(res)).toMatch(/^wks_return_to=; Path=\/console\/sign-in; .*Max-Age=0/);
   });
 });
 
@@ -342,6 +385,13 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     expect(await page.$eval('#notice', (e) => e.textContent)).toContain('unknown, already used or expired');
     // The token left the address bar at once.
     expect(await page.evaluate(() => location.hash)).toBe('');
+    // The page was opened again without return_to: it kept the way back it was first given.
+    expect(await page.evaluate(() => document.body.dataset.returnTo)).toBe('/console#/proposals');
+    // The field takes a pasted link; anything else is refused there, saying what a link looks like.
+    await page.type('#link-input', 'hello');
+    await page.keyboard.press('Enter');
+    await waitText('#notice', 'That is not a sign-in link');
+    await page.$eval('#link-input', (e) => ((e as HTMLInputElement).value = ''));
     await shot('sign-in');
 
     const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [
@@ -351,6 +401,8 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     await page.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
     await waitForSignedInConsole(page, 10_000);
     expect(await page.$eval('#who', (e) => e.textContent)).toBe(`${email} · owner`);
+    // Two workspaces and none chosen yet: the choice, which then leads to the address asked for.
+    await waitText('main [role="status"]', 'The address you opened (#/proposals) opens in the workspace you choose.');
     // The session is an HttpOnly cookie: the page's script cannot read it, and nothing else is stored.
     expect(await page.evaluate(() => document.cookie)).toBe('');
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
@@ -389,6 +441,14 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
       { timeout: 10_000 },
     );
     expect(await page.$eval('#context', (e) => e.textContent)).toContain('Handbook');
+    // Remembered for this person's next start in this browser: the workspace, nothing secret.
+    const remembered = await page.evaluate((id: string) => localStorage.getItem(`wks.console.last-workspace:${id}`), fx.member.id);
+    expect(JSON.parse(remembered!)).toEqual({
+      id: fx.workspace.id,
+      name: 'Handbook',
+      organizationId: fx.org.id,
+      organizationName: fx.org.name,
+    });
   }, 60_000);
 
   it('shows an edit beside the current version, approves it, and the article changes', async () => {
@@ -433,7 +493,10 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
       status: 'rejected',
       reason: 'We keep questions in the articles themselves.',
     });
+    // The empty list says how proposals arrive.
     await waitText('.proposal-list', 'No open proposals');
+    expect(await page.$eval('.proposal-list', (e) => e.textContent)).toContain('proposals_create');
+    expect(await page.$eval('.proposal-list a', (a) => a.getAttribute('href'))).toBe('#/gaps');
   }, 60_000);
 
   it('lists content-gap groups with their questions and drafts a proposal from one', async () => {
@@ -487,10 +550,35 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     expect(bars.some(([c, height]) => c === 'bar-agents' && (height as number) > 0)).toBe(true);
     await waitText('section[aria-label="Unanswered questions from agents"] li', 'refund policy');
     expect(await page.$eval('section[aria-label="Unanswered questions from people"]', (e) => e.textContent)).toContain('None open');
+    // The chart names its unit.
+    expect(await page.$eval('svg.chart text.axis-unit', (e) => e.textContent)).toBe('operations per day');
+    expect(await page.$eval('.chart-figure figcaption', (e) => e.textContent)).toContain('reads plus writes');
     await shot('agents-and-people');
+
+    // Each question links to its group, and to drafting the article that answers it.
+    const refunds = 'section[aria-label="Unanswered questions from agents"] li';
+    const groupHref = await (await byText(refunds, 'refund policy')).$eval('a.question', (a) => a.getAttribute('href'));
+    const groupId = /^#\/gaps\/(.+)$/.exec(groupHref!)![1];
+    await (await byText(refunds, 'refund policy')).$eval('a.question', (a) => (a as HTMLElement).click());
+    await page.waitForFunction((id: string) => location.hash === `#/gaps/${id}`, { timeout: 10_000 }, groupId);
+    await page.waitForSelector('li.gap.gap-asked', { timeout: 10_000 });
+    expect(await page.$eval('li.gap.gap-asked .gap-label', (e) => e.textContent)).toContain('refund policy');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-focus'))).toBe(`gap:${groupId}`);
+    await page.goBack();
+    await page.waitForFunction(() => location.hash === '#/activity');
+    await clickText(`${refunds} a`, 'Draft a proposal');
+    await page.waitForFunction((id: string) => location.hash === `#/gaps/${id}/draft`, { timeout: 10_000 }, groupId);
+    await page.waitForSelector('.draft-form input[name="title"]', { timeout: 10_000 });
+    expect(await page.$eval('.draft-for', (e) => e.textContent)).toContain('refund policy');
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).name)).toBe('title');
+    await shot('draft-from-dashboard');
+    await clickText('.draft-form button', 'Cancel');
+    await page.waitForFunction(() => location.hash === '#/gaps');
 
     await clickText('nav a', 'Guidance');
     await page.waitForSelector('form.guidance textarea');
+    // None yet: the screen says what to start with.
+    await waitText('main p.muted', 'No guidance yet. Start with a few lines for agents');
     await page.click('form.guidance textarea');
     await page.keyboard.type('Write runbooks under runbooks/, one per service.');
     await waitText('#guidance-count', 'of 4,096 bytes');
@@ -506,6 +594,33 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     await clickText('nav a', 'Agent keys');
     await page.waitForSelector('.create-form input[name="name"]', { timeout: 15_000 });
     await waitText('table.keys', 'writer-bot');
+    // A key holding all 18 permissions: three chips and the rest folded, its Revoke button in view (the table never scrolls sideways).
+    const allBot = await byText('table.keys tbody tr', 'all-bot');
+    expect(await allBot.$$eval('td.perms > ul.chips > li', (chips) => chips.length)).toBe(3);
+    expect(await allBot.$eval('td.perms details summary', (e) => e.textContent)).toBe(`and ${ALL_PERMISSIONS.length - 3} more`);
+    const fits = () =>
+      page.$eval('table.keys', (table) => {
+        const wrap = table.closest('.table-wrap')!;
+        const box = wrap.getBoundingClientRect();
+        const buttons = [...table.querySelectorAll('.cell-action button')].map((b) => b.getBoundingClientRect());
+        return {
+          overflow: wrap.scrollWidth - wrap.clientWidth,
+          outside: buttons.filter((b) => b.right > box.right + 0.5 || b.left < box.left - 0.5 || b.right > window.innerWidth).length,
+          buttons: buttons.length,
+        };
+      });
+    // A 1366 px screen less a browser's scroll bar, and a narrower one (where the form goes under the table);
+    // asked to confirm, the action cell grows: "Revoke all-bot now" and Cancel stay in view too.
+    for (const width of [1366, 1351, 1120]) {
+      await page.setViewport({ width, height: 768 });
+      expect(await fits(), `${width} px`).toEqual({ overflow: 0, outside: 0, buttons: 2 });
+      await (await allBot.$('.cell-action button'))!.click();
+      await waitText('table.keys .cell-action button', 'Revoke all-bot now');
+      expect(await fits(), `${width} px, confirming`).toEqual({ overflow: 0, outside: 0, buttons: 3 });
+      if (width === 1351) await shot('keys-confirm');
+      await clickText('table.keys .cell-action button', 'Cancel');
+    }
+    await page.setViewport({ width: 1366, height: 768 });
     await page.click('.create-form input[name="name"]');
     await page.keyboard.type('console-bot');
     expect(await page.$eval('.create-form select[name="member"]', (e) => (e as HTMLSelectElement).value)).toBe(fx.member.id);
@@ -599,14 +714,36 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     expect(await liveState()).toBe('live');
   }, 60_000);
 
+  it('names each session’s browser in words, its whole User-Agent kept; Connected apps says how an app gets there, with no stray id', async () => {
+    await clickText('nav a', 'Sessions');
+    const mine = await byText('table.sessions tbody tr', 'This browser');
+    const cell = await mine.$eval('td.user-agent', (td) => ({ text: td.textContent, title: td.getAttribute('title') }));
+    const userAgent = await page.evaluate(() => navigator.userAgent);
+    expect(cell.title).toBe(userAgent);
+    const major = /HeadlessChrome\/(\d+)/.exec(userAgent)![1];
+    expect(cell.text).toBe(`Chrome (headless) ${major} on Linux`);
+    await shot('sessions');
+
+    await clickText('nav a', 'Connected apps');
+    await waitText('table.grants td.empty', 'No connected apps yet');
+    expect(await page.$eval('table.grants td.empty', (e) => e.textContent)).toContain(`${origin}/mcp`);
+    const lead = await page.$eval('main .lead', (e) => e.textContent!);
+    expect(lead).toBe(`Apps the members of ${fx.org.name} allowed over OAuth (MCP and the REST API).`);
+    expect(await page.$eval('main', (e) => e.textContent)).not.toContain(fx.org.id.slice(0, 8));
+  }, 60_000);
+
   it('signs out (the session ends on the service, the cookie is gone); no request left the origin and nothing failed', async () => {
     const csrf = await page.evaluate(async () => (await (await fetch('/console/session')).json()).csrf as string);
     await clickText('.session button', 'Sign out');
     await page.waitForFunction(() => location.pathname === '/console/sign-in', { timeout: 10_000 });
     expect(await page.$eval('#notice', (e) => e.textContent)).toContain('Signed out.');
-    expect(await page.cookies()).toEqual([]);
+    // The session cookie is gone; the sign-in page keeps only its way back (to the screen signed out from).
+    expect((await page.cookies()).map((c) => [c.name, c.path, c.httpOnly])).toEqual([['wks_return_to', '/console/sign-in', true]]);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    // What stays in this browser: the person's last workspace (its id and name), never a token.
+    const stored = await page.evaluate(() => Object.entries(localStorage));
+    expect(stored.map(([key]) => key)).toEqual([`wks.console.last-workspace:${fx.member.id}`]);
+    expect(JSON.stringify(stored)).not.toMatch(/wks_|csrf|token/i);
     const after = await personGql(app.url, { cookie: sessionCookie, csrf }, 'query { viewer { email } }');
     expect(after.errors?.[0].extensions.code).toBe('unauthorized');
 
@@ -616,4 +753,30 @@ describeInBrowser('console.test.ts', '/console in headless Chromium', () => {
     for (const url of sockets) expect(url).toBe(`${origin.replace(/^http/, 'ws')}/graphql`);
     expect(record.problems).toEqual([]);
   }, 30_000);
+  it('a proposal’s address opened signed out leads, after sign-in with a pasted link, to that proposal in the remembered workspace', async () => {
+    const proposal = await ok(
+      app.api('POST', `${W}/proposals`, {
+        key: fx.key,
+        body: { article: 'install', markdown: `${INSTALL_V2}\nOne more line.`, summary: 'One more line' },
+      }),
+      201,
+    );
+    await page.goto(`${app.url}/console#/proposals/${proposal.id}`, { waitUntil: 'networkidle0' });
+    await page.waitForFunction(() => location.pathname === '/console/sign-in', { timeout: 10_000 });
+    const [{ email }] = await sql<{ email: string }>(freshEm(app.server.orm), 'select email from members where id = ?::uuid', [
+      fx.member.id,
+    ]);
+    const { url } = await mintSignInLink(app.url, app.adminToken, email);
+    await page.type('#link-input', `${app.url}${url}`);
+    await page.keyboard.press('Enter');
+    // Straight to the proposal: no workspace choice (two workspaces, the last one remembered).
+    await page.waitForFunction(
+      (id: number) => location.pathname === '/console' && location.hash === `#/proposals/${id}`,
+      { timeout: 15_000 },
+      proposal.id,
+    );
+    await waitText('#proposal-title', `#${proposal.id}`);
+    expect(await page.$eval('#context', (e) => e.textContent)).toContain('Handbook');
+    await shot('deep-link');
+  }, 60_000);
 });

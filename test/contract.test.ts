@@ -79,10 +79,10 @@ describe('GraphQL schema and endpoint', () => {
     expect(committed).toBe(`${printSchema(await buildAppSchema())}\n`);
   });
 
-  it('serves the Apollo Sandbox landing page on GET', async () => {
+  it('serves the explorer on a browser’s GET: GraphiQL by default (test/explorer.test.ts has the rest)', async () => {
     const res = await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/sandbox/i);
+    expect(await res.text()).toContain('<title>GraphiQL');
   });
 
   it('echoes X-Request-Id and records it on audit events', async () => {

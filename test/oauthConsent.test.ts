@@ -1,7 +1,8 @@
 // The consent screen in headless Chromium: a signed-in member sees the client, the workspace and the
 // permissions (those beyond the role struck out), allows, and the browser lands on the client's
-// redirect URI with the code (the page's CSP lets the form lead there and nowhere else). Screenshots
-// in test-artifacts/oauth/.
+// redirect URI with the code (the page's CSP lets the form lead there and nowhere else). A person not
+// signed in yet is sent to sign in and, opening a sign-in link in a tab of its own, comes back to the
+// consent screen. Screenshots in test-artifacts/oauth/.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, requestsElsewhere, screenshot } from './support/browser.js';
 import { createOrg, createWorkspace } from './support/factories.js';
 import { callbackServer } from './support/oauthClient.js';
-import { signIn as signInAs } from './support/signIn.js';
+import { mintSignInLink, signIn as signInAs } from './support/signIn.js';
 
 describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () => {
   let app: TestApp;
@@ -21,6 +22,19 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
   let workspace: { id: string };
   let verifier: string;
   let code: string;
+
+  /** The authorization request of the test client: its query string. */
+  const authorizeQuery = (challenge: string, state: string) =>
+    new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: callback.url,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state,
+      scope: 'memory.read memory.write search.read section.create openapi.manage',
+      resource: `${app.url}/mcp`,
+    });
 
   beforeAll(async () => {
     app = await startTestApp({ oauth: { registrationsPerHour: 100_000 } });
@@ -55,16 +69,7 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
   it('shows who asks, for which workspace and permissions, and sends the browser back with a code on Allow', async () => {
     const record = recordPage(page);
     verifier = randomBytes(32).toString('base64url');
-    const params = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: callback.url,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      state: 'xyz',
-      scope: 'memory.read memory.write search.read section.create openapi.manage',
-      resource: `${app.url}/mcp`,
-    });
+    const params = authorizeQuery(createHash('sha256').update(verifier).digest('base64url'), 'xyz');
     await page.goto(`${app.url}/oauth/authorize?${params}`);
     const text = await page.$eval('main', (m) => m.textContent ?? '');
     expect(text).toContain('Claude (test double)');
@@ -120,6 +125,8 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
     await page.goto(`${app.url}/console#/apps`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('tr[data-grant]', { timeout: 10_000 });
     const row = await page.$eval('tr[data-grant]', (tr) => tr.textContent ?? '');
+    // The page names the organization, never its id.
+    expect(await page.$eval('main', (m) => m.textContent)).not.toContain(org.id.slice(0, 8));
     expect(row).toContain('Claude (test double)');
     expect(row).toContain('self-registered');
     expect(row).toContain('memory.write');
@@ -128,6 +135,34 @@ describeInBrowser('oauthConsent.test.ts', 'the consent screen in a browser', () 
     await page.click('tr[data-grant] .cell-action button.danger');
     await page.waitForFunction(() => !document.querySelector('tr[data-grant]'), { timeout: 10_000 });
     expect((await tools()).status).toBe(401);
+  });
+
+  it('a person sent to sign in from the consent screen who opens a sign-in link in another tab lands back on it', async () => {
+    const context = await chromium.createBrowserContext(); // a browser with no session
+    try {
+      const waiting = await context.newPage();
+      const params = authorizeQuery(createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'), 'back');
+      await waiting.goto(`${app.url}/oauth/authorize?${params}`);
+      expect(new URL(waiting.url()).pathname).toBe('/console/sign-in');
+      expect(new URL(waiting.url()).searchParams.get('return_to')).toBe(`/oauth/authorize?${params}`);
+      // The link arrives elsewhere (a chat, an e-mail) and opens in a new tab: /console/sign-in#link=…, no return_to.
+      const email = `consent-back-${randomBytes(4).toString('hex')}@example.com`;
+      await app.gql('mutation($input: CreateMemberInput!) { createMember(input: $input) { id } }', {
+        input: { organizationId: org.id, email, role: 'editor' },
+      });
+      const { url } = await mintSignInLink(app.url, app.adminToken, email);
+      const tab = await context.newPage();
+      const record = recordPage(tab);
+      await tab.goto(`${app.url}${url}`);
+      await tab.waitForFunction(() => location.pathname === '/oauth/authorize', { timeout: 15_000 });
+      expect(new URL(tab.url()).searchParams.get('state')).toBe('back');
+      await tab.waitForSelector('button.allow');
+      expect(await tab.$eval('main', (m) => m.textContent)).toContain(`act as you, ${email}`);
+      await screenshot(tab, 'oauth/consent-after-sign-in', { fullPage: true });
+      expect(record.problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 
   it('an unregistered redirect URI gets a page of the service, not a redirect', async () => {

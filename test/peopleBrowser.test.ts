@@ -1,6 +1,7 @@
 // People in headless Chromium, through the real stack and a real OpenID Connect provider on loopback:
-// an editor signs in through the provider, reviews (approves) a proposal in the console and is refused
-// an owner's action (the agent keys); an owner signs in through a sign-in link in another browser,
+// an editor signs in through the provider (straight into the organization's one workspace), reviews
+// (approves) a proposal in the console and is refused, in words, the screens and actions of admins and
+// owners (agent keys, audit trail, sign-in links); an owner signs in through a sign-in link in another browser,
 // sees the organization's sessions and ends the editor's, whose console is signed out at its next
 // request. Screenshots: test-artifacts/people/*.png.
 import type { Browser, BrowserContext, ElementHandle, Page } from 'puppeteer-core';
@@ -86,13 +87,12 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
   const waitText = (page: Page, selector: string, text: string) => byText(page, selector, text);
   const shot = (page: Page, name: string) => screenshot(page, `people/${name}`);
 
-  /** From the workspace choice to the workspace's proposals (the person's one organization, its one workspace). */
-  async function chooseWorkspace(page: Page) {
-    await (await byText(page, '.pick-name', 'Org ')).click();
-    await (await byText(page, '.pick-name', 'Workspace ')).click();
-    await page.waitForFunction(() => location.hash.startsWith('#/proposals'), { timeout: 10_000 });
+  /** In the workspace's proposals with no choice made (the person's one organization has one workspace): its tabs drawn. */
+  async function straightIn(page: Page) {
+    await waitForSignedInConsole(page, 15_000, '#/proposals');
     // The hash moves before the workspace's navigation is drawn: wait for it too (a loaded machine showed an empty nav).
     await page.waitForSelector('nav a', { timeout: 10_000 });
+    expect(await page.$eval('#context', (e) => e.textContent)).toContain('Workspace ');
   }
 
   beforeAll(async () => {
@@ -118,13 +118,13 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     await editor.type('#email', fx.editorEmail);
     await shot(editor, 'identity-provider');
     await Promise.all([editor.waitForNavigation({ waitUntil: 'networkidle0' }), editor.click('#submit')]);
-    await waitForSignedInConsole(editor, 15_000);
+    // One organization with one workspace: straight in, no choice to make.
+    await straightIn(editor);
     expect(await editor.$eval('#who', (e) => e.textContent)).toBe(`${fx.editorEmail} · editor`);
     // No code, token or cookie in the address bar, and the session cookie is out of the page's reach.
-    expect(editor.url()).toBe(`${app.url}/console#/workspaces`);
+    expect(editor.url()).toMatch(new RegExp(`^${app.url}/console#/proposals(/\\d+)?$`));
     expect(await editor.evaluate(() => document.cookie)).toBe('');
     // The editor's tabs: no agent keys, no audit trail.
-    await chooseWorkspace(editor);
     const tabs = await editor.$$eval('nav a', (links) => links.map((a) => a.textContent));
     expect(tabs).toEqual(['Proposals', 'Content gaps', 'Guidance', 'Sessions', 'Connected apps']);
   }, 60_000);
@@ -144,10 +144,29 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
     expect(events).toEqual([{ actor: 'member', member_id: fx.editorId, agent_key_id: null }]);
   }, 60_000);
 
-  it("the editor is refused an owner's action: the agent keys, opened by their address", async () => {
+  it('the editor is refused, in words, the screens of admins and owners opened by their address, and an owner’s action', async () => {
     await editor.evaluate(() => (location.hash = '#/keys'));
-    await waitText(editor, 'main', 'does not allow: agent_keys.manage');
+    await waitText(editor, 'main [role="status"]', 'Only admins and owners can manage agent keys.');
+    expect(await editor.$eval('main', (e) => e.textContent)).toContain(`You are signed in as ${fx.editorEmail}, an editor of`);
+    expect(await editor.$eval('main', (e) => e.textContent)).not.toMatch(/agent_keys\.manage|does not allow/);
     await shot(editor, 'editor-refused');
+    await editor.evaluate(() => (location.hash = '#/audit'));
+    await waitText(editor, 'main [role="status"]', 'Only admins and owners can see the audit trail.');
+    await editor.evaluate(() => (location.hash = '#/activity'));
+    await waitText(editor, 'main [role="status"]', 'Only admins and owners can see who uses the workspace.');
+    // The console's own GraphQL client says a service refusal the same way (the module the page runs, by its address).
+    // (A string, so the test runner's transform leaves its import() alone.)
+    const said = await editor.evaluate(`(async () => {
+      const src = [...document.querySelectorAll('link[rel="modulepreload"]')]
+        .map((l) => l.getAttribute('href'))
+        .find((h) => h.includes('/graphql.js?'));
+      const { gql } = await import(src);
+      return gql('mutation { createSignInLink(email: "someone@example.com") { url } }').then(
+        () => 'allowed',
+        (error) => [error.code, error.message],
+      );
+    })()`);
+    expect(said).toEqual(['permission_denied', 'Only owners can do this (it takes members.sign_in_links); you are an editor.']);
     // Minting a sign-in link over GraphQL with the editor's own session: refused the same way.
     const refused = await editor.evaluate(async () => {
       const session = await (await fetch('/console/session')).json();
@@ -164,9 +183,8 @@ describeInBrowser('peopleBrowser.test.ts', 'people sign in to the console (headl
   it('an owner signs in with a sign-in link in another browser and ends the editor’s session; the editor is signed out', async () => {
     const { url } = await mintSignInLink(app.url, app.adminToken, fx.ownerEmail);
     await owner.goto(`${app.url}${url}`, { waitUntil: 'networkidle0' });
-    await waitForSignedInConsole(owner, 15_000);
+    await straightIn(owner);
     expect(await owner.$eval('#who', (e) => e.textContent)).toBe(`${fx.ownerEmail} · owner`);
-    await chooseWorkspace(owner);
     expect(await owner.$$eval('nav a', (links) => links.map((a) => a.textContent))).toEqual([
       'Proposals',
       'Content gaps',

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PERMISSIONS } from '../auth/permissions.js';
+import { PERMISSIONS, ROLES, roleColumn } from '../auth/permissions.js';
 import { EVENT_TYPES, TARGET_TYPES } from '../webhooks/events.js';
 import type { Middleware } from '../http/middleware.js';
 import { CSS, JS, pageHead, sameOriginCsp, sendAsset, sendPage, type Asset } from './pageAssets.js';
@@ -63,11 +63,17 @@ async function loadAssets(names: string[]): Promise<Map<string, Asset>> {
 
 const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
-/** The service's own lists of names the console offers (read by its pageNames.js), so it never holds a copy of them. */
-const NAMES = {
+/**
+ * The service's own lists of names the console offers (read by its pageNames.js), so it never holds a
+ * copy of them: permissions, events, and the role table, a column per role (who may open a screen,
+ * said in words when someone else opens it).
+ */
+const NAMES: Record<string, readonly string[]> = {
   permissions: PERMISSIONS,
   'event-types': EVENT_TYPES,
   'target-types': TARGET_TYPES,
+  roles: ROLES,
+  ...Object.fromEntries(ROLES.map((role) => [`role-${role}`, roleColumn(role)])),
 };
 const nameAttributes = Object.entries(NAMES)
   .map(([name, list]) => `data-${name}="${escapeAttribute(list.join(' '))}"`)

@@ -29,7 +29,7 @@ import { DEFAULT_SESSION_SETTINGS, sessionSupport, type SessionSettings } from '
 import { agentKeyIdOf, contextFactory, permissionsOf, requestContextMaker } from './context.js';
 import { apiReferencePage } from './docs.js';
 import { renderErrors } from './errors.js';
-import { graphiqlExplorer, type GraphQLExplorer } from './explorer.js';
+import { graphqlExplorer, type GraphQLExplorer } from './explorer.js';
 import { createGraphQL } from './graphql.js';
 import { armor } from './graphqlLimits.js';
 import { subscriptionServer, type SubscriptionServer } from './subscriptions.js';
@@ -339,7 +339,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     limiter: domain.limiter,
     logger: options.logger,
     createContext,
-    explorer: options.explorer,
   });
   const metrics = appMetrics(options, domain, subscriptions);
   const people = peopleDoors(options, contextDeps.sessions);
@@ -360,7 +359,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     health(options.orm, options.embedded ?? null),
     databaseGate(options.embedded ?? null),
     people.sessions,
-    ...(options.explorer === 'graphiql' ? [graphiqlExplorer(domain.schema)] : []),
+    ...(options.explorer === 'off' ? [] : [graphqlExplorer(domain.schema, options.explorer)]),
     apiReferencePage(),
     ...people.pages,
     ...authentication(options, domain),

@@ -1,10 +1,5 @@
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import {
-  ApolloServerPluginLandingPageLocalDefault,
-  ApolloServerPluginLandingPageProductionDefault,
-} from '@apollo/server/plugin/landingPage/default';
-import { koaMiddleware } from '@as-integrations/koa';
 import { OperationTypeNode, type GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { graphqlUploadKoa } from 'graphql-upload-minimal';
 import type { Context } from 'koa';
@@ -16,7 +11,7 @@ import { readingLike } from '../db/sql.js';
 import { classifyError } from '../errors.js';
 import type { RateLimiter } from '../rateLimit.js';
 import type { ContextFactory } from './context.js';
-import type { GraphQLExplorer } from './explorer.js';
+import { answerWithApollo } from './apolloKoa.js';
 import { armor, graphqlJsonBody, rootFieldRateLimit } from './graphqlLimits.js';
 import { routeAsRead } from './readRouting.js';
 import type { Middleware } from '../http/middleware.js';
@@ -26,8 +21,6 @@ interface GraphQLOptions {
   limiter: RateLimiter;
   logger: Logger;
   createContext: ContextFactory;
-  /** What GET /graphql shows a browser; Apollo serves only its own pages (GraphiQL is served before it). */
-  explorer: GraphQLExplorer;
 }
 
 /**
@@ -56,19 +49,18 @@ export async function createGraphQL(options: GraphQLOptions): Promise<{ middlewa
       // schema (which REST executes too).
       ApolloServerPluginCacheControlDisabled(),
       ...limits.plugins,
-      landingPage(options.explorer),
+      // The explorers' pages are the service's own (explorer.ts, served before this middleware), never Apollo's from its CDN.
+      ApolloServerPluginLandingPageDisabled(),
     ],
     formatError: (formatted, error) => formatError(formatted, error, options.logger),
   });
   await apollo.start();
-  const handler = koaMiddleware(apollo, {
-    context: async ({ ctx }) => Object.assign(await options.createContext(ctx, false), { [KOA_REQUEST]: ctx }),
-  });
+  const context = async (ctx: Context) => Object.assign(await options.createContext(ctx, false), { [KOA_REQUEST]: ctx });
   // GraphQL multipart requests (uploads) go through graphql-upload first, JSON bodies through our reader; then Apollo.
   const uploads = graphqlUploadKoa({ maxFileSize: UPLOAD_LIMITS.maxBytes, maxFiles: 1 });
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== '/graphql') return next();
-    const run = (): Promise<void> => handler(ctx, next) as Promise<void>;
+    const run = (): Promise<void> => answerWithApollo(apollo, ctx, context);
     if (ctx.is('multipart/form-data')) await uploads(ctx, run);
     else await graphqlJsonBody(ctx, run);
   };
@@ -98,13 +90,6 @@ function queriesRead(): ApolloServerPlugin<BaseContext> {
       });
     },
   };
-}
-
-/** Apollo's landing page for the chosen explorer: Sandbox, the production page, or none. */
-function landingPage(explorer: GraphQLExplorer): ApolloServerPlugin<BaseContext> {
-  if (explorer === 'sandbox') return ApolloServerPluginLandingPageLocalDefault({ embed: true });
-  if (explorer === 'apollo-production') return ApolloServerPluginLandingPageProductionDefault({ footer: false });
-  return ApolloServerPluginLandingPageDisabled();
 }
 
 /** Apollo's codes for requests it refuses before running anything: the client's errors, never the server's. */

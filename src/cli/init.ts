@@ -65,8 +65,8 @@ export const initCommand: Command = {
   name: 'init',
   summary:
     'Creates an organization, a workspace, a member and an agent key bound to the workspace (admin GraphQL), then prints the key ' +
-    '(shown once), a curl line that uses it and an MCP client configuration. Missing names are asked for when stdin is a terminal, ' +
-    'else defaults are used. With --json prints {organizationId, workspaceId, memberId, key}.',
+    '(shown once), a curl line that uses it, how the member signs in to the console and an MCP client configuration. ' +
+    'Missing names are asked for when stdin is a terminal, else defaults are used. With --json prints {organizationId, workspaceId, memberId, key}.',
   options: {
     'org-name': { type: 'string', value: '<name>', description: 'organization name', default: 'My organization' },
     organization: { type: 'string', value: '<id>', description: 'use this existing organization instead of creating one' },
@@ -150,6 +150,9 @@ function describe(
     '',
     'Try it:',
     `  curl -s '${url}/api/v1${tryPath(permissions)}' -H 'authorization: Bearer ${r.key}'`,
+    '',
+    `The review console (${url}/console): ${s.email} signs in with a single-use link (valid 15 minutes) from`,
+    `  npm run wks -- members login-link ${s.email} --org ${r.organizationId}`,
     '',
     'MCP client (claude_desktop_config.json):',
     JSON.stringify(mcp, null, 2),

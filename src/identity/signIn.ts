@@ -1,6 +1,7 @@
 /**
  * How a person signs in and out of the console and GraphQL (sessions: sessions.ts):
- *   GET  /console/sign-in            the sign-in page (`?return_to=` a same-origin path; anything else is ignored)
+ *   GET  /console/sign-in            the sign-in page (`?return_to=` a same-origin path; anything else is ignored),
+ *                                    remembered for the page opened again without one (a sign-in link opened in a new tab)
  *   POST /console/sign-in/link       redeems a sign-in link's token (JSON; the page reads it from the link's fragment)
  *   GET  /console/sign-in/oidc       starts OpenID Connect at the identity provider (see oidcSignIn.ts)
  *   GET  /console/sign-in/oidc/callback
@@ -11,6 +12,7 @@ import type { Context } from 'koa';
 import { roleColumn } from '../auth/permissions.js';
 import {
   clearSessionCookie,
+  cookieOf,
   csrfTokenOf,
   newSessionToken,
   requireCsrf,
@@ -18,16 +20,25 @@ import {
   sessionDepsOf,
   memberPrincipal,
   sessionOf,
+  setCookie,
   setSessionCookie,
 } from './sessions.js';
 import { DomainError, InvalidRequestError, invalidField } from '../errors.js';
 import { readText } from '../http/body.js';
 import type { Middleware } from '../http/middleware.js';
-import { beginSession, signInWithLink, signOut, type SignInGrant } from './people.js';
+import { beginSession, SIGN_IN_LINK_SECONDS, signInWithLink, signOut, type SignInGrant } from './people.js';
 import { pageHead, sameOriginCsp, sendPage } from '../http/page.js';
 import { noticeText } from './signInNotices.js';
 
 export const SIGN_IN_PATH = '/console/sign-in';
+
+/**
+ * Where the last sign-in page was asked to return (`?return_to=`), for as long as a sign-in link lives:
+ * a person sent to sign in (from the consent page, a proposal's address) who then opens a link, which
+ * comes as `/console/sign-in#link=…` in a tab of its own with no `return_to`, lands back there. Only
+ * the sign-in routes read it (its path), and a sign-in forgets it.
+ */
+const RETURN_COOKIE = 'wks_return_to';
 
 /** The sign-in page: its own script (the link's fragment) from the console's assets, nothing inline, forms post nowhere. */
 const SIGN_IN_CSP = sameOriginCsp();
@@ -57,16 +68,43 @@ function page(returnTo: string, options: SignInOptions, script: string, notice: 
 or with a single-use sign-in link from an owner.</p>
 <div id="notice" role="status">${notice ? `<div class="message message-error">${escapeHtml(notice)}</div>` : ''}</div>
 ${oidc}
-<p class="hint">A sign-in link (<code>wks members login-link &lt;email&gt;</code>) works once, within 15 minutes: open it in this browser.</p>
+<form id="link-form" class="card signin-link" novalidate>
+<div class="field"><label for="link-input">Sign-in link</label>
+<input id="link-input" name="link" type="text" autocomplete="off" spellcheck="false" aria-describedby="link-hint"
+ placeholder="…/console/sign-in#link=wks_link_…">
+<p class="hint" id="link-hint">A sign-in link (<code>wks members login-link &lt;email&gt;</code>) works once, within 15 minutes:
+open it in this browser, or paste it here.</p></div>
+<button type="submit" class="primary">Sign in with the link</button>
+</form>
 </main>
 </body>
 </html>
 `;
 }
 
+/**
+ * Where the sign-in page returns to: its `?return_to=` (remembered from now on), else the one a page
+ * asked for in the last 15 minutes, else the console.
+ */
+function returnToOf(ctx: Context): string {
+  const asked = ctx.query.return_to;
+  if (asked !== undefined) {
+    const returnTo = safeReturnTo(asked);
+    setCookie(ctx, RETURN_COOKIE, encodeURIComponent(returnTo), SIGN_IN_LINK_SECONDS, SIGN_IN_PATH);
+    return returnTo;
+  }
+  const remembered = cookieOf(ctx, RETURN_COOKIE);
+  if (!remembered) return '/console';
+  try {
+    return safeReturnTo(decodeURIComponent(remembered));
+  } catch {
+    return '/console';
+  }
+}
+
 /** The sign-in page, with an optional notice (why the last attempt failed). */
 export async function sendSignInPage(ctx: Context, options: SignInOptions, notice: string | null = null, status = 200): Promise<void> {
-  const returnTo = safeReturnTo(ctx.query.return_to);
+  const returnTo = returnToOf(ctx);
   sendPage(ctx, page(returnTo, options, await options.script(), notice), SIGN_IN_CSP);
   ctx.set('Cache-Control', 'no-store');
   ctx.status = status;
@@ -109,6 +147,7 @@ export async function startSession(ctx: Context, grant: SignInGrant): Promise<st
     requestId: ctx.state.requestId as string,
   });
   setSessionCookie(ctx, token);
+  if (cookieOf(ctx, RETURN_COOKIE)) setCookie(ctx, RETURN_COOKIE, '', 0, SIGN_IN_PATH); // the way back is taken now
   ctx.set('Cache-Control', 'no-store');
   return csrf;
 }

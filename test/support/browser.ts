@@ -23,13 +23,18 @@ export function describeInBrowser(file: string, name: string, tests: () => void)
 }
 
 /**
- * Waits until the console shows the workspace choice to a signed-in person: the address, and the
- * header naming them (the fragment changes a task before hashchange draws the header).
+ * Waits until the console shows a signed-in person the screen `hash` (the workspace choice, unless
+ * they have one workspace or chose one before), or an item of it (`#/proposals/12`): the address, and
+ * the header naming them (the fragment changes a task before hashchange draws the header).
  */
-export async function waitForSignedInConsole(page: Page, timeout: number): Promise<void> {
+export async function waitForSignedInConsole(page: Page, timeout: number, hash = '#/workspaces'): Promise<void> {
   await page.waitForFunction(
-    () => location.pathname === '/console' && location.hash === '#/workspaces' && Boolean(document.getElementById('who')?.textContent),
+    (expected: string) =>
+      location.pathname === '/console' &&
+      (location.hash === expected || location.hash.startsWith(`${expected}/`)) &&
+      Boolean(document.getElementById('who')?.textContent),
     { timeout },
+    hash,
   );
 }
 
