@@ -16,8 +16,11 @@ import type { GraphQLBackend } from './handler.js';
 import { readText } from '../src/http/body.js';
 import { parseJsonText } from '../src/http/json.js';
 import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
-import { listResources, readResource, RESOURCE_TEMPLATES, type RunRow } from './mcpResources.js';
-import type { AgentPrincipal } from '../src/context.js';
+import { listResources, parseResourceUri, readerOf, readResource, RESOURCE_TEMPLATES, type RunRow } from './mcpResources.js';
+import { OpenStreams, serveLegacyStream, serveListen, type CallerNow } from './mcpListen.js';
+import type { AgentPrincipal, LivePort, Principal } from '../src/context.js';
+import type { ResourceSubscriptionPort } from '../src/services/resourceSubscriptions.js';
+import { ProtocolError, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { errorOutput, runRoute } from './run.js';
 import type { Middleware } from '../src/http/middleware.js';
 
@@ -88,6 +91,10 @@ export interface McpOptions {
   recordWrite?(ctx: Context): Promise<void>;
   /** The guidance of the caller's workspace for agents (null: none, or an org-wide key), read for the instructions. */
   guidanceOf?(ctx: Context): Promise<string | null>;
+  /** The caller as its credential resolves now (a stream asks before each delivery: a revoked key is `invalid`). */
+  principalNow(ctx: Context): Promise<Principal>;
+  /** 2025-11-25 clients' resource subscriptions, kept with the credential. */
+  subscriptions: ResourceSubscriptionPort;
 }
 
 /** MCP methods that only read (besides notifications, which nothing answers). */
@@ -123,6 +130,8 @@ interface McpCall {
   contextValue: Awaited<ReturnType<GraphQLBackend['createContext']>>;
   agentKeyId: string;
   instructions: string;
+  /** The caller as its credential stands at each moment a stream asks. */
+  now: CallerNow;
 }
 
 /**
@@ -134,10 +143,17 @@ export function createMcpMiddleware(
   routes: CompiledRoute[],
   backend: GraphQLBackend,
   options: McpOptions,
-): { middleware: Middleware; tools: ToolDef[] } {
+): { middleware: Middleware; tools: ToolDef[]; streams: OpenStreams } {
   const tools = buildTools(routes);
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
+  const streams = new OpenStreams();
   const serverFor = (call: McpCall) => mcpServer(call, tools, byName, backend, options);
+  const nowOf = (ctx: Context) => callerNow(ctx, backend, options, byName);
+  const listenDeps = (contextValue: McpCall['contextValue']) => ({
+    live: (contextValue as unknown as { live: LivePort }).live,
+    subscriptions: options.subscriptions,
+    open: streams,
+  });
   const modern = createMcpHandler(({ authInfo }: McpRequestContext) => serverFor((authInfo?.extra as { call: McpCall }).call), {
     legacy: 'reject',
     onerror: () => undefined, // a refused request is answered to its client; nothing to log
@@ -146,6 +162,11 @@ export function createMcpMiddleware(
     if (ctx.path !== '/mcp') return next();
     const permissions = options.permissionsOf(ctx);
     if (!permissions) throw new UnauthorizedError(WWW_AUTHENTICATE);
+    if (ctx.method === 'GET' && (ctx.get('accept') || '').includes('text/event-stream')) {
+      const contextValue = await backend.createContext(ctx, true);
+      const caller = { ...nowOf(ctx), holder: backend.agentKeyId(ctx)!, bound: boundWorkspace(ctx) };
+      return serveLegacyStream(ctx, caller, listenDeps(contextValue));
+    }
     if (ctx.method !== 'POST') {
       throw new DomainError('method_not_allowed', 'This MCP server is stateless: send JSON-RPC requests with POST.', null, {
         Allow: 'POST',
@@ -165,16 +186,50 @@ export function createMcpMiddleware(
       contextValue,
       agentKeyId: backend.agentKeyId(ctx)!,
       instructions: mcpInstructions(guidance ?? null),
+      now: nowOf(ctx),
     };
     const request = await toWebRequest(ctx.req, body);
     if (await isLegacyRequest(request, body)) return serveLegacy(ctx, serverFor(call), body);
     const authInfo: AuthInfo = { token: '', clientId: call.agentKeyId, scopes: [...permissions], extra: { call } };
+    if (method === 'subscriptions/listen') {
+      const caller = { ...call.now, holder: call.agentKeyId, bound: boundWorkspace(ctx), authInfo };
+      return serveListen(ctx, body as Parameters<typeof serveListen>[1], caller, () => serverFor(call), listenDeps(contextValue));
+    }
     const answer = await modern.fetch(request, { authInfo, parsedBody: body });
     ctx.status = answer.status;
     answer.headers.forEach((value, name) => ctx.set(name, value));
     ctx.body = answer.body ? Buffer.from(await answer.arrayBuffer()) : '';
   };
-  return { middleware, tools };
+  return { middleware, tools, streams };
+}
+
+/** The workspace the caller's credential is bound to (null: an org-wide key). */
+function boundWorkspace(ctx: Context): string | null {
+  return (ctx.state.principal as AgentPrincipal | undefined)?.boundWorkspaceId ?? null;
+}
+
+/**
+ * The caller as its credential resolves at each moment a stream asks: its permissions (null once it
+ * is no longer valid), and whether it may read a resource (the REST row that reads it, run as it).
+ */
+function callerNow(ctx: Context, backend: GraphQLBackend, options: McpOptions, byName: Map<string, ToolDef>): CallerNow {
+  const fresh = async (): Promise<boolean> => {
+    const principal = await options.principalNow(ctx);
+    if (principal.kind !== 'agent') return false;
+    ctx.state.principal = principal;
+    return true;
+  };
+  return {
+    permissions: async () => ((await fresh()) ? options.permissionsOf(ctx) : null),
+    mayRead: async (uri) => {
+      const ref = parseResourceUri(uri);
+      if (!ref || !(await fresh())) return false;
+      const [name, input] = readerOf(ref);
+      const contextValue = await backend.createContext(ctx, true);
+      const out = await runRoute(byName.get(name)!.compiled, backend, contextValue, backend.agentKeyId(ctx)!, input);
+      return out.status === 200;
+    },
+  };
 }
 
 /** A 2025-11-25 request: the stateless Streamable HTTP transport answering one JSON response, as the v1 SDK did. */
@@ -195,7 +250,7 @@ function mcpServer(call: McpCall, tools: ToolDef[], byName: Map<string, ToolDef>
   const server = new Server(
     { name: 'workspace-knowledge-service', version: options.version },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
       instructions: call.instructions,
       cacheHints: CACHE_HINTS,
     },
@@ -205,6 +260,22 @@ function mcpServer(call: McpCall, tools: ToolDef[], byName: Map<string, ToolDef>
   server.setRequestHandler('resources/list', (request) => listResources(workspace, call.permissions, runRow, request.params?.cursor));
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
   server.setRequestHandler('resources/read', (request) => readResource(request.params.uri, runRow));
+  // 2025-11-25: a subscription is kept with the credential; its GET /mcp stream delivers it.
+  server.setRequestHandler('resources/subscribe', async (request) => {
+    const { uri } = request.params;
+    const ref = parseResourceUri(uri);
+    if (!ref || !(await call.now.mayRead(uri))) throw new ResourceNotFoundError(uri, `No resource at ${uri} that this key may read.`);
+    if (!(await options.subscriptions.add(call.agentKeyId, ref.workspace, uri)))
+      throw new ProtocolError(
+        -32603,
+        'rate_limited: this key holds the most resource subscriptions a key may hold; unsubscribe from one first.',
+      );
+    return {};
+  });
+  server.setRequestHandler('resources/unsubscribe', async (request) => {
+    await options.subscriptions.remove(call.agentKeyId, request.params.uri);
+    return {};
+  });
   server.setRequestHandler('tools/list', () => ({
     tools: tools.filter((t) => t.compiled.permissions.every((p) => call.permissions.has(p))).map((t) => t.tool),
   }));

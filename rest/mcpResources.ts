@@ -114,15 +114,19 @@ export async function listResources(
   return notes.nextCursor ? { resources, nextCursor: writeCursor({ n: notes.nextCursor }) } : { resources };
 }
 
+/** The REST row that reads a resource, and its input. */
+export function readerOf(ref: ResourceRef): [string, RouteInput] {
+  return ref.kind === 'article'
+    ? ['articles_get', input(ref.workspace, {}, { slug: ref.key })]
+    : ['memory_get_note', input(ref.workspace, { path: ref.key })];
+}
+
 /** One resource by URI: its Markdown. Unknown URIs, and what the caller may not read, are resource not found (the SDK's -32602 with the URI). */
 export async function readResource(uri: string, run: RunRow): Promise<ReadResourceResult> {
   const ref = parseResourceUri(uri);
   if (!ref)
     throw new ResourceNotFoundError(uri, `No resource at ${uri}: URIs are wks://workspaces/{workspace}/articles/{slug} or …/notes/{path}.`);
-  const out =
-    ref.kind === 'article'
-      ? await run('articles_get', input(ref.workspace, {}, { slug: ref.key }))
-      : await run('memory_get_note', input(ref.workspace, { path: ref.key }));
+  const out = await run(...readerOf(ref));
   if (out.status === 404) throw new ResourceNotFoundError(uri, `No resource at ${uri}.`);
   if (out.status >= 400) throw asProtocolError(out);
   const body = out.body as { markdown?: string; body?: string; title?: string; version: number; updatedAt: string };

@@ -316,6 +316,8 @@ async function listen(app: App, database: Database, options: ServerOptions, logg
     vectorStore,
     async close() {
       await app.subscriptions.close();
+      // MCP's change streams end with their empty result while the hub still runs, before connections drain.
+      await app.mcpStreams.endAll();
       await drain(server);
       await app.stop();
       await database.close();

@@ -59,6 +59,17 @@ function oauthPrincipal(ctx: Parameters<Middleware>[0], options: AuthenticateOpt
 }
 
 /**
+ * The caller of a request as its credential resolves now (an OAuth access token or a key; no rate
+ * limit charged): what an open MCP stream asks before each delivery, so a revoked or expired
+ * credential, or one whose permissions changed, is judged anew.
+ */
+export function principalNow(options: Omit<AuthenticateOptions, 'limiter'>): (ctx: Parameters<Middleware>[0]) => Promise<Principal> {
+  return (ctx) =>
+    oauthPrincipal(ctx, options as AuthenticateOptions) ??
+    resolvePrincipal(options.db, options.credentials, ctx.get('authorization') || undefined, undefined, options.keyCache);
+}
+
+/**
  * Resolves the caller once per request (`ctx.state.principal`) and charges an agent key one
  * request against its rate limit, with the `RateLimit` headers on every answer; over the limit
  * it throws the 429 (rendered by the error middleware). On PostgreSQL the key lookup and the

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createRestApi, type RestApi } from '../../rest/index.js';
 import { AnswerCache } from '../../rest/answerCache.js';
 import { createMcpMiddleware } from '../../rest/mcp.js';
+import type { OpenStreams } from '../../rest/mcpListen.js';
 import { ROUTES } from '../../rest/routes/index.js';
 import { authorize } from '../auth/authorize.js';
 import { AuthChangeListener, KeyCache } from '../auth/keyCache.js';
@@ -19,7 +20,8 @@ import { embedderFromEnv, type Embedder } from '../search/embedder.js';
 import { embedderSettings } from '../config.js';
 import { FullTextIndexes } from '../search/fullText.js';
 import { VectorIndex } from '../search/vectors.js';
-import { authenticate, createRateLimiter } from './authenticate.js';
+import { authenticate, createRateLimiter, principalNow } from './authenticate.js';
+import { resourceSubscriptions } from '../services/resourceSubscriptions.js';
 import { startBackground, type Background, type Retention } from './background.js';
 import { workspaceArchive } from './archive.js';
 import { consoleAssetHref, consoleAssets, consolePage, SIGN_IN_SCRIPT } from './console.js';
@@ -110,6 +112,8 @@ export interface App {
   embedder: Embedder;
   /** GraphQL over WebSocket (subscriptions): attached to the HTTP server once it listens. */
   subscriptions: SubscriptionServer;
+  /** MCP change streams open in this process (ended first when the service closes). */
+  mcpStreams: OpenStreams;
   live: LiveHub;
   /** The read replica's router (DATABASE_READ_URL), if one is configured. */
   reads: ReadRouter | null;
@@ -295,7 +299,7 @@ function socketDoor(
 }
 
 /** The doors of agents: REST and MCP, both generated from the route table and run on the same backend. */
-function agentDoors(options: AppOptions, backend: ReturnType<typeof routeBackend>) {
+function agentDoors(options: AppOptions, backend: ReturnType<typeof routeBackend>, domain: Awaited<ReturnType<typeof createDomain>>) {
   const guidanceDb = freshEm(options.orm);
   const guidanceOf = (ctx: { state: { principal?: Principal } }) => callerGuidance(ctx.state, guidanceDb);
   const rest = createRestApi(backend, ROUTES, VERSION, { rateLimit: options.rateLimit }, { guidanceOf });
@@ -307,6 +311,13 @@ function agentDoors(options: AppOptions, backend: ReturnType<typeof routeBackend
     // The tool's write has committed: failing to record its position must not turn its answer into an error (the caller might retry it).
     recordWrite: (ctx) => recordWriteNow(ctx).catch((err) => options.logger.warn({ err }, "could not record the caller's write position")),
     guidanceOf,
+    principalNow: principalNow({
+      db: freshEm(options.orm),
+      credentials: options.credentials,
+      keyCache: domain.keyCache,
+      oauth: options.oauth,
+    }),
+    subscriptions: resourceSubscriptions(freshEm(options.orm)),
   });
   return { rest, mcp };
 }
@@ -333,7 +344,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const makeContext = requestContextMaker(contextDeps);
   const subscriptions = socketDoor(options, domain, makeContext, contextDeps.sessions);
   const backend = routeBackend(domain, options, createContext);
-  const { rest, mcp } = agentDoors(options, backend);
+  const { rest, mcp } = agentDoors(options, backend, domain);
   const graphql = await createGraphQL({
     schema: domain.schema,
     limiter: domain.limiter,
@@ -385,7 +396,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     live: domain.live,
     reads: domain.reads,
     noteAccess: domain.noteAccess,
+    mcpStreams: mcp.streams,
     async stop() {
+      await mcp.streams.endAll();
       await subscriptions.close();
       await domain.stop();
       await graphql.stop();

@@ -1,0 +1,350 @@
+/**
+ * Change notices for MCP clients: `notifications/resources/updated` (and the list-changed notices)
+ * for articles and memory notes, within about a second of a change made through any door by any
+ * process — the live hub (src/live/hub.ts) reads committed events from the database, which every
+ * process writes.
+ *
+ * - 2026-07-28: `subscriptions/listen` is a request answered by a stream. The filter's resource
+ *   URIs are kept only where the caller may read them (the acknowledgement says which), at most
+ *   MAX_LISTEN_URIS; each stream is served by its own handler of the SDK, fed by this caller's
+ *   changes, and ends with the empty result when the service drains or the credential stops being
+ *   valid.
+ * - 2025-11-25: `resources/subscribe` stores the subscription with the credential (this server
+ *   keeps no session), and the client's GET /mcp stream, on whatever process it lands, delivers
+ *   the credential's subscriptions.
+ *
+ * Every stream holds one of the credential's live slots (SUBSCRIPTIONS_PER_HOLDER across
+ * processes, shared with GraphQL subscriptions), and before each delivery the caller is judged
+ * again as its credential stands then, and the resource read as it would read it: a revoked key's
+ * stream ends, a resource it may no longer read is not announced. Between changes the credential
+ * is checked every RECHECK_MS.
+ */
+import { Readable } from 'node:stream';
+import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type Server } from '@modelcontextprotocol/server';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import type { Context } from 'koa';
+import type { LivePort } from '../src/context.js';
+import { SUBSCRIPTIONS_PER_HOLDER, type LiveEvent, type LiveStream } from '../src/live/hub.js';
+import { DomainError } from '../src/errors.js';
+import type { ResourceSubscriptionPort } from '../src/services/resourceSubscriptions.js';
+import { parseResourceUri, resourceUri } from './mcpResources.js';
+
+/** Resource URIs one `subscriptions/listen` may name. */
+export const MAX_LISTEN_URIS = 100;
+/** How often an open stream checks its credential when nothing changes. */
+export const RECHECK_MS = 5_000;
+/** SSE keep-alive comments, so proxies do not close a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+/** Events after which the list of resources changes (one appears, goes, or moves between sections of different visibility). */
+const LIST_ACTIONS = new Set([
+  'article.created',
+  'article.moved',
+  'memory.note.created',
+  'memory.note.deleted',
+  'openapi.synced',
+  'openapi.detached',
+  'openapi.page_detached',
+]);
+
+/** A change as MCP announces it: the resource it updated (if one) and whether the list of resources changed. */
+export interface ResourceChange {
+  event: LiveEvent;
+  uri: string | null;
+  listChanged: boolean;
+}
+
+/** The resource an event changed, and whether it changed the list of resources. */
+export function changeOf(event: LiveEvent): ResourceChange {
+  const kind = event.targetType === 'memory_note' ? 'note' : event.targetType === 'article' ? 'article' : null;
+  return {
+    event,
+    uri: kind && event.targetId ? resourceUri(event.workspaceId, kind, event.targetId) : null,
+    listChanged: LIST_ACTIONS.has(event.action),
+  };
+}
+
+/** What a stream asks of the service about its caller, as the credential stands at that moment. */
+export interface CallerNow {
+  /** Its effective permissions now; null when the credential is no longer valid (revoked, expired). */
+  permissions(): Promise<ReadonlySet<string> | null>;
+  /** Whether it may read the resource now (the read REST would run, as this caller). */
+  mayRead(uri: string): Promise<boolean>;
+}
+
+/** What the MCP door hands the streams. */
+export interface ListenDeps {
+  live: LivePort;
+  subscriptions: ResourceSubscriptionPort;
+  /** Open streams of this process, ended together when the service drains. */
+  open: OpenStreams;
+}
+
+/** This process's open change streams: each registers how to end it gracefully. */
+export class OpenStreams {
+  private readonly enders = new Set<() => Promise<void>>();
+  get size(): number {
+    return this.enders.size;
+  }
+  add(end: () => Promise<void>): () => void {
+    this.enders.add(end);
+    return () => void this.enders.delete(end);
+  }
+  /** Ends every open stream (the service drains). */
+  async endAll(): Promise<void> {
+    await Promise.all([...this.enders].map((end) => end().catch(() => undefined)));
+  }
+}
+
+/**
+ * Feeds a stream the changes of `workspaces` for one caller: holds a slot of the credential,
+ * re-checks it before each change and every RECHECK_MS, and ends (`onEnd`) when it is no longer
+ * valid. `deliver` decides what of each change to send.
+ */
+class ChangeFeed {
+  private lease: string | null = null;
+  private readonly streams: LiveStream[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private ended = false;
+
+  constructor(
+    private readonly deps: ListenDeps,
+    private readonly holder: string,
+    private readonly caller: CallerNow,
+    /** A change to send (null: a periodic check found the caller still valid, with these permissions). */
+    private readonly deliver: (change: ResourceChange | null, permissions: ReadonlySet<string>) => Promise<void>,
+    private readonly onEnd: () => Promise<void>,
+  ) {}
+
+  /** Takes the slot and subscribes (a `rate_limited` DomainError past the credential's slots). */
+  async start(workspaces: string[]): Promise<void> {
+    this.lease = await this.deps.live.acquire(this.holder, workspaces[0] ?? '', 'mcp', SUBSCRIPTIONS_PER_HOLDER);
+    try {
+      for (const workspace of workspaces)
+        this.streams.push(await this.deps.live.subscribe(workspace, (e) => changeOf(e).uri !== null || LIST_ACTIONS.has(e.action)));
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    for (const stream of this.streams) void this.pump(stream);
+    this.timer = setInterval(() => void this.recheck().then((p) => p && this.deliver(null, p)), RECHECK_MS);
+    this.timer.unref();
+  }
+
+  private async pump(stream: LiveStream): Promise<void> {
+    try {
+      for await (const event of stream) {
+        const permissions = await this.recheck();
+        if (!permissions) return;
+        await this.deliver(changeOf(event), permissions);
+      }
+    } catch {
+      // A subscriber too slow for the hub, or the hub closing: the stream ends.
+    }
+    await this.end();
+  }
+
+  /** The caller's permissions now; ends the stream when the credential is no longer valid. */
+  private async recheck(): Promise<ReadonlySet<string> | null> {
+    if (this.ended) return null;
+    const permissions = await this.caller.permissions().catch(() => null);
+    if (!permissions) await this.end();
+    return permissions;
+  }
+
+  private async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.stop();
+    await this.onEnd();
+  }
+
+  /** Frees the slot and the subscriptions (the client went away, or the stream ended). */
+  async stop(): Promise<void> {
+    this.ended = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const stream of this.streams.splice(0)) await stream.return?.().catch(() => undefined);
+    const lease = this.lease;
+    this.lease = null;
+    if (lease) await this.deps.live.release(lease).catch(() => undefined);
+  }
+}
+
+/** A JSON-RPC error answered in the body of an HTTP 200, as the SDK answers a refused listen. */
+function rpcError(ctx: Context, id: unknown, code: number, message: string, data?: unknown): void {
+  ctx.status = 200;
+  ctx.body = { jsonrpc: '2.0', id: id ?? null, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+interface ListenFilter {
+  resourceSubscriptions?: unknown;
+  resourcesListChanged?: boolean;
+  toolsListChanged?: boolean;
+}
+
+/**
+ * A 2026-07-28 `subscriptions/listen` (see the module's comment). `makeServer` makes the caller's
+ * server (its capabilities decide what the acknowledgement honours); `bound` is the workspace the
+ * credential is bound to, if it is.
+ */
+export async function serveListen(
+  ctx: Context,
+  message: { id?: unknown; params?: { notifications?: ListenFilter } },
+  caller: CallerNow & { holder: string; bound: string | null; authInfo: AuthInfo },
+  makeServer: () => Server,
+  deps: ListenDeps,
+): Promise<void> {
+  const filter = message.params?.notifications;
+  const uris = Array.isArray(filter?.resourceSubscriptions) ? (filter.resourceSubscriptions as unknown[]) : [];
+  if (uris.length > MAX_LISTEN_URIS)
+    return rpcError(
+      ctx,
+      message.id,
+      -32602,
+      `Invalid params: a listen may name at most ${MAX_LISTEN_URIS} resources (${uris.length} were named).`,
+    );
+  const readable: string[] = [];
+  for (const uri of uris) if (typeof uri === 'string' && parseResourceUri(uri) && (await caller.mayRead(uri))) readable.push(uri);
+  if (filter) {
+    if (readable.length) filter.resourceSubscriptions = readable;
+    else delete filter.resourceSubscriptions;
+  }
+  const workspaces = [...new Set([...(caller.bound ? [caller.bound] : []), ...readable.map((u) => parseResourceUri(u)!.workspace)])];
+  const watched = new Set(readable);
+  const bus = new InMemoryServerEventBus();
+  let grantedTools: string | null = null;
+  const handler = createMcpHandler(() => makeServer(), {
+    legacy: 'reject',
+    bus,
+    maxSubscriptions: 1,
+    keepAliveMs: KEEPALIVE_MS,
+    onerror: () => undefined,
+  });
+  let unregister: () => void = () => undefined;
+  const feed = new ChangeFeed(
+    deps,
+    caller.holder,
+    caller,
+    async (change, permissions) => {
+      const tools = [...permissions].sort().join();
+      if (grantedTools !== null && tools !== grantedTools && filter?.toolsListChanged) bus.publish({ kind: 'tools_list_changed' });
+      grantedTools = tools;
+      if (!change) return;
+      if (change.listChanged && filter?.resourcesListChanged) bus.publish({ kind: 'resources_list_changed' });
+      if (change.uri && watched.has(change.uri) && (await caller.mayRead(change.uri)))
+        bus.publish({ kind: 'resource_updated', uri: change.uri });
+    },
+    async () => {
+      unregister();
+      await handler.close();
+    },
+  );
+  try {
+    if (filter && workspaces.length) await feed.start(workspaces);
+  } catch (error) {
+    if (error instanceof DomainError) return rpcError(ctx, message.id, -32603, `${error.code}: ${error.message}`, error.details);
+    throw error;
+  }
+  grantedTools = [...((await caller.permissions()) ?? [])].sort().join();
+  const abort = new AbortController();
+  const answer = await handler.fetch(await toWebRequest(ctx.req, message, { signal: abort.signal }), {
+    authInfo: caller.authInfo,
+    parsedBody: message,
+  });
+  if (!answer.headers.get('content-type')?.startsWith('text/event-stream') || !answer.body) {
+    await feed.stop();
+    ctx.status = answer.status;
+    ctx.body = Buffer.from(await answer.arrayBuffer());
+    return;
+  }
+  unregister = deps.open.add(() => handler.close());
+  sendStream(ctx, answer, () => {
+    abort.abort();
+    unregister();
+    void feed.stop();
+    void handler.close();
+  });
+}
+
+/** Sends a web stream answer as it comes; `onClose` when the client or the stream ends it. */
+function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
+  ctx.respond = false;
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => (headers[name] = value));
+  ctx.res.writeHead(answer.status, headers);
+  ctx.res.flushHeaders();
+  const body = Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream);
+  body.pipe(ctx.res);
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    onClose();
+  };
+  ctx.res.on('close', close);
+  body.on('end', close);
+  body.on('error', close);
+}
+
+/**
+ * A 2025-11-25 client's GET /mcp: a stream of the credential's subscriptions (resources/subscribe)
+ * and of list changes in the workspace it is bound to (an org-wide credential: in the workspaces it
+ * had subscriptions in when the stream opened).
+ */
+export async function serveLegacyStream(
+  ctx: Context,
+  caller: CallerNow & { holder: string; bound: string | null },
+  deps: ListenDeps,
+): Promise<void> {
+  const workspaces = caller.bound ? [caller.bound] : await deps.subscriptions.workspacesOf(caller.holder);
+  const holders = new Map<string, Promise<Set<string>>>();
+  const subscribed = (change: ResourceChange) => {
+    const key = change.event.id;
+    if (!holders.has(key)) {
+      holders.set(key, deps.subscriptions.holdersOf(change.event.workspaceId, change.uri!));
+      setTimeout(() => holders.delete(key), 10_000).unref();
+    }
+    return holders.get(key)!;
+  };
+  let keepAlive: NodeJS.Timeout | null = null;
+  let unregister: () => void = () => undefined;
+  const write = (method: string, params: Record<string, unknown>) =>
+    ctx.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params })}\n\n`);
+  const finish = () => {
+    unregister();
+    if (keepAlive) clearInterval(keepAlive);
+    if (!ctx.res.writableEnded) ctx.res.end();
+    return Promise.resolve();
+  };
+  const feed = new ChangeFeed(
+    deps,
+    caller.holder,
+    caller,
+    async (change) => {
+      if (!change) return;
+      if (change.listChanged) write('notifications/resources/list_changed', {});
+      if (change.uri && (await subscribed(change)).has(caller.holder) && (await caller.mayRead(change.uri)))
+        write('notifications/resources/updated', { uri: change.uri });
+    },
+    finish,
+  );
+  if (workspaces.length) await feed.start(workspaces);
+  ctx.respond = false;
+  ctx.res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  ctx.res.flushHeaders();
+  keepAlive = setInterval(() => ctx.res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  keepAlive.unref();
+  unregister = deps.open.add(async () => {
+    await feed.stop();
+    await finish();
+  });
+  ctx.res.on('close', () => {
+    void feed.stop();
+    void finish();
+  });
+}
