@@ -2,9 +2,11 @@ import type { JsonSchema } from './jsonSchema.js';
 
 /**
  * Example values for the OpenAPI document, derived from a schema: a route's own example where it
- * gives one, else a realistic value for the field's name (a note path looks like a note path), else
- * one that satisfies the schema's type, bounds and enum. The tests check every example against its
- * schema, so an example can never drift from what the API accepts and answers.
+ * gives one, else a realistic value for the field's name (a note path looks like a note path; a
+ * list named by a row is that list), else one that satisfies the schema's type, bounds and enum.
+ * The tests check every example against its schema, so an example can never drift from what the
+ * API accepts and answers, and run them in order on a fresh workspace (test/openapiStory.test.ts),
+ * comparing each documented answer with the one the service gave.
  */
 export function exampleOf(schema: JsonSchema | undefined, name = '', values: Record<string, unknown> = {}): unknown {
   if (!schema) return null;
@@ -28,6 +30,7 @@ export function exampleOf(schema: JsonSchema | undefined, name = '', values: Rec
     case 'object':
       return objectExample(schema, values);
     case 'array': {
+      if (Array.isArray(named[name])) return named[name];
       const count = Math.max(1, Number(schema.minItems ?? 1));
       return Array.from({ length: count }, (_, i) => exampleOf(schema.items as JsonSchema, singular(name, i), values));
     }
@@ -46,7 +49,11 @@ export function exampleOf(schema: JsonSchema | undefined, name = '', values: Rec
 function objectExample(schema: JsonSchema, values: Record<string, unknown>): Record<string, unknown> {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const out: Record<string, unknown> = {};
-  for (const [key, property] of Object.entries(properties)) out[key] = exampleOf(property, key, values);
+  for (const [key, property] of Object.entries(properties)) {
+    // A field a row's values set to `undefined` is left out (the answer leaves it out too).
+    if (key in values && values[key] === undefined) continue;
+    out[key] = exampleOf(property, key, values);
+  }
   return out;
 }
 
@@ -87,6 +94,28 @@ function numberExample(schema: JsonSchema, name: string, integer: boolean, named
   return integer ? Math.round(value) : value;
 }
 
+/**
+ * The story the examples tell, run top to bottom on a fresh workspace by
+ * test/openapiStory.test.ts: guidance, a section `guides`, the article "Getting started" (created
+ * as version 1, edited to 2 with `If-Match: "v1"`, version 1 restored as 3 with `If-Match: "v2"`),
+ * an edit proposal, an image, a changelog entry, the memory note `runbooks/deploy`, a content gap
+ * about rolling back, and the Pets spec attached, placed, synced and detached.
+ */
+export const STORY = {
+  articleMarkdown: '# Getting started\n\nCreate an agent key, then search the workspace for what you need.',
+  editedMarkdown:
+    '# Getting started\n\nCreate an agent key with `wks init`, then search the workspace:\n`GET /api/v1/workspaces/-/search?q=agent+key`.',
+  proposedMarkdown: '# Getting started\n\nCreate an agent key with `wks init`, then search.',
+  noteBody: '# Deploy\n\n1. Merge to `main`.\n2. Watch the pipeline; roll back with `deploy --previous` if checks fail.',
+  question: 'How do I roll back a failed deploy?',
+  /** A spec with one operation, tagged `pets`: its page is `get-pets`, in the section collecting the tag. */
+  petsSpec: {
+    openapi: '3.1.0',
+    info: { title: 'Pets', version: '1.4.0' },
+    paths: { '/pets': { get: { summary: 'List pets', tags: ['pets'], responses: { '200': { description: 'The pets' } } } } },
+  },
+};
+
 /** Realistic values by field name: what an agent would see in this workspace. */
 const NAMED: Record<string, unknown> = {
   workspace: '-',
@@ -97,64 +126,67 @@ const NAMED: Record<string, unknown> = {
   link: 'runbooks/rollback',
   kind: 'runbook',
   tag: 'ops',
-  body: '# Deploy\n\n1. Merge to `main`.\n2. Watch the pipeline; roll back with `deploy --previous` if checks fail.',
-  markdown: '# Getting started\n\nCreate an agent key, then call `GET /api/v1/workspaces/-/search?q=deploy`.',
+  body: STORY.noteBody,
+  markdown: STORY.articleMarkdown,
   title: 'Getting started',
   slug: 'getting-started',
   article: 'getting-started',
   section: 'guides',
   key: 'guides',
   label: 'Guides',
-  summary: 'Explain how to create the first agent key.',
+  summary: 'Point new users at wks init.',
   reason: 'Duplicates the quick-start article.',
   author: 'release-bot',
-  q: 'rotate an agent key',
-  query: 'rotate an agent key',
-  question: 'How do I rotate an agent key?',
-  sample: 'How do I rotate an agent key?',
-  snippet: 'Create an agent key, then <mark>rotate</mark> it every 90 days.',
+  q: 'create an agent key',
+  query: 'create an agent key',
+  question: STORY.question,
+  sample: STORY.question,
+  snippet: 'Getting started\n\n<mark>Create</mark> an <mark>agent</mark> <mark>key</mark>, then search the workspace for what you need',
   url: '/api/v1/workspaces/7d0f4a52-3c1e-4b9a-9f3e-2a6c8e1d5b70/articles/getting-started',
   cursor: 'WzIwXQ',
   status: 'published',
   type: 'article',
-  message: 'Reported; e-mail addresses were replaced by [email].',
-  etag: '"v3"',
-  ifMatch: '"v3"',
-  'if-match': '"v3"',
-  'if-none-match': '"v3"',
-  ifNoneMatch: '"v3"',
+  message: 'Thanks, the gap was reported.',
+  etag: '"v1"',
+  ifMatch: '"v1"',
+  'if-match': '"v1"',
+  'if-none-match': '"v1"',
+  ifNoneMatch: '"v1"',
   visibility: 'public',
-  action: 'article.updated',
-  added: 'POST /pets',
+  action: 'created',
+  added: 'GET /pets',
   removed: 'DELETE /pets/{petId}',
-  changed: 'GET /pets/{petId}',
-  diff: '--- v2\n+++ v3\n@@ -1,3 +1,3 @@\n # Getting started\n-Create a key.\n+Create an agent key with `wks init`.\n',
-  field: 'markdown',
-  lastSyncError: 'GET https://docs.example.com/openapi.json answered 404',
+  changed: 'markdown',
+  diff:
+    '===================================================================\n--- getting-started@v1\n+++ getting-started@v2\n@@ -1,3 +1,4 @@\n' +
+    ' # Getting started\n \n-Create an agent key, then search the workspace for what you need.\n\\ No newline at end of file\n' +
+    '+Create an agent key with `wks init`, then search the workspace:\n+`GET /api/v1/workspaces/-/search?q=agent+key`.\n' +
+    '\\ No newline at end of file\n',
+  field: 'status',
+  lastSyncError: null,
   lastSyncResult: 'ok',
   nearestArticle: 'getting-started',
   articleSlug: 'getting-started',
-  reviewedBy: '5b2e8c4a-1f7d-4a3b-9c6e-0d8f2a4b6c1e',
+  reviewedBy: null,
+  reviewedAt: null,
   openapiVersion: '3.1.0',
-  sampleQuestion: 'How do I rotate an agent key?',
+  sampleQuestion: STORY.question,
   sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
-  source: 'url',
-  spec:
-    '{"openapi":"3.1.0","info":{"title":"Pets","version":"1.4.0"},"paths":{"/pets":{"get":{"summary":"List ' +
-    'pets","responses":{"200":{"description":"The pets"}}}}}}',
+  source: 'raw',
   state: 'open',
   warning: 'The spec declares no servers; pages show relative paths.',
-  version: 3,
-  from: 2,
-  to: 3,
-  size: 1824,
+  version: 1,
+  from: 1,
+  to: 2,
+  // The note's, in UTF-8 bytes.
+  size: Buffer.byteLength(STORY.noteBody),
   limit: 20,
   score: 0.61,
   similarity: 0.82,
-  count: 3,
-  questionCount: 3,
-  position: 1,
-  articleCount: 4,
+  count: 1,
+  questionCount: 1,
+  position: 0,
+  articleCount: 1,
   contentType: 'image/png',
   filename: 'architecture.png',
   operationKey: 'GET /pets',

@@ -3,7 +3,7 @@ import { PermissionDeniedError, type DomainError } from '../src/errors.js';
 import { EVENT_TYPES } from '../src/webhooks/events.js';
 import type { CompiledRoute } from './compile.js';
 import { ENVELOPE_SCHEMA, STATUS_DESCRIPTIONS } from '../src/http/envelope.js';
-import { exampleOf } from './examples.js';
+import { exampleOf, STORY } from './examples.js';
 import type { JsonSchema } from './jsonSchema.js';
 import { variableOf, type BodyDef, type HeaderDef, type ParamDef, type Route } from './routeDefinition.js';
 
@@ -47,11 +47,28 @@ const TAG_EXAMPLE_VALUES: Record<string, Record<string, unknown>> = {
   Articles: { status: 'STABLE' },
   Search: { id: null },
   Sections: { key: 'guides' },
-  Proposals: { status: 'open', kind: 'edit' },
-  'API reference': { status: 'STABLE', version: '1.4.0', title: 'List pets', slug: 'api-get-pets', state: 'generated' },
-  Uploads: { id: 'q3V9xT0bLr8mZ2aKf5JwNg', url: '/uploads/q3V9xT0bLr8mZ2aKf5JwNg.png' },
-  Changelog: { title: 'Faster search', markdown: 'Search answers in under 30 ms at 10,000 articles.' },
+  // The edit proposed of "Getting started" at its version 4.
+  Proposals: { status: 'open', kind: 'edit', baseVersion: 4, section: null, title: null, markdown: STORY.proposedMarkdown, reason: null },
+  'API reference': {
+    status: 'STABLE',
+    version: '1.4.0',
+    title: 'List pets',
+    slug: 'get-pets',
+    state: 'generated',
+    path: '/pets',
+    section: 'pets',
+    key: 'pets',
+    label: 'Pets',
+    tag: 'pets',
+  },
+  Uploads: { id: 'q3V9xT0bLr8mZ2aKf5JwNg', url: '/uploads/q3V9xT0bLr8mZ2aKf5JwNg.png', width: 640, height: 360, size: 48213 },
+  Changelog: { title: 'Faster search', markdown: 'Search answers in under 30 ms at 10,000 articles.', tag: 'search' },
 };
+
+/** The example values of a row: its own over its group's (examples.ts has the general ones). */
+function exampleValues(route: Route): Record<string, unknown> {
+  return { ...TAG_EXAMPLE_VALUES[route.tag], ...route.exampleValues };
+}
 
 /** What each group of endpoints is for (the tags of the route table). */
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -111,7 +128,7 @@ function parametersOf(compiled: CompiledRoute): unknown[] {
       required: where === 'path' || Boolean(def.required),
       description: def.description,
       schema: def.schema,
-      example: 'example' in def ? def.example : exampleOf(def.schema, variableOf(name, def), TAG_EXAMPLE_VALUES[route.tag]),
+      example: 'example' in def ? def.example : exampleOf(def.schema, variableOf(name, def), exampleValues(route)),
     }));
   return [
     ...params('path', compiled.pathParams),
@@ -130,7 +147,7 @@ function requestBodyOf(route: Route): Record<string, unknown> | null {
       content: {
         'application/json': {
           schema,
-          example: route.body.example ?? exampleOf(route.body.variants ? schema : route.body.schema, '', TAG_EXAMPLE_VALUES[route.tag]),
+          example: route.body.example ?? exampleOf(route.body.variants ? schema : route.body.schema, '', exampleValues(route)),
         },
       },
     };
@@ -182,7 +199,7 @@ function responsesOf(compiled: CompiledRoute): Record<string, unknown> {
       content: {
         'application/json': {
           schema: compiled.responseSchema,
-          example: route.responseExample ?? exampleOf(compiled.responseSchema, route.list ? 'items' : '', TAG_EXAMPLE_VALUES[route.tag]),
+          example: route.responseExample ?? exampleOf(compiled.responseSchema, route.list ? 'items' : '', exampleValues(route)),
         },
       },
     },

@@ -1,6 +1,7 @@
 import { ruleSchema, withLimit } from '../src/contract/jsonSchema.js';
 import { RULES, type IntRule, type Rule } from '../src/contract/rules.js';
 import { versionEtag } from '../src/etag.js';
+import { encodeCursor } from '../src/pagination.js';
 import type { OperationDocument } from '../schema/operations/types.js';
 import type { JsonSchema } from './jsonSchema.js';
 
@@ -11,7 +12,10 @@ export interface ParamDef {
   schema: JsonSchema;
   description: string;
   required?: boolean;
-  /** The document's example (default: derived from the schema and the name, see examples.ts). */
+  /**
+   * The document's example (default: derived from the schema and the name, see examples.ts). Set to
+   * `undefined` for none: an optional header the example request leaves out.
+   */
   example?: unknown;
 }
 
@@ -137,6 +141,12 @@ export interface Route {
   omitWhenNull?: string[];
   /** The document's example answer (default: derived from the response schema, see examples.ts). */
   responseExample?: unknown;
+  /**
+   * Example values by field name for this row's derived examples (parameters, body, answer), over
+   * its tag's and the general ones: the examples tell one story, run top to bottom on a fresh
+   * workspace by test/openapiStory.test.ts.
+   */
+  exampleValues?: Record<string, unknown>;
   /** HTTP status on success. */
   status: number;
   /** The root field returns `{ items, nextCursor }`: the body is the bare array, the cursor goes into `Link`. */
@@ -177,10 +187,14 @@ export const WORKSPACE_PARAM: ParamDef = paramOf(
   'A workspace id, or `-` for the workspace the key is bound to (an org-wide key must name an id).',
 );
 
-/** Cursor-pagination query parameters shared by every list. */
-export const PAGE_QUERY = (limit: IntRule): { limit: ParamDef; cursor: ParamDef } => ({
+/**
+ * Cursor-pagination query parameters shared by every list. `after`: the position the example
+ * cursor names (each list's cursor has its own shape), chosen so the example's page holds the
+ * items the document's other examples make.
+ */
+export const PAGE_QUERY = (limit: IntRule, after: readonly (string | number)[]): { limit: ParamDef; cursor: ParamDef } => ({
   limit: paramOf(limit, 'Page size.'),
-  cursor: paramOf(RULES.cursor, 'Opaque cursor from the `Link: rel="next"` header of the previous page.'),
+  cursor: paramOf(RULES.cursor, 'Opaque cursor from the `Link: rel="next"` header of the previous page.', { example: encodeCursor(after) }),
 });
 
 /** The `ETag` response header of a versioned resource (articles, memory notes): `"v<version>"` of the answer. */

@@ -28,6 +28,14 @@ function operations(): [string, Operation][] {
   );
 }
 
+/**
+ * Optional conditional headers documented without an example, because the example request leaves
+ * them out (test/openapiStory.test.ts runs it): the note PUT creates the note (`If-None-Match: *`;
+ * `If-Match` never creates), and the note GET reads the note just written (any ETag it could hold
+ * is current, which answers 304).
+ */
+const LEFT_OUT = new Set(['PUT /workspaces/{workspace}/memory/note if-match', 'GET /workspaces/{workspace}/memory/note if-none-match']);
+
 let ajv: Ajv2020 | null = null;
 
 /** Validates `value` against `schema` (refs resolved in the served document); the errors, or []. */
@@ -45,9 +53,12 @@ function errorsOf(schema: Schema, value: unknown): string[] {
 describe('the served OpenAPI document: examples, variants and tags', () => {
   it('gives every operation an example request and response, each valid against its own schema', () => {
     expect(operations().length).toBeGreaterThanOrEqual(29);
+    const leftOut: string[] = [];
     for (const [name, op] of operations()) {
       for (const param of op.parameters) {
         if ('$ref' in param) continue;
+        if (!('example' in param)) leftOut.push(`${name} ${param.name}`);
+        if (LEFT_OUT.has(`${name} ${param.name}`)) continue;
         expect(param, `${name} parameter ${param.name}`).toHaveProperty('example');
         expect(errorsOf(param.schema, param.example), `${name} parameter ${param.name} = ${JSON.stringify(param.example)}`).toEqual([]);
       }
@@ -63,6 +74,7 @@ describe('the served OpenAPI document: examples, variants and tags', () => {
         expect(errorsOf(media.schema, media.example), `${name} ${status} example ${JSON.stringify(media.example)}`).toEqual([]);
       }
     }
+    expect(leftOut.sort()).toEqual([...LEFT_OUT].sort());
     for (const [status, response] of Object.entries(doc.components.responses as Record<string, any>)) {
       const media = response.content['application/json'];
       expect(errorsOf(media.schema, media.example), status).toEqual([]);

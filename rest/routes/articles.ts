@@ -14,12 +14,14 @@ import { PlaceArticle } from '../../schema/operations/PlaceArticle.js';
 import { RestoreArticle } from '../../schema/operations/RestoreArticle.js';
 import { UpdateArticle } from '../../schema/operations/UpdateArticle.js';
 import { UploadImage } from '../../schema/operations/UploadImage.js';
+import { STORY } from '../examples.js';
 import { defineRoute, headerOf, jsonBody, PAGE_QUERY, paramOf, versionEtagHeader, type Route } from '../routeDefinition.js';
 
 const slugParam = { slug: paramOf(RULES.slug, 'Article slug.') };
-const ifMatchHeader = {
-  'if-match': headerOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', 'ifMatch'),
-};
+/** The `If-Match` header of an article write; `example`: the version the story's article is at then. */
+const ifMatchHeader = (example: string) => ({
+  'if-match': headerOf(RULES.ifMatch, 'ETag from GET ("v<version>"), or `*`.', 'ifMatch', { example }),
+});
 const versionParam = paramOf(RULES.version, 'A version of the article (its ETag at that version was "v<version>").');
 const visibility = {
   type: 'string',
@@ -29,6 +31,32 @@ const visibility = {
 };
 const statusSchema = { type: 'string', enum: ['DRAFT', 'STABLE', 'DEPRECATED', 'ARCHIVED'] };
 const etag = versionEtagHeader('Version tag of the article ("v<version>"); send it back in `If-Match` to edit only that version.');
+/** A version of the example's article as its history lists it (the size of its Markdown, not the Markdown). */
+function revisionExample(v: {
+  version: number;
+  status: string;
+  action: string;
+  changed: string[];
+  markdown: string;
+}): Record<string, unknown> {
+  return {
+    version: v.version,
+    title: 'Getting started',
+    status: v.status,
+    visibility: 'public',
+    section: 'guides',
+    position: 0,
+    action: v.action,
+    changed: v.changed,
+    summary: null,
+    agentKeyId: '3f1c9a7e-8b2d-4e6f-a1c3-5d7e9f0b2a4c',
+    memberId: '5b2e8c4a-1f7d-4a3b-9c6e-0d8f2a4b6c1e',
+    proposalId: null,
+    restoredFrom: null,
+    size: Buffer.byteLength(v.markdown),
+    createdAt: '2026-11-23T09:30:00.000Z',
+  };
+}
 const TRANSITIONS_TEXT =
   'Allowed status transitions: DRAFT → STABLE | ARCHIVED; STABLE → DRAFT | DEPRECATED | ARCHIVED; DEPRECATED → STABLE | ARCHIVED; ARCHIVED → DRAFT. ' +
   'Any other change is a 400 naming both states.';
@@ -46,7 +74,10 @@ export const ARTICLE_ROUTES: Route[] = [
       'Sections in sidebar order, each with its articles in order (restricted ones only for keys allowed to see them). Optionally only articles of one status.',
     query: { status: { schema: statusSchema, description: 'Only articles with this status.' } },
     headers: {
-      'if-none-match': headerOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', 'ifNoneMatch'),
+      'if-none-match': headerOf(RULES.ifNoneMatch, 'The ETag of a tree you hold: 304 (no body) while it is still current.', 'ifNoneMatch', {
+        // The drafts' tree as it was when the section was new: the article made since changed it.
+        example: '"t1.all.draft"',
+      }),
     },
     keepAnswers: true,
     responseHeaders: {
@@ -55,6 +86,7 @@ export const ARTICLE_ROUTES: Route[] = [
           'Names the workspace content revision (raised by every change to its sections and articles), what the key may see and the status filter.',
       },
     },
+    exampleValues: { status: 'DRAFT', version: 1, publishedAt: null },
     status: 200,
   }),
   defineRoute({
@@ -78,6 +110,7 @@ export const ARTICLE_ROUTES: Route[] = [
       },
     }),
     responseHeaders: etag,
+    exampleValues: { status: 'DRAFT', version: 1, publishedAt: null },
     status: 201,
   }),
   defineRoute({
@@ -90,6 +123,7 @@ export const ARTICLE_ROUTES: Route[] = [
     description: 'The article with its Markdown. The `ETag` header names its version.',
     pathParams: slugParam,
     responseHeaders: etag,
+    exampleValues: { status: 'DRAFT', version: 1, publishedAt: null },
     status: 200,
   }),
   defineRoute({
@@ -105,10 +139,11 @@ export const ARTICLE_ROUTES: Route[] = [
       'With `If-Match: "v<version>"` the edit applies only if the article is still at that version (412 `precondition_failed` otherwise). ' +
       'Pages generated from the attached OpenAPI spec are rewritten by sync and answer 409 `conflict` until detached.',
     pathParams: slugParam,
-    headers: ifMatchHeader,
+    headers: ifMatchHeader('"v1"'),
     body: jsonBody({
       variable: 'input',
       minProperties: 1,
+      example: { markdown: STORY.editedMarkdown, status: 'STABLE' },
       properties: {
         title: schemaOf(RULES.title),
         markdown: schemaOf(RULES.markdown),
@@ -117,6 +152,7 @@ export const ARTICLE_ROUTES: Route[] = [
       },
     }),
     responseHeaders: etag,
+    exampleValues: { status: 'STABLE', version: 2, markdown: STORY.editedMarkdown },
     status: 200,
     extraErrors: [409, 412],
   }),
@@ -140,6 +176,8 @@ export const ARTICLE_ROUTES: Route[] = [
       },
     }),
     responseHeaders: etag,
+    // The same place: the move is a version of its own.
+    exampleValues: { status: 'STABLE', version: 4 },
     status: 200,
   }),
   defineRoute({
@@ -155,7 +193,18 @@ export const ARTICLE_ROUTES: Route[] = [
       'Every edit, move, status change, approved proposal, restore and OpenAPI sync makes a version. A version written while the content was restricted ' +
       'is listed only to keys allowed to see restricted content. Cursor-paginated.',
     pathParams: slugParam,
-    query: PAGE_QUERY(RULES.pageLimit),
+    // The page after version 3: versions 2 and 1.
+    query: PAGE_QUERY(RULES.pageLimit, [3]),
+    responseExample: [
+      revisionExample({
+        version: 2,
+        status: 'STABLE',
+        action: 'status_changed',
+        changed: ['markdown', 'status'],
+        markdown: STORY.editedMarkdown,
+      }),
+      revisionExample({ version: 1, status: 'DRAFT', action: 'created', changed: [], markdown: STORY.articleMarkdown }),
+    ],
     status: 200,
     list: true,
   }),
@@ -169,6 +218,10 @@ export const ARTICLE_ROUTES: Route[] = [
     description:
       'The article as it was at `version`, with its Markdown (the current version too). 404 when the article has no such version readable by the key.',
     pathParams: { ...slugParam, version: versionParam },
+    responseExample: {
+      ...revisionExample({ version: 1, status: 'DRAFT', action: 'created', changed: [], markdown: STORY.articleMarkdown }),
+      markdown: STORY.articleMarkdown,
+    },
     status: 200,
   }),
   defineRoute({
@@ -187,6 +240,7 @@ export const ARTICLE_ROUTES: Route[] = [
       from: paramOf(RULES.version, 'The older version.', { required: true }),
       to: paramOf(RULES.version, 'The newer version; default: the current one.'),
     },
+    exampleValues: { changes: [{ field: 'status', from: 'DRAFT', to: 'STABLE' }], additions: 2, deletions: 1 },
     status: 200,
   }),
   defineRoute({
@@ -200,9 +254,11 @@ export const ARTICLE_ROUTES: Route[] = [
       'Brings back the title and Markdown the article had at `version`, as a new version (status, visibility and placement stay as they are); ' +
       'the new version records the restore. With `If-Match: "v<version>"` it applies only if the article is still at that version (412 otherwise). ' +
       'Pages generated from the attached OpenAPI spec answer 409 `conflict` until detached, as for edits.',
-    pathParams: { ...slugParam, version: versionParam },
-    headers: ifMatchHeader,
+    // Version 1 back, over version 2: the new version is 3.
+    pathParams: { ...slugParam, version: { ...versionParam, example: 1 } },
+    headers: ifMatchHeader('"v2"'),
     responseHeaders: etag,
+    exampleValues: { status: 'STABLE', version: 3 },
     status: 200,
     extraErrors: [409, 412],
   }),
@@ -215,8 +271,11 @@ export const ARTICLE_ROUTES: Route[] = [
     summary: "List the caller's edit proposals",
     description: 'Only proposals made with the calling key, newest first; cursor-paginated.',
     query: {
-      status: { schema: { type: 'string', enum: ['open', 'approved', 'rejected', 'returned'] }, description: 'Only proposals in this state.' },
-      ...PAGE_QUERY(RULES.pageLimit),
+      status: {
+        schema: { type: 'string', enum: ['open', 'approved', 'rejected', 'returned'] },
+        description: 'Only proposals in this state.',
+      },
+      ...PAGE_QUERY(RULES.pageLimit, [1_000_000]),
     },
     status: 200,
     list: true,
@@ -250,11 +309,7 @@ export const ARTICLE_ROUTES: Route[] = [
           required: ['section', 'title', 'markdown', 'summary'],
         },
       ],
-      example: {
-        article: 'getting-started',
-        markdown: '# Getting started\n\nCreate an agent key with `wks init`, then search.',
-        summary: 'Point new users at wks init.',
-      },
+      example: { article: 'getting-started', markdown: STORY.proposedMarkdown, summary: 'Point new users at wks init.' },
       properties: {
         article: schemaOf(RULES.articleRef, { description: 'Slug of the article to edit; omit for a new draft.' }),
         section: schemaOf(RULES.sectionKey, { description: 'Section key of a new draft.' }),
@@ -294,6 +349,7 @@ export const ARTICLE_ROUTES: Route[] = [
         position: schemaOf(RULES.position, { description: '0-based sidebar position; at most the number of sections.' }),
       },
     }),
+    exampleValues: { articleCount: 0 },
     status: 201,
     extraErrors: [409],
   }),

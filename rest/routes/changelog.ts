@@ -24,7 +24,10 @@ const changelogFields = {
   },
 } satisfies Record<string, JsonSchema>;
 const changelogRename = { published_at: 'publishedAt' };
-const entryId = { id: paramOf(RULES.entryId, 'Changelog entry id.') };
+const entryId = { id: paramOf(RULES.entryId, 'Changelog entry id (the `id` POST /changelog answered).') };
+/** The entry of the examples, as drafted and as published. */
+const drafted = { status: 'draft', published_at: null, publishedAt: null };
+const published = { status: 'published', published_at: '2026-11-23T09:30:00.000Z', publishedAt: '2026-11-23T09:30:00.000Z' };
 
 /** Changelog, endpoints 1–4. */
 export const CHANGELOG_ROUTES: Route[] = [
@@ -42,8 +45,10 @@ export const CHANGELOG_ROUTES: Route[] = [
         schema: { type: 'boolean', default: false },
         description: 'Include drafts; honoured only when the key has `changelog.update`.',
       },
-      ...PAGE_QUERY(RULES.pageLimit),
+      // The page after an entry published a week later.
+      ...PAGE_QUERY(RULES.pageLimit, ['2026-11-30T09:30:00.000Z', 43]),
     },
+    exampleValues: published,
     status: 200,
     list: true,
   }),
@@ -62,6 +67,7 @@ export const CHANGELOG_ROUTES: Route[] = [
       required: ['title', 'markdown', 'status', 'tags', 'published_at'],
       rename: changelogRename,
     }),
+    exampleValues: drafted,
     status: 201,
   }),
   defineRoute({
@@ -90,7 +96,9 @@ export const CHANGELOG_ROUTES: Route[] = [
       properties: changelogFields,
       minProperties: 1,
       rename: changelogRename,
+      example: { status: 'published', published_at: published.published_at },
     }),
+    exampleValues: published,
     status: 200,
   }),
 ];

@@ -48,7 +48,8 @@ export const MEMORY_ROUTES: Route[] = [
       prefix: paramOf(RULES.notePrefix, 'Directory-like prefix: `ops` matches `ops` and `ops/…`, not `opsx`.'),
       tag: paramOf(RULES.tag, 'Only notes carrying this tag.'),
       kind: paramOf(RULES.noteKindFilter, 'Only notes of this kind.'),
-      ...PAGE_QUERY(RULES.pageLimit),
+      // The page after a note that sorts before the example's.
+      ...PAGE_QUERY(RULES.pageLimit, ['runbooks/backup']),
     },
     status: 200,
     list: true,
@@ -69,6 +70,8 @@ export const MEMORY_ROUTES: Route[] = [
         RULES.ifNoneMatch,
         'An ETag you hold: 304 (no body) while the note is still at that version.',
         'ifNoneMatch',
+        // The example reads the note it just wrote: it holds no older version.
+        { example: undefined },
       ),
     },
     responseHeaders: noteEtag,
@@ -92,15 +95,19 @@ export const MEMORY_ROUTES: Route[] = [
       `${NEAR_MIN_TRIGRAMS} distinct trigrams), the answer adds \`similar: [{path, score}]\` (closest first, at most ${NEAR_LIMIT}) so the agent can merge ` +
       'instead of keeping a duplicate; the write happens either way, and `similar` is absent otherwise, and always for a key without `memory.read`.',
     headers: {
-      'if-match': ifMatch,
+      // The example creates the note (`If-None-Match: *`); `If-Match` would need one to exist.
+      'if-match': { ...ifMatch, example: undefined },
       'if-none-match': headerOf(
         RULES.ifNoneMatch,
         '`*`: create only (412 when a note has the path). ETags: 412 when the note is at one of them.',
         'ifNoneMatch',
+        { example: '*' },
       ),
     },
     responseHeaders: noteEtag,
     omitWhenNull: ['similar'],
+    // Created with no note like it: no `similar`.
+    exampleValues: { similar: undefined },
     body: jsonBody({
       variable: 'input',
       required: ['path', 'body', 'kind', 'links', 'tags'],
@@ -148,7 +155,8 @@ export const MEMORY_ROUTES: Route[] = [
       `${DELETED_HISTORY_DAYS} days. ` +
       'Empty for a note never changed; 404 when the path has neither a note nor readable history. Revisions never count against the note quota. ' +
       'Cursor-paginated.',
-    query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit) },
+    // The page after version 2: the example's note was deleted at version 1.
+    query: { ...pathQuery, ...PAGE_QUERY(RULES.pageLimit, [2]) },
     status: 200,
     list: true,
   }),
@@ -186,9 +194,18 @@ export const MEMORY_ROUTES: Route[] = [
         description: 'fulltext (default), semantic, or hybrid.',
       },
       explain: EXPLAIN_PARAM,
-      ...PAGE_QUERY(RULES.searchLimit),
+      // The first page (offset 0).
+      ...PAGE_QUERY(RULES.searchLimit, [0]),
     },
     responseHeaders: RANKING_HEADERS,
+    exampleValues: {
+      q: 'roll back a deploy',
+      snippet:
+        '<mark>Deploy</mark>\n\n1. Merge to `main`.\n2. Watch the pipeline; <mark>roll</mark> <mark>back</mark> with `<mark>deploy</mark> --previous` ' +
+        'if checks fail',
+      // Not asked for (`explain=false`).
+      explain: undefined,
+    },
     status: 200,
     list: true,
   }),

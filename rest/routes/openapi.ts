@@ -8,9 +8,13 @@ import { GetApiSpec } from '../../schema/operations/GetApiSpec.js';
 import { ListApiPages } from '../../schema/operations/ListApiPages.js';
 import { PlaceApiPage } from '../../schema/operations/PlaceApiPage.js';
 import { SyncApiSpec } from '../../schema/operations/SyncApiSpec.js';
+import { STORY } from '../examples.js';
 import { defineRoute, jsonBody, paramOf, type Route } from '../routeDefinition.js';
 
 const slugParam = { slug: paramOf(RULES.slug, 'Slug of a generated page.') };
+
+/** The example's spec, attached as an object: one operation, its page added. */
+const attached = { title: 'Pets', changed: [], removed: [], drifted: [], warnings: [], unchanged: 0 };
 
 /** Generated API-reference pages, endpoints 22–29. */
 export const OPENAPI_ROUTES: Route[] = [
@@ -24,6 +28,7 @@ export const OPENAPI_ROUTES: Route[] = [
     description:
       'Source (url or raw), spec title and version, OpenAPI version, operation and page counts, last sync time, ' +
       'result and plan, and warnings. 404 when no spec is attached.',
+    exampleValues: attached,
     status: 200,
   }),
   defineRoute({
@@ -41,12 +46,14 @@ export const OPENAPI_ROUTES: Route[] = [
       'operations skipped). Attaching again replaces the spec and re-syncs.',
     body: jsonBody({
       variable: 'input',
+      example: { spec: STORY.petsSpec },
       properties: {
         url: schemaOf(RULES.url, { description: 'http(s) URL of the spec.' }),
         spec: schemaOf(RULES.spec, { description: 'The spec as JSON or YAML text, or as an object.' }),
       },
       maxBytes: BODY_LIMITS.spec,
     }),
+    exampleValues: attached,
     status: 200,
   }),
   defineRoute({
@@ -58,6 +65,8 @@ export const OPENAPI_ROUTES: Route[] = [
     summary: 'Detach the spec',
     description:
       'Removes the spec and every still-generated page; detached pages stay as ordinary articles. Answers `{detached: true, removedPages}`.',
+    // The example's only page was detached before.
+    exampleValues: { removedPages: 0 },
     status: 200,
   }),
   defineRoute({
@@ -82,6 +91,8 @@ export const OPENAPI_ROUTES: Route[] = [
       'The page stops being generated and becomes an ordinary, editable article; sync never rewrites it again but ' +
       'reports drift. 409 if it is already detached.',
     pathParams: slugParam,
+    // It had been moved into the guides.
+    exampleValues: { section: 'guides', position: 1, state: 'detached' },
     status: 200,
     extraErrors: [409],
   }),
@@ -102,6 +113,8 @@ export const OPENAPI_ROUTES: Route[] = [
         position: schemaOf(RULES.position),
       },
     }),
+    // Into the guides, after "Getting started".
+    exampleValues: { section: 'guides', position: 1 },
     status: 200,
   }),
   defineRoute({
@@ -124,6 +137,8 @@ export const OPENAPI_ROUTES: Route[] = [
         position: schemaOf(RULES.position),
       },
     }),
+    // After the guides; created before the spec is attached, it collects the page of GET /pets.
+    exampleValues: { position: 1, articleCount: 0 },
     status: 201,
     extraErrors: [409],
   }),
@@ -139,6 +154,8 @@ export const OPENAPI_ROUTES: Route[] = [
       'operations are added, pages whose operation ' +
       'hash changed are rewritten (keeping their section and position), pages of removed operations are deleted; detached pages are never touched but ' +
       'reported in `drifted`. A sync of an unchanged spec changes nothing. Answers the plan.',
+    // The spec has not changed since it was attached.
+    responseExample: { added: [], changed: [], removed: [], unchanged: 1, drifted: [] },
     status: 200,
   }),
 ];

@@ -7,7 +7,18 @@ import { ProposeFromContentGap } from '../../schema/operations/ProposeFromConten
 import { ReportContentGap } from '../../schema/operations/ReportContentGap.js';
 import { Search } from '../../schema/operations/Search.js';
 import { FetchDocument } from '../../schema/operations/FetchDocument.js';
+import { STORY } from '../examples.js';
 import { defineRoute, jsonBody, PAGE_QUERY, paramOf, type ResponseHeaderDef, type Route } from '../routeDefinition.js';
+
+/** The example's group: the one question it reported, not yet proposed. */
+const reportedGroup = {
+  label: STORY.question,
+  reportCount: 1,
+  searchCount: 0,
+  state: 'open',
+  proposalId: null,
+  askedBy: [{ door: 'rest', caller: 'agent_key', questions: 1 }],
+};
 
 /** The headers saying which ranking answered a search (workspace and memory search). */
 export const RANKING_HEADERS: Record<'X-Search-Ranking' | 'X-Search-Fallback', ResponseHeaderDef> = {
@@ -49,6 +60,14 @@ export const EXPLAIN_PARAM = {
 export const PAGES_RULE =
   'Every ranking has a fixed depth, whatever page is asked: pages are slices of one ranking (no repeats, no skips, the same first hits for any `limit`). ';
 
+/** The new draft the example proposes for the group: the draft, edited. */
+const proposedDraft = {
+  title: 'Rolling back a deploy',
+  section: 'guides',
+  markdown: "# Rolling back a deploy\n\nWhen the pipeline's checks fail, run `deploy --previous`.",
+  summary: `Answers "${STORY.question}" from the runbooks/deploy note.`,
+};
+
 /** Workspace search (10), content-gap reports (21), and content-gap groups turned into proposals. */
 export const SEARCH_ROUTES: Route[] = [
   defineRoute({
@@ -75,7 +94,8 @@ export const SEARCH_ROUTES: Route[] = [
           'fulltext (default), semantic (as semantic=true), or hybrid. With semantic=true, only mode=semantic is allowed (else 400).',
       },
       explain: EXPLAIN_PARAM,
-      ...PAGE_QUERY(RULES.searchLimit),
+      // The first page (offset 0).
+      ...PAGE_QUERY(RULES.searchLimit, [0]),
     },
     responseHeaders: {
       'X-Search-Ranking': RANKING_HEADERS['X-Search-Ranking'],
@@ -91,6 +111,8 @@ export const SEARCH_ROUTES: Route[] = [
       },
       'X-Search-Fallback': RANKING_HEADERS['X-Search-Fallback'],
     },
+    // Not asked for (`explain=false`).
+    exampleValues: { explain: undefined },
     status: 200,
     list: true,
     // The name ChatGPT's connectors and deep research call search with; their answer's `results` rides along in the tool's answer.
@@ -116,6 +138,20 @@ export const SEARCH_ROUTES: Route[] = [
         RULES.textOffset,
         'Where to start reading, in characters (code points) of the text: `metadata.nextOffset` of the last piece.',
       ),
+    },
+    // The article search found, whole: version 4, its Markdown as restored.
+    exampleValues: {
+      id: 'article:getting-started',
+      text: STORY.articleMarkdown,
+      url: 'https://docs.example.com/console/#/ws/7d0f4a52-3c1e-4b9a-9f3e-2a6c8e1d5b70/articles/getting-started',
+      type: 'article',
+      key: 'getting-started',
+      version: 4,
+      status: 'STABLE',
+      offset: 0,
+      totalChars: [...STORY.articleMarkdown].length,
+      nextOffset: null,
+      readOn: null,
     },
     status: 200,
   }),
@@ -150,7 +186,9 @@ export const SEARCH_ROUTES: Route[] = [
       'Unanswered questions (reports and zero-result searches) grouped by similar meaning, most asked first: `label`, counts, first and last seen, ' +
       'up to 3 `sampleQuestions` (newest first; e-mail addresses, secrets and phone numbers replaced), the `nearestArticle` (only one the key may see) and ' +
       '`state`: `open`, or `proposed` while a proposal made from the group (`proposalId`) waits for review. Resolved groups are not listed. Cursor-paginated.',
-    query: PAGE_QUERY(RULES.pageLimit),
+    // The page after a group asked twice.
+    query: PAGE_QUERY(RULES.pageLimit, [2, 41]),
+    exampleValues: reportedGroup,
     status: 200,
     list: true,
   }),
@@ -175,7 +213,9 @@ export const SEARCH_ROUTES: Route[] = [
         markdown: schemaOf(RULES.markdown),
         summary: schemaOf(RULES.summary, { description: 'What the draft answers, for the reviewer.' }),
       },
+      example: proposedDraft,
     }),
+    exampleValues: { ...proposedDraft, kind: 'new', status: 'open', articleSlug: null, baseVersion: null, reason: null },
     status: 201,
     extraErrors: [409],
   }),
@@ -194,6 +234,17 @@ export const SEARCH_ROUTES: Route[] = [
       'the draft, edited or not, to POST /content-gaps/{group}/proposal. Needs `article.create` and `memory.read`. 409 when the group is resolved; ' +
       '404 for a group of another workspace.',
     pathParams: { group: paramOf(RULES.entryId, 'Id of an open content-gap group (from GET /content-gaps).') },
+    // The note runbooks/deploy answers the group's question.
+    exampleValues: {
+      ...reportedGroup,
+      coverage: 1,
+      excerpt: STORY.noteBody,
+      title: STORY.question,
+      markdown:
+        `Questions this article answers:\n\n- ${STORY.question}\n\n## Deploy\n\n${STORY.noteBody}\n\n` +
+        '_From the memory note `runbooks/deploy` (version 1)._\n',
+      summary: `Answers the content gap “${STORY.question}” with what agents wrote in runbooks/deploy.`,
+    },
     status: 200,
     extraErrors: [409],
   }),

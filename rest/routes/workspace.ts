@@ -4,6 +4,12 @@ import { GetWorkspaceGuidance } from '../../schema/operations/GetWorkspaceGuidan
 import { SetWorkspaceGuidance } from '../../schema/operations/SetWorkspaceGuidance.js';
 import { defineRoute, jsonBody, type Route } from '../routeDefinition.js';
 
+const guidance = {
+  markdown:
+    '# How to use this workspace\n\nSearch before you write. Propose edits to published articles rather than changing them; keep runbooks in ' +
+    'memory under `runbooks/`.',
+};
+
 /** The workspace's guidance for agents (beyond the specification's endpoints). */
 export const WORKSPACE_ROUTES: Route[] = [
   defineRoute({
@@ -16,6 +22,7 @@ export const WORKSPACE_ROUTES: Route[] = [
     description:
       "How this workspace's administrators ask agents to use it, in Markdown (empty when there is none); any key of the " +
       "workspace may read it. MCP hands it out in the server's instructions, and `/llms.txt` shows it to a key.",
+    exampleValues: guidance,
     status: 200,
   }),
   defineRoute({
@@ -33,6 +40,7 @@ export const WORKSPACE_ROUTES: Route[] = [
       properties: { markdown: schemaOf(RULES.guidance, { description: 'The guidance, Markdown, at most 4 KiB (UTF-8).' }) },
       required: ['markdown'],
     }),
+    exampleValues: guidance,
     status: 200,
   }),
 ];

@@ -49,7 +49,7 @@ describe('a row typed by its document', () => {
       ...noteGet,
       operation: GetMemoryNote,
       // @ts-expect-error -- GetMemoryNote has no $limit nor $cursor
-      query: { ...path, ...PAGE_QUERY(RULES.pageLimit) },
+      query: { ...path, ...PAGE_QUERY(RULES.pageLimit, [20]) },
     });
     expect(() => compileRoutes(schema, withRow(spread))).toThrow(/parameter limit has no variable \$limit/);
   });
