@@ -63,7 +63,12 @@ export interface GroupQuestionRow {
  * The questions of groups `groupIds` of a workspace, at most `perGroup` of each (newest first):
  * reports with a question, and zero-result searches.
  */
-export async function groupQuestions(db: SqlTarget, workspaceId: string, groupIds: number[], perGroup: number): Promise<GroupQuestionRow[]> {
+export async function groupQuestions(
+  db: SqlTarget,
+  workspaceId: string,
+  groupIds: number[],
+  perGroup: number,
+): Promise<GroupQuestionRow[]> {
   if (!groupIds.length) return [];
   return sql<GroupQuestionRow>(
     db,

@@ -6,7 +6,10 @@ import { sql, type SqlTarget } from '../db/sql.js';
  * (counted under a lock on the holder, so concurrent subscribes cannot pass the limit together).
  * Whether it is subscribed now (false: over the limit).
  */
-export async function addSubscription(db: SqlTarget, row: { holder: string; workspaceId: string; uri: string; limit: number }): Promise<boolean> {
+export async function addSubscription(
+  db: SqlTarget,
+  row: { holder: string; workspaceId: string; uri: string; limit: number },
+): Promise<boolean> {
   const [done] = await sql<{ ok: boolean }>(
     db,
     `with locked as (select pg_advisory_xact_lock(hashtext('wks_mcp_sub:' || :holder))),
@@ -36,6 +39,8 @@ export async function holdersOf(db: SqlTarget, workspaceId: string, uri: string)
 
 /** The workspaces whose resources `holder` is subscribed to. */
 export async function workspacesOf(db: SqlTarget, holder: string): Promise<string[]> {
-  const rows = await sql<{ workspace_id: string }>(db, 'select distinct workspace_id from mcp_resource_subscriptions where holder = ?', [holder]);
+  const rows = await sql<{ workspace_id: string }>(db, 'select distinct workspace_id from mcp_resource_subscriptions where holder = ?', [
+    holder,
+  ]);
   return rows.map((r) => r.workspace_id);
 }

@@ -33,13 +33,17 @@ export class GapNote {
   @Field(() => [String]) tags!: string[];
   @Field(() => Int, { description: 'The version quoted.' }) version!: number;
   @Field(() => Date) updatedAt!: Date;
-  @Field(() => Int, { description: "How many of the group's questions it answers (in full text, it holds at least half of the question's weight)." })
+  @Field(() => Int, {
+    description: "How many of the group's questions it answers (in full text, it holds at least half of the question's weight).",
+  })
   answers!: number;
   @Field(() => Float, { description: "The largest share of a question's weight (by idf) it holds, 0–1." }) coverage!: number;
   @Field({ description: 'The first 280 characters of its body.' }) excerpt!: string;
 }
 
-@ObjectType({ description: 'A new-article draft that answers a content-gap group, seeded with the memory notes that answer its questions.' })
+@ObjectType({
+  description: 'A new-article draft that answers a content-gap group, seeded with the memory notes that answer its questions.',
+})
 export class GapDraft {
   @Field(() => ContentGap) group!: ContentGap;
   @Field(() => [String], { description: 'The questions asked of the notes: the group’s newest, scrubbed.' }) questions!: string[];

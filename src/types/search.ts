@@ -96,7 +96,8 @@ export class SearchPage extends RankedPageOf(SearchHit) {
   })
   suggestions?: string[];
   @Field(() => [DocumentResult], {
-    description: 'The hits as connectors list them (ChatGPT, deep research): `{ id, title, url }`, the id one `fetchDocument` takes, the url the console page.',
+    description:
+      'The hits as connectors list them (ChatGPT, deep research): `{ id, title, url }`, the id one `fetchDocument` takes, the url the console page.',
   })
   results?: DocumentResult[];
 }

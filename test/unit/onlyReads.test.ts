@@ -45,11 +45,14 @@ describe('which MCP messages only read (mcpMessageReads)', () => {
   const methodOf = (tool: string) => methods[tool];
   const call = (name: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } });
 
-  it('takes initialize, ping, tools/list, notifications and calls of GET tools', () => {
+  it('takes initialize, ping, tools/list, the resources reads, notifications and calls of GET tools', () => {
     for (const message of [
       { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {} } },
       { jsonrpc: '2.0', id: 1, method: 'ping' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'resources/list' },
+      { jsonrpc: '2.0', id: 2, method: 'resources/templates/list' },
+      { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'wks://workspaces/w/notes/a' } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } },
       call('memory_list_notes'),
@@ -65,7 +68,8 @@ describe('which MCP messages only read (mcpMessageReads)', () => {
       call(42),
       { jsonrpc: '2.0', id: 1, method: 'tools/call' },
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: null },
-      { jsonrpc: '2.0', id: 1, method: 'resources/list' },
+      { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'wks://workspaces/w/notes/a' } },
+      { jsonrpc: '2.0', id: 1, method: 'subscriptions/listen' },
       { jsonrpc: '2.0', id: 1, result: {} },
       { jsonrpc: '2.0', id: 1, method: 7 },
       null,
