@@ -95,6 +95,32 @@ describe('ranked retrieval over articles and the changelog', () => {
     expect(await found('"domain event" "event log"')).toEqual(['logs']);
     expect(await found('-"domain event"')).toEqual(['events', 'reversed']);
     expect(await found('event -reversed -hyphens')).toEqual(['domain-events', 'events', 'logs']);
+    // Quoted text nothing holds (a citation in a question) narrows to nothing: the words rank instead.
+    expect(await found('domain events, as in "the event sourcing handbook"')).toEqual([
+      'domain-events',
+      'events',
+      'hyphens',
+      'logs',
+      'reversed',
+    ]);
+  });
+
+  it('ranks by the words when quoted text is held only by what the caller may not read, as when nothing holds it', async () => {
+    const t = await tenant(app, { plan: 'pro' });
+    await docs(app, t, [['Domain events', 'How a domain event is stored.']]);
+    await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Internal', visibility: 'restricted' } });
+    const secret = await app.api('POST', `${W}/articles`, {
+      key: t.key,
+      body: { title: 'Escrow', section: 'internal', markdown: 'The vault phrase is kept here. Domain event notes.' },
+    });
+    expect(secret.status).toBe(201);
+    const member = await createMember(app, t.org.id, { role: 'viewer' });
+    const viewer = (await createKey(app, member.id, { permissions: ['search.read'], workspaceId: t.workspace.id })).key;
+    const asViewer = async (q: string) => slugs((await search(t, `q=${encodeURIComponent(q)}`, viewer)).body);
+    expect(await asViewer('domain event "vault phrase"')).toEqual(await asViewer('domain event "phrase held nowhere"'));
+    expect(await asViewer('domain event "vault phrase"')).toEqual(['domain-events']);
+    // The owner's key reads the restricted article: the phrase narrows to it.
+    expect(slugs((await search(t, `q=${encodeURIComponent('domain event "vault phrase"')}`)).body)).toEqual(['escrow']);
   });
 
   it('answers operator storms, stop words and NUL-free oddities as text, never a 5xx (REST, memory, GraphQL, MCP)', async () => {

@@ -29,6 +29,7 @@ import {
 } from './loads.js';
 import { importInBackground } from './archives.js';
 import { imageImport, searchIndexMemory, threeUploads, twentyPuts } from './stall.js';
+import { mcpListeners } from './listeners.js';
 import { hostileSockets } from './sockets.js';
 import { OPTIONS } from './options.js';
 import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
@@ -450,6 +451,34 @@ export const SCENARIOS: Scenario[] = [
       'never send connection_init, from two other loopback addresses) holding what the service lets them hold, and with the same ' +
       'clients reconnecting a second after each close (a flood of connection attempts, their own process on the same cores); then the ' +
       'console (admin token, from 127.0.0.1) connecting 100 times, one every 100 ms, timed from open to connection_ack, in each case.',
+  },
+  {
+    id: 'listeners',
+    alias: 11,
+    name: '11 MCP listeners',
+    needs: ['notes'],
+    variants: [
+      { id: 'put', label: 'PUT note, no listeners', connections: 50, drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'put-listeners',
+        label: 'PUT note, 1,000 MCP listeners open (on another note, changed every 500 ms)',
+        connections: 50,
+        drive: autocannon((b) => ({ ...noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth), background: () => mcpListeners(b, 1000) })),
+      },
+    ],
+    ratios: [
+      {
+        key: 'putNoteUnderListeners',
+        label: 'PUT note with 1,000 MCP listeners open',
+        of: { variant: 'put-listeners', name: 'listeners' },
+        over: { variant: 'put', name: 'none' },
+        target: { min: 0.9 },
+      },
+    ],
+    notes:
+      'Note PUTs at 50 connections side by side: alone, and with 1,000 open subscriptions/listen streams (2026-07-28, 100 keys of ten ' +
+      "slots, held by a process of their own) on one other note, which that process changes through REST every 500 ms while timing each " +
+      "change's arrival on all 1,000 streams (p50, p99, max in the note column, with the service's resident memory per listener).",
   },
   {
     id: 'archive',

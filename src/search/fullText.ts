@@ -238,6 +238,8 @@ export interface FullTextResult {
   /** A tsquery matching any of the question's lexemes (snippets mark them), or null when it has none. */
   anyLexeme: string | null;
   seesRestricted: boolean;
+  /** The question's quoted phrases narrowed to nothing the caller may read, so it was ranked by its words. */
+  phrasesIgnored?: boolean;
 }
 
 /**
@@ -269,18 +271,25 @@ export async function rankFullText(
     index.holds(part, args.seesRestricted),
   );
   const key = (r: { type: string; id: number }) => `${r.type}:${r.id}`;
-  const ranking = index.rank(
-    {
-      terms,
-      seesRestricted: args.seesRestricted,
-      only: required ? new Set(required.map(key)) : null,
-      except: new Set(excluded.map(key)),
-      without,
-      depth: args.depth,
-      maxPostings: MAX_POSTINGS,
-      maxTerms: MAX_TERMS,
-    },
-    BM25F,
-  );
-  return { ranking, index, anyLexeme: anyLexemeQuery(terms.map((t) => t.lexeme)), seesRestricted: args.seesRestricted };
+  const rank = (only: Set<string> | null) =>
+    index.rank(
+      {
+        terms,
+        seesRestricted: args.seesRestricted,
+        only,
+        except: new Set(excluded.map(key)),
+        without,
+        depth: args.depth,
+        maxPostings: MAX_POSTINGS,
+        maxTerms: MAX_TERMS,
+      },
+      BM25F,
+    );
+  let ranking = rank(required ? new Set(required.map(key)) : null);
+  // Quoted text no item the caller may read holds (a citation inside a question, more often than
+  // an operator) narrows to nothing: the question is then ranked by its words, quotes and all.
+  // Only what the caller may read is ranked either way, so the fallback tells it nothing of the rest.
+  const phrasesIgnored = required !== null && !ranking.hits.length && terms.length > 0;
+  if (phrasesIgnored) ranking = rank(null);
+  return { ranking, index, anyLexeme: anyLexemeQuery(terms.map((t) => t.lexeme)), seesRestricted: args.seesRestricted, phrasesIgnored };
 }

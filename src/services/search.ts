@@ -167,6 +167,8 @@ export async function semanticNeighbours(
   expand?: (vector: number[]) => Promise<number[]>,
 ): Promise<Neighbour[] | { reason: FallbackReason }> {
   const { embedder, index } = ctx.search;
+  // Switched off (EMBEDDINGS=off): queued items will never be embedded, so say so rather than "pending".
+  if (embedder.model === 'none') return { reason: 'embedder_unavailable' };
   // The query is embedded (the slowest step) while the database is asked, at the same time,
   // whether items still wait for embeddings and what the workspace's vectors are.
   const asked = queryVector(embedder, workspaceId, q);
