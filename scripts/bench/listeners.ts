@@ -60,19 +60,27 @@ export async function mcpListeners(b: Bench, count: number): Promise<Background>
     body: JSON.stringify({ path, body: 'watched', kind: 'note', links: [], tags: [] }),
   });
   if (put.status >= 300) throw new Error(`the watched note: ${put.status} ${await put.text()}`);
-  const setup: Setup = { service: b.service, pid: b.pid ?? null, workspaceId: b.workspaceId, keys, writer: b.auth.authorization, path, count };
+  const setup: Setup = {
+    service: b.service,
+    pid: b.pid ?? null,
+    workspaceId: b.workspaceId,
+    keys,
+    writer: b.auth.authorization,
+    path,
+    count,
+  };
   const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(setup)], { execArgv: process.execArgv });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let ready = '';
   await new Promise<void>((resolve, reject) => {
-    child.once('message', (text) => resolve(void (ready = String(text))));
+    child.once('message', (text) => resolve(void (ready = messageText(text))));
     child.once('exit', (code) => reject(new Error(`the listeners exited with ${code}`)));
   });
   let note = '';
   return {
     note: () => `${ready}; ${note}`,
     async stop() {
-      const answered = new Promise<void>((resolve) => child.once('message', (text) => resolve(void (note = String(text)))));
+      const answered = new Promise<void>((resolve) => child.once('message', (text) => resolve(void (note = messageText(text)))));
       child.send('stop');
       await Promise.race([answered, exited]);
       await exited;
@@ -100,9 +108,15 @@ async function listen(s: Setup, key: string, uri: string, heard: () => void, id:
       'mcp-protocol-version': MODERN,
       'mcp-method': 'subscriptions/listen',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: [uri] }, _meta: envelope } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: [uri] }, _meta: envelope },
+    }),
   });
-  if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`listen ${res.status}: ${await res.text()}`);
+  if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
+    throw new Error(`listen ${res.status}: ${await res.text()}`);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let acknowledged: () => void = () => undefined;
@@ -139,7 +153,8 @@ async function child(s: Setup): Promise<void> {
   }
   await new Promise((r) => setTimeout(r, 1000));
   const after = rss(s.pid);
-  const perListener = before !== null && after !== null ? `${Math.round((after - before) / s.count / 1024)} KiB of the service's RSS per listener` : '';
+  const perListener =
+    before !== null && after !== null ? `${Math.round((after - before) / s.count / 1024)} KiB of the service's RSS per listener` : '';
   process.send!(`${s.count} listeners open${perListener ? `, ${perListener}` : ''}`);
   const latencies: number[] = [];
   let missed = 0;
@@ -173,3 +188,8 @@ async function child(s: Setup): Promise<void> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await child(JSON.parse(process.argv[2]) as Setup);
+
+/** A child's message as text: the listeners send strings. */
+function messageText(message: unknown): string {
+  return typeof message === 'string' ? message : JSON.stringify(message);
+}

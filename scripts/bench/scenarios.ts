@@ -458,7 +458,12 @@ export const SCENARIOS: Scenario[] = [
     name: '11 MCP listeners',
     needs: ['notes'],
     variants: [
-      { id: 'put', label: 'PUT note, no listeners', connections: 50, drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)) },
+      {
+        id: 'put',
+        label: 'PUT note, no listeners',
+        connections: 50,
+        drive: autocannon((b) => noteUpdates(`${b.base}${SERVICE_NOTE_ROUTE}`, b.auth)),
+      },
       {
         id: 'put-listeners',
         label: 'PUT note, 1,000 MCP listeners open (on another note, changed every 500 ms)',
@@ -477,7 +482,7 @@ export const SCENARIOS: Scenario[] = [
     ],
     notes:
       'Note PUTs at 50 connections side by side: alone, and with 1,000 open subscriptions/listen streams (2026-07-28, 100 keys of ten ' +
-      "slots, held by a process of their own) on one other note, which that process changes through REST every 500 ms while timing each " +
+      'slots, held by a process of their own) on one other note, which that process changes through REST every 500 ms while timing each ' +
       "change's arrival on all 1,000 streams (p50, p99, max in the note column, with the service's resident memory per listener).",
   },
   {
