@@ -1,7 +1,8 @@
 // The content-gaps screen's draft pane: the form that turns a group into a new-article proposal
-// (title, section, Markdown, summary), prefilled from the group and its questions.
+// (title, section, Markdown, summary), drafted from the memory notes that answer the group's questions
+// (what agents learned becomes documentation), else from the group and its questions.
 import { announce, busy, field, fill, h, message } from './dom.js';
-import { PROPOSE, SECTIONS } from './gapQueries.js';
+import { DRAFT, PROPOSE, SECTIONS } from './gapQueries.js';
 
 const SUMMARY_MAX = 500;
 const TITLE_MAX = 200;
@@ -33,16 +34,25 @@ export class GapDraft {
     );
   }
 
-  /** Opens the form for group `g` (the sections are read first, once). */
+  /** Opens the form for group `g`: the sections (read once) and the group's draft from notes are read first. */
   async open(g) {
     this.group = g;
     this.onChange();
-    fill(this.panel, this.heading(), h('p', { class: 'muted' }, 'Loading the sections…'));
-    await this.loadSections();
+    fill(this.panel, this.heading(), h('p', { class: 'muted' }, 'Reading the sections and the notes that answer these questions…'));
+    const [, drafted] = await Promise.all([this.loadSections(), this.loadDraft(g)]);
     if (!this.view.alive || this.group !== g) return;
-    const { form, title } = this.form(g);
-    fill(this.panel, this.heading(), form);
+    const { form, title } = this.form(g, drafted.draft);
+    fill(this.panel, this.heading(), notesFound(drafted), form);
     title.focus();
+  }
+
+  /** The group's draft from notes: `{ draft }`, or `{ error }` when it could not be read (the form then starts from the questions). */
+  async loadDraft(g) {
+    try {
+      return { draft: (await this.gql(DRAFT, { w: this.w, group: g.id })).contentGapDraft };
+    } catch (error) {
+      return { draft: null, error: error.message };
+    }
   }
 
   close() {
@@ -67,8 +77,8 @@ export class GapDraft {
     }
   }
 
-  form(g) {
-    const controls = this.controls(g);
+  form(g, draft) {
+    const controls = this.controls(g, draft);
     const { title, section, markdown, summary } = controls;
     const errors = h('div');
     const form = h(
@@ -96,8 +106,8 @@ export class GapDraft {
     return { form, title };
   }
 
-  /** The form's fields, prefilled: the group's label as title, its first questions in the Markdown. */
-  controls(g) {
+  /** The form's fields, prefilled from the draft from notes, else the group's label as title and its first questions in the Markdown. */
+  controls(g, draft) {
     const questions = this.questions(g.id);
     const text = (name, max, value) =>
       h('input', { name, required: true, maxlength: String(max), autocomplete: 'off', value: value.slice(0, max) });
@@ -107,12 +117,14 @@ export class GapDraft {
       (this.sections ?? []).map((s) => h('option', { value: s.key }, `${s.label} (${s.key})`)),
     );
     const markdown = h('textarea', { name: 'markdown', rows: '9', spellcheck: 'true' });
-    markdown.value = `# ${g.label}\n\n${questions.length ? `Answers: ${questions.slice(0, 3).join(' / ')}\n\n` : ''}`;
+    markdown.value = draft?.notes.length
+      ? draft.markdown
+      : `# ${g.label}\n\n${questions.length ? `Answers: ${questions.slice(0, 3).join(' / ')}\n\n` : ''}`;
     return {
-      title: text('title', TITLE_MAX, g.label),
+      title: text('title', TITLE_MAX, draft?.title ?? g.label),
       section,
       markdown,
-      summary: text('summary', SUMMARY_MAX, `Answers the content gap: ${g.label}`),
+      summary: text('summary', SUMMARY_MAX, draft?.notes.length ? draft.summary : `Answers the content gap: ${g.label}`),
     };
   }
 
@@ -156,4 +168,34 @@ export class GapDraft {
     this.empty(done);
     done.focus();
   }
+}
+
+/** What the draft was made from: the memory notes that answer the group's questions, or why none. */
+function notesFound({ draft, error }) {
+  if (error) return message('warning', `The memory notes could not be read (${error}): the draft starts from the questions.`);
+  if (!draft.notes.length)
+    return h(
+      'p',
+      { class: 'muted draft-notes-none' },
+      'No memory note answers these questions yet: the draft starts from the questions. ' +
+        'Notes that agents write to the memory (PUT …/memory/note) and that answer them seed the next draft.',
+    );
+  return h(
+    'section',
+    { class: 'draft-notes', 'aria-label': 'Memory notes that answer these questions' },
+    h('h3', {}, `Drafted from ${draft.notes.length} memory note${draft.notes.length === 1 ? '' : 's'}`),
+    h(
+      'ul',
+      {},
+      draft.notes.map((n) =>
+        h(
+          'li',
+          {},
+          h('code', {}, n.path),
+          ` · version ${n.version} · answers ${n.answers} question${n.answers === 1 ? '' : 's'}`,
+          h('p', { class: 'muted excerpt' }, n.excerpt),
+        ),
+      ),
+    ),
+  );
 }

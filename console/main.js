@@ -1,8 +1,9 @@
 // The review console: the signed-in person (their session; signing in happens on /console/sign-in),
-// the choice of workspace in their organization, and the screens of one workspace (proposals,
-// content gaps, agent keys, audit trail, agents and people, guidance, sessions), each shown as the person's role allows. Routes live in the URL's fragment
-// (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the screen, and an
-// address opened before a workspace was chosen is where the choice leads.
+// the choice of workspace in their organization, the screens of one workspace (proposals, content
+// gaps, agent keys, audit trail, agents and people, guidance, sessions), each shown as the person's
+// role allows, and documents' pages (#/ws/<workspace>/articles/<slug>, …). Routes live in the URL's
+// fragment (#/proposals, #/proposals/12, …), so the browser's back button and reloads keep the
+// screen, and an address opened before a workspace was chosen is where the choice leads.
 /* global document, location, window, setTimeout, clearTimeout */
 import { announce, fill, h, message } from './dom.js';
 import { aRole, onlyRolesCan } from './refusals.js';
@@ -22,6 +23,7 @@ import { sessionsScreen } from './sessions.js';
 import { connectedAppsScreen } from './connectedApps.js';
 import { guidanceScreen } from './guidance.js';
 import { dashboardScreen } from './dashboard.js';
+import { adoptWorkspace, documentScreen } from './documentPage.js';
 
 const main = document.getElementById('main');
 
@@ -62,6 +64,7 @@ function redirect(path) {
 /** The route the tab may show now, or null when `name` is it: no workspace, only the choice (which then leads on to `name`). */
 function allowed(name, screen) {
   if (name === 'sign-in' || name === '') return home();
+  if (name === 'ws') return null; // a document's page chooses its own workspace
   if (name !== 'workspaces' && !screen) return home();
   if (screen && !chosenWorkspace.get()) {
     afterChoice = location.hash.slice(2);
@@ -100,12 +103,16 @@ async function render() {
   const elsewhere = allowed(name, screen);
   if (elsewhere) return redirect(elsewhere);
 
-  const workspace = chosenWorkspace.get();
   const current = (view = new View(live));
+  // A document's address (#/ws/<workspace>/…) chooses its workspace first, when the person can reach it.
+  const reachable = name === 'ws' ? await adoptWorkspace(gql, (arg ?? '').split('/')[0]).catch(() => false) : true;
+  if (!current.alive) return;
+  const workspace = chosenWorkspace.get();
   drawChrome(name, { person: session.current, workspace, screens: tabs(), live, signOut });
-  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, session, takeAfterChoice, afterChoice };
+  const ctx = { view: current, main, workspace, arg, go, setRoute, gql, session, takeAfterChoice, afterChoice, reachable };
   try {
     if (name === 'workspaces') await workspacesScreen(ctx);
+    else if (name === 'ws') await documentScreen(ctx);
     else if (screen.needs && !session.may(screen.needs)) refusal(screen, workspace);
     else await screen.render(ctx);
   } catch (error) {

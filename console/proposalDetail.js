@@ -1,10 +1,11 @@
 // The proposals screen's detail pane: the selected proposal's facts, its changes beside the
-// article's current version, and the review forms.
+// article's current version (merged into it when the article moved on, its conflicts shown), and the
+// review forms.
 import { fill, h, message, time } from './dom.js';
 import { splitLines } from './diff.js';
 import { diffView } from './diffView.js';
 import { kindLabel, subject } from './proposalList.js';
-import { ARTICLE } from './proposalQueries.js';
+import { ARTICLE, MERGE } from './proposalQueries.js';
 import { drawReview } from './proposalReview.js';
 
 /** The pane showing one proposal of workspace `w`; `onReviewed(id)` hears one approved or rejected here. */
@@ -33,8 +34,8 @@ export class ProposalDetail {
     );
   }
 
-  /** Shows proposal `p` (its heading takes the focus with `focus`), then reads what it changes. */
-  async show(p, focus) {
+  /** Shows proposal `p` (its heading takes the focus with `focus`; `warning` said first), then reads what it changes. */
+  async show(p, focus, warning = null) {
     const heading = h(
       'h2',
       { tabindex: '-1', id: 'proposal-title' },
@@ -47,13 +48,26 @@ export class ProposalDetail {
     this.shown = { id: p.id, actions, notice };
     fill(this.pane, heading, facts(p), notice, body, actions);
     if (focus) heading.focus();
-    drawReview(
-      p,
-      { actions, notice },
-      { gql: this.gql, view: this.view, w: this.w, reviewedHere: this.reviewedHere, onReviewed: this.onReviewed },
-    );
-    if (p.kind !== 'edit') fill(body, newDraftBody(p));
-    else await this.drawEdit(p, body);
+    if (p.kind !== 'edit') {
+      this.review(p, { actions, notice }, null);
+      fill(body, newDraftBody(p));
+    } else await this.drawEdit(p, body, { actions, notice });
+    if (warning && this.shown?.id === p.id) fill(notice, message('warning', warning));
+  }
+
+  /** The review forms of `p`; an approval refused because the article changed meanwhile shows the proposal again. */
+  review(p, slots, merge) {
+    drawReview(p, slots, {
+      gql: this.gql,
+      view: this.view,
+      w: this.w,
+      reviewedHere: this.reviewedHere,
+      onReviewed: this.onReviewed,
+      merge,
+      onConflict: (text) => {
+        if (this.view.alive && this.shown?.id === p.id) void this.show(p, false, `${text} The merge below is as of now.`);
+      },
+    });
   }
 
   /** A live event said proposal `id` is now `status`: when it is on show and was not reviewed here, say so. */
@@ -63,10 +77,17 @@ export class ProposalDetail {
     fill(this.shown.actions);
   }
 
-  async drawEdit(p, body) {
+  /** An edit: the article now and the merge preview, read together; then the diff and the review forms. */
+  async drawEdit(p, body, slots) {
     let article;
+    let merge;
     try {
-      article = (await this.gql(ARTICLE, { w: this.w, slug: p.articleSlug })).article;
+      const [now, preview] = await Promise.all([
+        this.gql(ARTICLE, { w: this.w, slug: p.articleSlug }),
+        this.gql(MERGE, { w: this.w, id: p.id }),
+      ]);
+      article = now.article;
+      merge = preview.proposalMerge;
     } catch (error) {
       if (!this.view.alive || this.shown?.id !== p.id) return;
       fill(
@@ -74,9 +95,12 @@ export class ProposalDetail {
         message('error', `The current version of ${p.articleSlug} could not be read: ${error.message}`),
         p.markdown === null ? null : diffView([], splitLines(p.markdown), { left: 'Current version (unavailable)', right: 'Proposed' }),
       );
+      this.review(p, slots, null);
       return;
     }
-    if (this.view.alive && this.shown?.id === p.id) fill(body, editBody(p, article));
+    if (!this.view.alive || this.shown?.id !== p.id) return;
+    fill(body, article.version === p.baseVersion || !merge ? editBody(p, article) : mergedBody(p, article, merge));
+    this.review(p, slots, merge);
   }
 }
 
@@ -110,28 +134,11 @@ function newDraftBody(p) {
   ];
 }
 
-/** An edit beside the article as it is now: a warning when the article moved on, the new title, the Markdown's diff. */
+/** An edit of the article as it still is: the new title, the Markdown's diff. */
 function editBody(p, article) {
   const retitled = p.title !== null && p.title !== article.title;
   return [
-    article.version !== p.baseVersion
-      ? message(
-          'warning',
-          `The article changed since this proposal was made (based on version ${p.baseVersion}, now version ${article.version}): ` +
-            'approving it will be refused.',
-        )
-      : null,
-    retitled
-      ? h(
-          'p',
-          { class: 'title-change' },
-          'Title: ',
-          h('del', {}, article.title),
-          h('span', { 'aria-hidden': 'true' }, ' → '),
-          h('span', { class: 'sr-only' }, ' becomes '),
-          h('ins', {}, p.title),
-        )
-      : null,
+    retitled ? titleChange(article.title, p.title) : null,
     p.markdown === null
       ? h('p', { class: 'muted' }, 'The Markdown stays as it is: only the title changes.')
       : diffView(splitLines(article.markdown), splitLines(p.markdown), {
@@ -139,4 +146,68 @@ function editBody(p, article) {
           right: `Proposed${retitled ? `: ${p.title}` : ''}`,
         }),
   ];
+}
+
+/**
+ * An edit of an article that changed since it was made: what approving gives (the article now beside
+ * the merge), or the lines both changed differently, each with its three versions.
+ */
+function mergedBody(p, article, merge) {
+  const since = `The article changed since this proposal was made (based on version ${p.baseVersion}, now version ${article.version})`;
+  if (merge.clean)
+    return [
+      message('info', `${since}: approving merges this edit into it. Below, the article now beside the merged text.`),
+      merge.title !== article.title ? titleChange(article.title, merge.title) : null,
+      diffView(splitLines(article.markdown), splitLines(merge.markdown), {
+        left: `Current: ${article.title} (version ${article.version})`,
+        right: 'After approval (merged)',
+      }),
+    ];
+  const n = merge.conflicts.length;
+  return [
+    message(
+      'warning',
+      `${since}, and ${n === 1 ? 'one place was' : `${n} places were`} changed two ways: ` +
+        `resolve ${n === 1 ? 'it' : 'them'} in the text below to approve, or return the proposal with a comment.`,
+    ),
+    h(
+      'ol',
+      { class: 'conflicts' },
+      merge.conflicts.map((c) => h('li', { class: 'conflict' }, conflictView(p, article, c))),
+    ),
+  ];
+}
+
+/** One conflict: where it is in the article now, and its lines when proposed, in the edit and now. */
+function conflictView(p, article, c) {
+  const where =
+    c.field === 'title'
+      ? 'The title'
+      : c.currentLines > 1
+        ? `Lines ${c.line}–${c.line + c.currentLines - 1} of the article now`
+        : `Line ${c.line} of the article now`;
+  const column = (heading, lines) =>
+    h('div', { class: 'conflict-side' }, h('h5', {}, heading), h('pre', { class: 'markdown' }, lines.length ? lines.join('\n') : '(none)'));
+  return [
+    h('h4', {}, where),
+    h(
+      'div',
+      { class: 'conflict-sides' },
+      column(`When proposed (version ${p.baseVersion})`, c.base),
+      column('Proposed', c.proposed),
+      column(`Now (version ${article.version})`, c.current),
+    ),
+  ];
+}
+
+function titleChange(before, after) {
+  return h(
+    'p',
+    { class: 'title-change' },
+    'Title: ',
+    h('del', {}, before),
+    h('span', { 'aria-hidden': 'true' }, ' → '),
+    h('span', { class: 'sr-only' }, ' becomes '),
+    h('ins', {}, after),
+  );
 }

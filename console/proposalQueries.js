@@ -1,5 +1,5 @@
-// The GraphQL the proposals screen sends: the open proposals, the article an edit is based on, the
-// two reviews, and the live changes.
+// The GraphQL the proposals screen sends: the open proposals, the article an edit is based on and its
+// merge preview, the three reviews (approve, reject, return), and the live changes.
 
 const FIELDS = 'id kind status articleSlug baseVersion section title markdown summary createdAt gapGroupId reviewedAt reason';
 
@@ -13,8 +13,20 @@ export const ARTICLE = `query ConsoleArticle($w: String!, $slug: String!) {
   article(workspace: $w, slug: $slug) { slug title markdown version status section updatedAt }
 }`;
 
-/** Approves a proposal. */
-export const APPROVE = `mutation ConsoleApprove($w: String!, $id: Int!) { approveProposal(workspace: $w, id: $id) { ${FIELDS} } }`;
+/** How an open edit merges into the article now: the merged text and the lines changed two ways. */
+export const MERGE = `query ConsoleProposalMerge($w: String!, $id: Int!) {
+  proposalMerge(workspace: $w, id: $id) { clean title markdown conflicts { field line currentLines base proposed current } }
+}`;
+
+/** Approves a proposal: merged into the article now, or the reviewer's resolution of its conflicts. */
+export const APPROVE = `mutation ConsoleApprove($w: String!, $id: Int!, $resolution: ResolutionInput) {
+  approveProposal(workspace: $w, id: $id, resolution: $resolution) { ${FIELDS} }
+}`;
+
+/** Returns a proposal to its proposer with a comment (they read it over REST and MCP, and propose again). */
+export const RETURN = `mutation ConsoleReturn($w: String!, $id: Int!, $comment: String!) {
+  returnProposal(workspace: $w, id: $id, comment: $comment) { ${FIELDS} }
+}`;
 
 /** Rejects a proposal with a reason the proposer sees. */
 export const REJECT = `mutation ConsoleReject($w: String!, $id: Int!, $reason: String!) {

@@ -1,5 +1,5 @@
 // The proposals screen: the workspace's open proposals beside the selected one's changes, approved or
-// rejected there. The list follows proposalChanged.
+// rejected or returned there. The list follows proposalChanged.
 import { fill, h } from './dom.js';
 import { ProposalDetail } from './proposalDetail.js';
 import { ProposalList } from './proposalList.js';
@@ -44,7 +44,7 @@ export async function proposalsScreen(ctx) {
     h(
       'p',
       { class: 'lead' },
-      `Open proposals in ${workspace.name}: compare each with the article’s current version, then approve or reject it.`,
+      `Open proposals in ${workspace.name}: compare each with the article’s current version, then approve, reject or return it to its proposer.`,
     ),
     h('div', { class: 'columns columns-review' }, list.element(), detail.pane),
   );
