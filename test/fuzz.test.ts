@@ -121,7 +121,14 @@ function validQuery(route: Route): string {
   return Object.entries(route.query ?? {})
     .filter(([name, def]) => def.required || name === 'path' || name === 'q')
     .map(([name, def]) => {
-      const value = name === 'path' ? 'fuzz/note' : (def.schema as { type?: string }).type === 'integer' ? '1' : 'x';
+      const value =
+        name === 'path'
+          ? 'fuzz/note'
+          : name === 'id' && route.name === 'fetch'
+            ? 'article:shared' // a document id has a form of its own (`article:<slug>`, …)
+            : (def.schema as { type?: string }).type === 'integer'
+              ? '1'
+              : 'x';
       return `${name}=${value}`;
     })
     .join('&');
