@@ -58,6 +58,9 @@ import { oauthServer } from '../identity/oauthServer.js';
 import type { OAuthSettings } from '../identity/oauthSettings.js';
 import { oauthSessions } from '../identity/oauthSessions.js';
 
+/** Socket errors that mean the client closed its connection while the answer was being written. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
 export const VERSION = '1.0.0';
 
 /** What the app is made of besides the database connection. */
@@ -383,7 +386,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   ]) {
     koa.use(middleware);
   }
-  koa.on('error', (error) => options.logger.error({ err: error }, 'koa error'));
+  koa.on('error', (error: { code?: string }) => logKoaError(options.logger, error));
   return {
     koa,
     rest,
@@ -404,4 +407,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       await graphql.stop();
     },
   };
+}
+
+/**
+ * Logs an error Koa reports. A client that goes away while its answer streams (an SSE stream closed, a
+ * download aborted) is no fault of the service: said at debug level, not as an internal error.
+ */
+function logKoaError(logger: Logger, error: { code?: string }): void {
+  if (CLIENT_GONE.has(error?.code ?? '')) logger.debug({ err: error }, 'the client went away before its answer ended');
+  else logger.error({ err: error }, 'koa error');
 }
