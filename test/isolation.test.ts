@@ -65,7 +65,15 @@ function pathFor(route: (typeof ROUTES)[number], workspace: string, ids: { id: n
 }
 
 async function call(route: (typeof ROUTES)[number], key: string, path: string) {
-  const query = route.query?.path ? '?path=b/secret' : route.query?.q ? '?q=secret' : route.query?.from ? '?from=1' : '';
+  const query = route.query?.path
+    ? '?path=b/secret'
+    : route.query?.q
+      ? '?q=secret'
+      : route.query?.from
+        ? '?from=1'
+        : route.query?.id
+          ? `?id=${encodeURIComponent('note:b/secret')}` // a document id (the fetch row)
+          : '';
   const url = `/api/v1${path}${query}`;
   if (route.upload) {
     const form = new FormData();
@@ -131,7 +139,14 @@ describe('tenant isolation over GraphQL and MCP', () => {
     for (const field of rootFields(schema)) {
       const workspaceArg = field.args.find((x) => x.name === 'workspace' || x.name === 'workspaceId');
       if (!workspaceArg) continue;
-      const named = { path: 'b/secret', slug: bIds.slug, q: 'secret', section: 'docs' };
+      // fetchDocument's id is a document id (`note:<path>`), not a number.
+      const named = {
+        path: 'b/secret',
+        slug: bIds.slug,
+        q: 'secret',
+        section: 'docs',
+        ...(field.name === 'fetchDocument' ? { id: 'note:b/secret' } : {}),
+      };
       const variables = (ws: string) => ({
         ...Object.fromEntries(field.args.map((x) => [x.name, sampleValue(x.name, x.type, named)])),
         [workspaceArg.name]: ws,
@@ -166,6 +181,7 @@ describe('tenant isolation over GraphQL and MCP', () => {
       if (route.query?.q) args.q = 'secret';
       if (route.query?.from) args.from = 1;
       if (route.query?.path) args.path = 'b/secret';
+      if (route.query?.id) args.id = 'note:b/secret'; // the fetch row's document id
       if (route.upload) args.file = png(1, 1).toString('base64');
       const foreign = await post({ ...args, workspace: b.workspace.id }, route.name);
       const missing = await post({ ...args, workspace: NOWHERE }, route.name);
