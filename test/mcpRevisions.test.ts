@@ -47,7 +47,8 @@ describe('MCP on the 2026-07-28 revision', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.body.result).toMatchObject({
       supportedVersions: expect.arrayContaining([MODERN]),
-      capabilities: { tools: { listChanged: false } },
+      // tools/list_changed is delivered to subscriptions/listen streams that ask for it.
+      capabilities: { tools: { listChanged: true } },
       ttlMs: 60_000,
       cacheScope: 'private',
     });
