@@ -9,7 +9,8 @@ import { tenant, type Tenant } from './support/factories.js';
 let app: TestApp;
 let t: Tenant;
 beforeAll(async () => {
-  app = await startTestApp();
+  // Registrations are counted per address in the database, shared on PostgreSQL with the files that exhaust them on purpose.
+  app = await startTestApp({ oauth: { registrationsPerHour: 100_000 } });
   t = await tenant(app, { plan: 'pro' });
 });
 afterAll(async () => app?.close());
