@@ -67,6 +67,8 @@ export class FailoverWatch extends EventEmitter {
   losses = 0;
   private server: string | null = null;
   private switchingSince = 0;
+  /** Connections that were busy when the primary was lost: cut if it does not come back as it was. */
+  private suspects: Busy[] = [];
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -105,6 +107,9 @@ export class FailoverWatch extends EventEmitter {
     if (this.state === 'checking') {
       this.state = 'switching';
       this.switchingSince = performance.now();
+      // A statement still running on the lost primary may never return (a COMMIT waiting for a synchronous
+      // standby that was promoted): cut it, so its request fails now, as one whose outcome is unknown.
+      this.cutSuspects();
     }
     this.timer = setTimeout(() => void this.check(), PROBE_EVERY_MS);
     this.timer.unref();
@@ -115,17 +120,26 @@ export class FailoverWatch extends EventEmitter {
     const seconds = this.state === 'switching' ? (performance.now() - this.switchingSince) / 1000 : 0;
     if (changed) this.failovers++;
     this.server = server;
-    // Connections opened while switching may have reached the old primary (one stable address): drop them too.
+    // Another primary serves: statements still running on the old one would only ever be answered there.
+    if (changed) this.cutSuspects();
+    // Connections opened while switching may have reached the old primary (one stable address): drop them too, once free.
     if (this.state === 'switching') this.empty();
+    this.suspects = [];
     this.state = 'serving';
     this.emit('restored', seconds, changed);
   }
 
-  /** Drops every idle connection now, and every busy one when it is handed back. */
+  /** Drops every idle connection now, and every busy one when it is handed back (remembering those, see cutSuspects). */
   private empty(): void {
     const { pg: pgPools, tarn } = this.pools();
-    for (const pool of pgPools) emptyPgPool(pool);
-    if (tarn) emptyTarnPool(tarn);
+    for (const pool of pgPools) this.suspects.push(...emptyPgPool(pool));
+    if (tarn) this.suspects.push(...emptyTarnPool(tarn));
+  }
+
+  /** Cuts the connections that were busy when the primary was lost: their statements fail at once. */
+  private cutSuspects(): void {
+    for (const client of this.suspects) client.connection?.stream?.destroy();
+    this.suspects = [];
   }
 
   close(): void {
@@ -142,12 +156,20 @@ interface PgPoolInternals {
   _remove(client: pg.Client): void;
 }
 
-/** Ends a node-postgres pool's idle clients and marks the busy ones to be ended when released (as pg-pool does with expired ones). */
-export function emptyPgPool(pool: pg.Pool): void {
+/** A connection in use: its socket can be cut. */
+type Busy = { connection?: { stream?: { destroy(): void } } };
+
+/**
+ * Ends a node-postgres pool's idle clients and marks the busy ones to be ended when released (as
+ * pg-pool does with expired ones); returns the busy ones.
+ */
+export function emptyPgPool(pool: pg.Pool): Busy[] {
   const internals = pool as unknown as PgPoolInternals;
   const idle = new Set(internals._idle.map((item) => item.client));
-  for (const client of internals._clients) if (!idle.has(client)) internals._expired.add(client);
+  const busy = internals._clients.filter((client) => !idle.has(client));
+  for (const client of busy) internals._expired.add(client);
   for (const client of idle) internals._remove(client);
+  return busy;
 }
 
 /** tarn's own fields used here (tarn 3): resources free and in use. */
@@ -155,14 +177,15 @@ interface TarnInternals {
   free: { resource: TarnResource }[];
   used: { resource: TarnResource }[];
 }
-type TarnResource = { __knex__disposed?: unknown; end(): Promise<void> };
+type TarnResource = Busy & { __knex__disposed?: unknown; end(): Promise<void> };
 
-/** Ends knex's free connections and marks every one as disposed: knex's check on the next acquire destroys it. */
-export function emptyTarnPool(pool: TarnPool): void {
+/** Ends knex's free connections and marks every one as disposed (knex's check on the next acquire destroys it); returns those in use. */
+export function emptyTarnPool(pool: TarnPool): Busy[] {
   const internals = pool as unknown as TarnInternals;
   for (const { resource } of internals.used) resource.__knex__disposed ??= 'the primary was lost';
   for (const { resource } of internals.free) {
     resource.__knex__disposed ??= 'the primary was lost';
     resource.end().catch(() => undefined);
   }
+  return internals.used.map(({ resource }) => resource);
 }
