@@ -29,7 +29,8 @@ describe.skipIf(!RUN)('pg_auto_failover', () => {
     formation = await startAutoFormation(QUICK_DETECTION);
     expect(formation.uri).toMatch(/^postgres:\/\/[^/]+,[^/]+\/wks\?.*target_session_attrs=read-write/);
     // The URL names no user: libpq's default is the system user, here given as PGUSER (node-postgres reads it too).
-    service = await spawnService({ DATABASE_URL: formation.uri, PGUSER: 'postgres', ADMIN_TOKEN: ADMIN });
+    // The writers are one key: its rate limit must not be what refuses them.
+    service = await spawnService({ DATABASE_URL: formation.uri, PGUSER: 'postgres', ADMIN_TOKEN: ADMIN, RATE_LIMIT_MAX: '1000000' });
     // Requests that meet the failover fail and are logged; how many depends on timing.
     service.expectInternalErrors();
     const key = await provisionWriterKey(service.url, ADMIN);

@@ -43,6 +43,8 @@ async function serviceOn(databaseUrl: string): Promise<RunningServer> {
     databaseUrl,
     adminToken: ADMIN,
     metricsToken: METRICS,
+    // The writers are one key: its rate limit must not be what refuses them.
+    rateLimit: { max: 1_000_000, windowSeconds: 60 },
     logger,
     embeddingWorker: false,
     webhookDispatcher: false,

@@ -45,6 +45,8 @@ export interface WriteReport {
   badFailures: string[];
   /** The slowest request (ms). */
   slowestMs: number;
+  /** Every request's time (ms), in the order answered. */
+  durationsMs: number[];
   /** Replays of an earlier outcome (Idempotent-Replayed: true): writes whose first answer was lost. */
   replayed: number;
 }
@@ -58,7 +60,16 @@ export interface NoteWriters {
 
 /** Starts `count` writers on `baseUrl` with `key`, writing paths under `prefix`. */
 export function startNoteWriters(baseUrl: string, key: string, { count = 4, prefix = 'failover', retryMs = 200 } = {}): NoteWriters {
-  const report: WriteReport = { acknowledged: [], acknowledgedAt: [], sent: 0, statuses: {}, badFailures: [], slowestMs: 0, replayed: 0 };
+  const report: WriteReport = {
+    acknowledged: [],
+    acknowledgedAt: [],
+    sent: 0,
+    statuses: {},
+    badFailures: [],
+    slowestMs: 0,
+    durationsMs: [],
+    replayed: 0,
+  };
   let stopping = false;
   let giveUpAt = Infinity;
   const put = async (path: string): Promise<'done' | 'retry'> => {
@@ -85,7 +96,9 @@ export function startNoteWriters(baseUrl: string, key: string, { count = 4, pref
       report.badFailures.push(`${path}: ${(error as Error).message}`);
       return 'retry';
     } finally {
-      report.slowestMs = Math.max(report.slowestMs, performance.now() - started);
+      const ms = performance.now() - started;
+      report.durationsMs.push(ms);
+      report.slowestMs = Math.max(report.slowestMs, ms);
     }
   };
   const writer = async (w: number) => {
