@@ -80,18 +80,7 @@ export async function startFailoverPair(): Promise<FailoverPair> {
     '--checkpoint=fast',
   ]);
   start('b');
-  await queryOnce(url('a'), `alter system set synchronous_standby_names = '*'`);
-  await queryOnce(url('a'), 'select pg_reload_conf()');
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [{ n }] = await queryOnce<{ n: number }>(
-      url('a'),
-      `select count(*)::int as n from pg_stat_replication where sync_state = 'sync'`,
-    );
-    if (n > 0) break;
-    if (Date.now() > deadline) throw new Error('the standby did not become synchronous within 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await makeStandbySynchronous(url('a'));
   return {
     ports,
     url,
@@ -115,4 +104,20 @@ export async function startFailoverPair(): Promise<FailoverPair> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Makes the primary at `primaryUrl` wait for its standby at every commit, once the standby streams in sync. */
+async function makeStandbySynchronous(primaryUrl: string): Promise<void> {
+  await queryOnce(primaryUrl, `alter system set synchronous_standby_names = '*'`);
+  await queryOnce(primaryUrl, 'select pg_reload_conf()');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [{ n }] = await queryOnce<{ n: number }>(
+      primaryUrl,
+      `select count(*)::int as n from pg_stat_replication where sync_state = 'sync'`,
+    );
+    if (n > 0) return;
+    if (Date.now() > deadline) throw new Error('the standby did not become synchronous within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
