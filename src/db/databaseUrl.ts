@@ -42,6 +42,8 @@ const DEFAULT_PORT = 5432;
  * (never the password) for a URL that is not one.
  */
 export function parseDatabaseUrl(url: string): MultiHostUrl | null {
+  // node-postgres's own unix-socket form goes to it as before.
+  if (url.startsWith('socket:')) return null;
   const scheme = SCHEME.exec(url);
   if (!scheme) throw new Error('must be a postgres:// or postgresql:// URL');
   const rest = url.slice(scheme[0].length);
@@ -55,10 +57,12 @@ export function parseDatabaseUrl(url: string): MultiHostUrl | null {
   const attrs = query.get('target_session_attrs');
   if (attrs !== null && !SESSION_ATTRS.includes(attrs as SessionAttrs))
     throw new Error(`has target_session_attrs=${attrs}: it must be one of ${SESSION_ATTRS.join(', ')}`);
-  if (query.has('host') || query.has('port'))
-    throw new Error('names its hosts in a host= or port= parameter: write them as host:port pairs before the database name instead');
   const entries = hostList.split(',');
-  if (entries.length === 1 && attrs === null) return null;
+  const hostParam = query.has('host') || query.has('port');
+  // One host in a host= parameter (a unix socket directory, say) is node-postgres's, as before; a list there is libpq's other form.
+  if (entries.length === 1 && attrs === null && !/,/.test(`${query.get('host') ?? ''}${query.get('port') ?? ''}`)) return null;
+  if (hostParam)
+    throw new Error('names its hosts in a host= or port= parameter: write them as host:port pairs before the database name instead');
   const hosts = entries.map((entry, i) => hostAddress(entry, i, entries.length));
   const sslmode = query.get('sslmode');
   if (sslmode !== null && !SSL_MODES.includes(sslmode as SslMode))

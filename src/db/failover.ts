@@ -28,10 +28,14 @@ const LOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 
 const LOST_MESSAGE =
   /Connection terminated|terminating connection|the database system is (starting up|shutting down|in recovery)|timeout expired/i;
 
+/** One connection ended by the server's own rule (idle_session_timeout, idle_in_transaction_session_timeout), or a statement cancelled: not a lost primary. */
+const OWN_STATES = new Set(['57P05', '25P03', '57014']);
+
 /** Whether a database error says the primary was lost (see LOST_STATES): the reason to look for it again. */
 export function signalsLostPrimary(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code;
+  if (code && OWN_STATES.has(code)) return false;
   if (code && (LOST_STATES.has(code) || LOST_CODES.has(code))) return true;
   return LOST_MESSAGE.test(error.message);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDatabaseUrl, parseDatabaseUrl, withoutPassword } from '../../src/db/databaseUrl.js';
 import { keeps } from '../../src/db/hostPicking.js';
+import { signalsLostPrimary } from '../../src/db/failover.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 // libpq's multi-host URLs (several host:port pairs, target_session_attrs): what node-postgres cannot read.
@@ -8,6 +9,8 @@ describe('database URLs', () => {
   it('leaves a one-host URL without target_session_attrs to node-postgres as it is', () => {
     expect(parseDatabaseUrl('postgres://u:p@db.example:5433/wks?sslmode=require')).toBeNull();
     expect(parseDatabaseUrl('postgresql://localhost/wks')).toBeNull();
+    expect(parseDatabaseUrl('postgres:///wks?host=/var/run/postgresql')).toBeNull();
+    expect(parseDatabaseUrl('socket:/var/run/postgresql?db=wks')).toBeNull();
   });
 
   it('reads the hosts in order, their ports (5432 by default), and what a connection keeps', () => {
@@ -56,6 +59,7 @@ describe('database URLs', () => {
     expect(error('postgres://a,b/db?sslmode=maybe')).toMatch(/^has sslmode=maybe: it must be one of disable, allow, prefer/);
     expect(error('postgres://a,b/db?connect_timeout=soon')).toBe('has connect_timeout=soon: it must be a whole number of seconds');
     expect(error('postgres:///db?host=a,b')).toMatch(/host= or port= parameter/);
+    expect(error('postgres:///db?host=a&target_session_attrs=read-write')).toMatch(/host= or port= parameter/);
   });
 
   it('refuses, at start, a URL the service writes to that keeps read-only servers, and never prints a password', () => {
@@ -86,5 +90,19 @@ describe('database URLs', () => {
     expect([primary, standby].map((k) => keeps('prefer-standby', k, 1))).toEqual([false, true]);
     expect([primary, standby].map((k) => keeps('prefer-standby', k, 2))).toEqual([true, true]);
     expect(keeps('any', readOnlyPrimary, 1)).toBe(true);
+  });
+});
+
+describe('what says the primary was lost', () => {
+  it('takes dropped connections, shutdowns and read-only refusals, not a server ending one idle connection by its own rule', () => {
+    const error = (message: string, code?: string) => Object.assign(new Error(message), { code });
+    expect(signalsLostPrimary(error('cannot execute INSERT in a read-only transaction', '25006'))).toBe(true);
+    expect(signalsLostPrimary(error('terminating connection due to administrator command', '57P01'))).toBe(true);
+    expect(signalsLostPrimary(error('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'))).toBe(true);
+    expect(signalsLostPrimary(error('Connection terminated unexpectedly'))).toBe(true);
+    expect(signalsLostPrimary(error('terminating connection due to idle-session timeout', '57P05'))).toBe(false);
+    expect(signalsLostPrimary(error('canceling statement due to statement timeout', '57014'))).toBe(false);
+    expect(signalsLostPrimary(error('duplicate key value violates unique constraint', '23505'))).toBe(false);
+    expect(signalsLostPrimary(error('Knex: Timeout acquiring a connection. The pool is probably full.'))).toBe(false);
   });
 });
