@@ -6,6 +6,8 @@ import { firstAckAfterMs, longestGapMs, provisionWriterKey, startNoteWriters, ty
 import { queryOnce } from './support/ownDatabase.js';
 import { TcpProxy } from './support/tcpProxy.js';
 import { until } from './support/wait.js';
+import { freePort } from './support/processes.js';
+import { newPgClient, pgConfigOf } from '../src/db/hostPicking.js';
 
 // The primary fails and nothing is lost. Private clusters (initdb, pg_basebackup, pg_ctl on free
 // ports): a primary `a` and its synchronous standby `b`. Required on CI, skipped (saying so)
@@ -73,6 +75,35 @@ async function checkWrites(url: string, report: WriteReport): Promise<{ lost: st
 }
 
 describe.skipIf(!RUN)('failover', () => {
+  it('connects as libpq does on a multi-host URL: the first host of the kind target_session_attrs names', async () => {
+    const servers = await pair();
+    /** The port of the server a new connection on `url` keeps. */
+    const reached = async (url: string) => {
+      const client = newPgClient(pgConfigOf(url));
+      await client.connect();
+      try {
+        return Number((await client.query<{ port: number }>('select inet_server_port() as port')).rows[0].port);
+      } finally {
+        await client.end();
+      }
+    };
+    const { a, b } = servers.ports;
+    expect(await reached(servers.bothUrl('read-write'))).toBe(a);
+    expect(await reached(servers.bothUrl('any'))).toBe(a);
+    expect(await reached(servers.bothUrl('standby'))).toBe(b);
+    expect(await reached(servers.bothUrl('prefer-standby'))).toBe(b);
+    // A host that refuses connections is passed over; with no host of the kind, the error names each host and why.
+    const dead = await freePort();
+    expect(await reached(`postgres://postgres@127.0.0.1:${dead},127.0.0.1:${b},127.0.0.1:${a}/postgres?target_session_attrs=primary`)).toBe(
+      a,
+    );
+    await expect(reached(`postgres://postgres@127.0.0.1:${dead},127.0.0.1:${b}/postgres?target_session_attrs=read-write`)).rejects.toThrow(
+      new RegExp(
+        `no host serves target_session_attrs=read-write: 127\\.0\\.0\\.1:${dead}: .*ECONNREFUSED.*; 127\\.0\\.0\\.1:${b}: a standby, not read-write`,
+      ),
+    );
+  }, 60_000);
+
   it('follows a promotion on a two-host URL: 503 with Retry-After meanwhile, no acknowledged write lost or applied twice', async () => {
     const servers = await pair();
     const server = await serviceOn(servers.bothUrl('read-write'));
