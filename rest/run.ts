@@ -3,6 +3,7 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { ConflictError, InvalidRequestError, NotModifiedError } from '../src/errors.js';
 import { etagMatches } from '../src/etag.js';
 import type { IdempotencyStore } from '../src/services/idempotency.js';
+import type { SqlTarget } from '../src/db/sql.js';
 import type { AnswerCache } from './answerCache.js';
 import type { CompiledRoute } from './compile.js';
 import { variableOf, type HeaderDef, type ParamDef } from './routeDefinition.js';
@@ -50,6 +51,12 @@ export interface RouteBackend {
   authorize(contextValue: unknown, workspace: string, permissions: readonly string[]): Promise<void>;
   /** Receives unexpected errors (never shown to the client). */
   logError(error: unknown, requestId: string | undefined): void;
+  /**
+   * Runs `work` in one database transaction that the request's statements join (it receives the
+   * transaction, for the Idempotency-Key's record): committed when `work` says so. Absent on the
+   * embedded database, where a request holding a transaction open would stall every other one.
+   */
+  atomically?<T>(contextValue: unknown, work: (tx: SqlTarget) => Promise<{ value: T; commit: boolean }>): Promise<T>;
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -76,6 +83,10 @@ export async function runRoute(
     await backend.authorize(contextValue, input.params.workspace ?? '-', compiled.permissions);
     Object.assign(variables, bodyVariables(compiled, (await input.body?.()) ?? {}));
     const key = route.method !== 'GET' ? input.headers['idempotency-key'] : undefined;
+    if (key && backend.atomically) {
+      const keyed = { agentKeyId, workspace: input.params.workspace ?? '', key };
+      return await backend.atomically(contextValue, (tx) => runKeyed(compiled, backend, contextValue, keyed, variables, tx));
+    }
     if (key) {
       const start = await claimKey(backend, compiled, agentKeyId, input.params.workspace ?? '', key, variables);
       if (start.kind === 'replay') return start.output;
@@ -91,14 +102,55 @@ export async function runRoute(
   }
   if (claim) {
     // Answers that a retry might change are not kept: the client may try again with the same key.
-    if (output.status >= 500 || output.status === 429 || output.status === 409) await backend.idempotency.abandon(claim.id);
-    else
-      await backend.idempotency.complete(claim.id, output.status, output.body, {
-        ...output.headers,
-        ...(output.nextCursor ? { 'x-next-cursor': output.nextCursor } : {}),
-      });
+    if (!kept(output)) await backend.idempotency.abandon(claim.id);
+    else await backend.idempotency.complete(claim.id, output.status, output.body, storedHeaders(output));
   }
   return output;
+}
+
+/**
+ * A request with an Idempotency-Key inside the request's transaction `tx`: the key's lock, its
+ * claim (or the answer to replay), the route's writes and the stored answer commit together.
+ * Answers that are not kept (5xx, 429, 409) roll everything back, claim included, so a retry runs
+ * afresh; a COMMIT left without an answer (a failover) is a 503, and the retry finds the answer or nothing.
+ */
+async function runKeyed(
+  compiled: CompiledRoute,
+  backend: RouteBackend,
+  contextValue: { requestId?: string; responseHeaders?: Record<string, string> },
+  keyed: { agentKeyId: string; workspace: string; key: string },
+  variables: Record<string, unknown>,
+  tx: SqlTarget,
+): Promise<{ value: RouteOutput; commit: boolean }> {
+  if (!(await backend.idempotency.lock(tx, keyed.agentKeyId, keyed.workspace, keyed.key))) throw stillRunning(keyed.key);
+  const start = await claimKey(backend, compiled, keyed.agentKeyId, keyed.workspace, keyed.key, variables, tx);
+  if (start.kind === 'replay') return { value: start.output, commit: false };
+  let output: RouteOutput;
+  try {
+    output = await execute(compiled, contextValue, variables);
+  } catch (error) {
+    output = errorOutput(error, (e) => backend.logError(e, contextValue.requestId));
+  }
+  if (!kept(output)) return { value: output, commit: false };
+  await backend.idempotency.complete(start.id, output.status, output.body, storedHeaders(output), tx);
+  return { value: output, commit: true };
+}
+
+/** Whether an answer is stored for retries: not one a retry might change (5xx, 429, 409), which the client may try again. */
+function kept(output: RouteOutput): boolean {
+  return !(output.status >= 500 || output.status === 429 || output.status === 409);
+}
+
+/** The headers stored with an answer, the next cursor among them. */
+function storedHeaders(output: RouteOutput): Record<string, string> {
+  return { ...output.headers, ...(output.nextCursor ? { 'x-next-cursor': output.nextCursor } : {}) };
+}
+
+function stillRunning(key: string): ConflictError {
+  return new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly.', {
+    idempotencyKey: key,
+    retryAfter: 1,
+  });
 }
 
 /** Runs the route's document and shapes its result: the body (a list route's items), its headers and the next cursor. */
@@ -167,6 +219,7 @@ async function claimKey(
   workspace: string,
   key: string,
   variables: Record<string, unknown>,
+  tx?: SqlTarget,
 ): Promise<{ kind: 'replay'; output: RouteOutput } | { kind: 'new'; id: number }> {
   if (!IDEMPOTENCY_KEY.test(key)) {
     throw new InvalidRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters.', [
@@ -176,16 +229,12 @@ async function claimKey(
   const hash = createHash('sha256')
     .update(`${compiled.route.name}\n${stableStringify(variables)}`)
     .digest('hex');
-  const start = await backend.idempotency.begin(agentKeyId, workspace, key, hash);
+  const start = await backend.idempotency.begin(agentKeyId, workspace, key, hash, tx);
   if (start.kind === 'mismatch')
     throw new ConflictError('This Idempotency-Key was already used with a different request; use a new key for a new request.', {
       idempotencyKey: key,
     });
-  if (start.kind === 'in_progress')
-    throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly.', {
-      idempotencyKey: key,
-      retryAfter: 1,
-    });
+  if (start.kind === 'in_progress') throw stillRunning(key);
   if (start.kind === 'replay') {
     const { 'x-next-cursor': next, ...headers } = start.headers;
     return {

@@ -7,6 +7,7 @@
  * and the defaults other modules start from (`DEFAULT_SOCKET_LIMITS`, …) are these.
  */
 import { parseTrustProxy, type TrustProxy } from './http/clientAddress.js';
+import { checkDatabaseUrl, withoutPassword } from './db/databaseUrl.js';
 
 /** One setting: how docs/configuration.md shows its default, and the parse of its raw value (throws a message without the name). */
 interface Setting<T> {
@@ -33,6 +34,8 @@ function int(fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER, doc }: 
 }
 /** Any text, or undefined when unset. */
 const text = (doc = 'unset') => setting(doc, (raw) => (unset(raw) ? undefined : raw));
+/** A PostgreSQL URL (libpq's multi-host form too), checked at start; undefined when unset. */
+const databaseUrl = (use: 'write' | 'read', doc = 'unset') => setting(doc, (raw) => (unset(raw) ? undefined : checkDatabaseUrl(raw, use)));
 /** On unless `off`. */
 const onUnlessOff = setting('on', (raw) => raw !== 'off');
 /** One of a list. */
@@ -51,10 +54,10 @@ const GIB = 1024 ** 3;
 /** Every environment variable the service reads, in the order of docs/configuration.md. */
 export const SETTINGS = {
   PORT: int(8080, { min: 0 }),
-  DATABASE_URL: text(),
+  DATABASE_URL: databaseUrl('write'),
   DATABASE_POOL_MAX: int(20),
-  DATABASE_DIRECT_URL: text('`DATABASE_URL`'),
-  DATABASE_READ_URL: text(),
+  DATABASE_DIRECT_URL: databaseUrl('write', '`DATABASE_URL`'),
+  DATABASE_READ_URL: databaseUrl('read'),
   REPLICA_MAX_LAG_S: int(30),
   METRICS_TOKEN: text(),
   EVENT_RETENTION_DAYS: int(365, { min: 0 }),
@@ -130,7 +133,8 @@ export function readSetting<K extends SettingName>(name: K, env: NodeJS.ProcessE
   try {
     return SETTINGS[name].parse(env[name]) as Config[K];
   } catch (error) {
-    throw new ConfigError([`${name} ${(error as Error).message}, got "${String(env[name]).slice(0, 200)}"`]);
+    // A URL's password stays out of the message (it is printed at start).
+    throw new ConfigError([`${name} ${(error as Error).message}, got "${withoutPassword(String(env[name])).slice(0, 200)}"`]);
   }
 }
 

@@ -210,7 +210,24 @@ function isConnectionFailure(error: Error): boolean {
   return (
     error.name === 'ConnectionException' ||
     error.name === 'KnexTimeoutError' ||
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOENT', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code ?? '') ||
+    // 25006: a write reached a read-only server (a demoted primary, or a standby behind the address) during a failover;
+    // 08001: no host of a multi-host URL serves; 08P01: PgBouncer lost its server connection.
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'EPIPE',
+      'ENOENT',
+      'ETIMEDOUT',
+      '57P01',
+      '57P02',
+      '57P03',
+      '08000',
+      '08001',
+      '08003',
+      '08006',
+      '08P01',
+      '25006',
+    ].includes(code ?? '') ||
     CONNECTION_LOST.test(error.message)
   );
 }

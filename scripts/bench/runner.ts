@@ -122,7 +122,7 @@ async function runAutocannon(s: Scenario, block: Variant[], ctx: Context, baseli
   return (await sideBySide(loaded)).map((row, i) => ({ id: `${s.id}/${block[i].id}`, ...row }));
 }
 
-/** Measures one sequential, WebSocket-connection or pgbench variant. */
+/** Measures one sequential, WebSocket-connection, pgbench or drill variant. */
 async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselines | null): Promise<Row[]> {
   const { bench, label } = bind(v, ctx, baselines);
   const id = `${s.id}/${v.id}`;
@@ -133,6 +133,7 @@ async function runOnce(s: Scenario, v: Variant, ctx: Context, baselines: Baselin
     return [{ id, ...(await sequential(s.name, label, bench.base, load, settle, during)) }];
   }
   if (v.drive.kind === 'connect') return [{ id, ...(await connectLatency(s.name, label, bench.base, v.drive.load(bench))) }];
+  if (v.drive.kind === 'drill') return [{ id, scenario: s.name, variant: label, connections: v.connections, ...(await v.drive.run()) }];
   try {
     const row = await pgbenchUpdate(ctx.databaseUrl!, ctx.workspaceId, s.name, label, v.connections, OPTIONS.durationSeconds);
     return row ? [{ id, ...row }] : [];

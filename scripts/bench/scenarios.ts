@@ -31,6 +31,7 @@ import { importInBackground } from './archives.js';
 import { imageImport, searchIndexMemory, threeUploads, twentyPuts } from './stall.js';
 import { mcpListeners } from './listeners.js';
 import { hostileSockets } from './sockets.js';
+import { autoFailoverDrill, promotionDrill } from './failover.js';
 import { OPTIONS } from './options.js';
 import type { AutocannonLoad, Bench, ConnectLoad, Drive, Scenario, SequentialLoad } from './types.js';
 
@@ -580,5 +581,36 @@ export const SCENARIOS: Scenario[] = [
       'PostgreSQL only (DATABASE_URL): a second service on a fresh embedded database (its own DATA_DIR, seeded with the same ' +
       "10,000 notes through its API) beside the bench's service on PostgreSQL, each measured alone in turn in every round: " +
       'note GETs spread over the seeded notes and note updates of 1–4 KB, at 10 connections.',
+  },
+  {
+    id: 'failover',
+    alias: 12,
+    name: '12 failover: the primary lost under four writers',
+    needs: [],
+    variants: [
+      {
+        id: 'promote',
+        label: 'crash, pg_ctl promote 2 s later (two-host URL)',
+        connections: 4,
+        drive: { kind: 'drill', run: promotionDrill },
+      },
+      {
+        id: 'pg-auto-failover',
+        label: "pg_auto_failover's own promotion (its default timings)",
+        connections: 4,
+        drive: { kind: 'drill', run: autoFailoverDrill },
+      },
+    ],
+    notes:
+      "Brings its own servers (either database): the service as `npm start` runs it on libpq's two-host URL with " +
+      'target_session_attrs=read-write, four agents writing new notes one after another, each PUT with its path as ' +
+      'Idempotency-Key and a refused one retried with the same key every 200 ms; 10 s of steady writing, the primary lost, ' +
+      '10 s after the first write on the new primary. req/s: writes acknowledged per second over the whole drill; ' +
+      'latencies: every request, refusals included. `promote`: a primary and its synchronous standby (initdb, ' +
+      'pg_basebackup), the primary crashed (pg_ctl stop -m immediate) and the standby promoted by hand 2 s later. ' +
+      "`pg-auto-failover`: a monitor, a primary and a secondary (Debian's pg_auto_failover), the primary's node killed " +
+      '(SIGKILL), the monitor promoting the secondary by itself. The note column: writes acknowledged, lost and applied ' +
+      'twice (a version above 1), 5xx without Retry-After, the longest stretch without a successful write, the slowest ' +
+      'request, and the time from the promotion (the monitor reporting wait_primary) to the first successful write.',
   },
 ];

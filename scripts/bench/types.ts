@@ -128,7 +128,12 @@ export type Drive =
   | { kind: 'sequential'; load: (b: Bench) => SequentialLoad }
   | { kind: 'connect'; load: (b: Bench) => ConnectLoad }
   /** The database alone: pgbench sending the service's PUT statement. */
-  | { kind: 'pgbench' };
+  | { kind: 'pgbench' }
+  /** A drill that brings its own servers and measures itself (the failover scenario): its row's figures. */
+  | { kind: 'drill'; run: () => Promise<DrillRow> };
+
+/** What a drill reports: a row's figures without its names. */
+export type DrillRow = Omit<Row, 'id' | 'scenario' | 'variant' | 'connections'>;
 
 /** One way of running a scenario; consecutive autocannon variants are measured side by side. */
 export interface Variant {

@@ -12,7 +12,9 @@ import type { Permission } from '../auth/permissions.js';
 import type { Credentials } from '../auth/principal.js';
 import type { MemorySettings, Principal, RequestContext } from '../context.js';
 import { freshEm } from '../db/orm.js';
-import { directConfig } from '../db/sql.js';
+import { directConfig, failoverOf } from '../db/sql.js';
+import { requestTransaction } from '../store/unitOfWork.js';
+import type { FailoverWatch } from '../db/failover.js';
 import { closeSpecWorker } from '../openapi/spec.js';
 import type { RateLimiter } from '../rateLimit.js';
 import { buildAppSchema } from '../schema.js';
@@ -153,6 +155,7 @@ async function createDomain(options: AppOptions) {
     options.logger.warn('DATABASE_URL goes through a pooler and DATABASE_DIRECT_URL is not a direct connection: the key cache is off');
   const authListener = direct ? new AuthChangeListener(direct, keyCache, options.logger) : null;
   await authListener?.start();
+  followFailovers(failoverOf(options.orm.em), options.logger, authListener);
   const limiter: RateLimiter = createRateLimiter(options.orm, Boolean(options.databaseUrl), options.rateLimit);
   const live = new LiveHub(options.orm, options.logger);
   const reads = options.readReplica
@@ -196,6 +199,22 @@ function routeBackend(
       const ctx = context as RequestContext;
       ctx.authorized = { workspace, scope: await authorize(ctx, workspace, permissions as Permission[]) };
     },
+    atomically: options.embedded ? undefined : requestAtomically(options.orm),
+  };
+}
+
+/**
+ * A request's work in one transaction (see RouteBackend.atomically): the request's EntityManager
+ * and its statement target become the transaction's, so its services' statements and their own
+ * transactions (savepoints) join it.
+ */
+function requestAtomically(orm: MikroORM) {
+  return <T>(contextValue: unknown, work: (tx: SqlTarget) => Promise<{ value: T; commit: boolean }>): Promise<T> => {
+    const ctx = contextValue as RequestContext;
+    const em = freshEm(orm);
+    Object.defineProperty(ctx, 'em', { value: em, configurable: true, writable: true });
+    ctx.db = em;
+    return requestTransaction(em, () => work(em));
   };
 }
 
@@ -204,6 +223,18 @@ function routeBackend(
  * instructions and /llms.txt: null without one (anonymous, an org-wide key, no guidance); a 401
  * for a credential that is not valid.
  */
+/**
+ * Logs the watch over the primary (a lost primary is a warning; the requests it fails are logged
+ * on their own), and makes the key cache's listener listen on the new primary after a failover.
+ */
+function followFailovers(failover: FailoverWatch | null, logger: Logger, authListener: AuthChangeListener | null): void {
+  failover?.on('lost', (reason: string) => logger.warn({ reason }, 'database connections lost: pools emptied, looking for the primary'));
+  failover?.on('restored', (seconds: number, changed: boolean) => {
+    logger.warn({ seconds, primaryChanged: changed }, changed ? 'a new primary serves: failover followed' : 'the primary serves again');
+    if (changed) authListener?.reconnect();
+  });
+}
+
 async function callerGuidance(state: { principal?: Principal }, db: SqlTarget): Promise<string | null> {
   const principal = state.principal;
   if (principal?.kind === 'invalid') throw new UnauthorizedError();
@@ -370,8 +401,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     metricsEndpoint(metrics, options.metricsToken),
     urlLimit,
     cors(options.corsOrigins),
-    health(options.orm, options.embedded ?? null),
-    databaseGate(options.embedded ?? null),
+    health(options.orm, options.embedded ?? null, failoverOf(options.orm.em)),
+    databaseGate(options.embedded ?? null, failoverOf(options.orm.em)),
     people.sessions,
     ...(options.explorer === 'off' ? [] : [graphqlExplorer(domain.schema, options.explorer)]),
     apiReferencePage(),

@@ -7,7 +7,8 @@ import { freshEm } from '../db/orm.js';
 import type { ReadRouter } from './readRouter.js';
 import type { EmbeddedDatabase } from '../db/embedded.js';
 import { knexPool } from '../db/poolWaits.js';
-import { poolStats, poolWaits } from '../db/sql.js';
+import { failoverOf, poolStats, poolWaits } from '../db/sql.js';
+import type { FailoverWatch } from '../db/failover.js';
 import { embeddingBacklog, FAN_OUT_COUNTED, webhookBacklog, webhookFanOutLag, type Backlog } from '../store/metrics.js';
 import { DomainError } from '../errors.js';
 import { API_PREFIX } from '../../rest/openapi.js';
@@ -88,6 +89,7 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
   });
   poolMetrics(registry, sources.orm);
+  failoverMetrics(registry, failoverOf(freshEm(sources.orm)));
   replicaMetrics(registry, sources.reads);
   embeddedMetrics(registry, sources.embedded);
   new Counter({
@@ -193,6 +195,37 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
     const children = bound(pool, () => ({ waited: waited.labels(pool), queued: queued.labels(pool) }));
     children.waited.observe(seconds);
     if (wasQueued) children.queued.inc();
+  });
+}
+
+/** The watch over the primary (a PostgreSQL server): whether it serves, how often it was lost, how often another one took over. */
+function failoverMetrics(registry: Registry, failover: FailoverWatch | null): void {
+  if (!failover) return;
+  new Gauge({
+    name: 'wks_db_primary_up',
+    help: '0 while the primary database is lost and no writable server has answered (requests get 503); 1 otherwise.',
+    registers: [registry],
+    collect() {
+      this.set(failover.serving ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'wks_db_primary_losses_total',
+    help: "Times this process's database connections were lost or reached a read-only server, and its pools were emptied.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(failover.losses);
+    },
+  });
+  new Counter({
+    name: 'wks_db_failovers_total',
+    help: 'Times the writable server this process found after losing its primary was another one (another address, or a new timeline: a promotion).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(failover.failovers);
+    },
   });
 }
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { callerWriteLsn, primaryWalLsn, recordCallerWrite, replicaReplay } from '../store/readRouting.js';
 import { freshEm } from '../db/orm.js';
 import { replicaTarget, type SqlTarget, type StatementTally } from '../db/sql.js';
+import { pgClientClass, pgConfigOf } from '../db/hostPicking.js';
 
 /** A WAL position `X/Y` (hex) as a number, for comparison. */
 export function lsnValue(lsn: string): bigint {
@@ -58,7 +59,9 @@ export class ReadRouter {
     private readonly logger: Logger,
   ) {
     const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
-    this.pool = new pg.Pool({ connectionString: readUrl, types, max: 10 });
+    // A multi-host DATABASE_READ_URL (target_session_attrs=prefer-standby, say) picks its host per connection.
+    const config = pgConfigOf(readUrl);
+    this.pool = new pg.Pool({ ...config, Client: pgClientClass(config), types, max: 10 });
     this.pool.on('error', () => undefined);
     this.primary = freshEm(orm);
   }

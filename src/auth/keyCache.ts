@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { listenForAuthChanges } from '../store/authChanges.js';
 import { pingConnection } from '../store/probes.js';
+import { newPgClient } from '../db/hostPicking.js';
 import type { KeyRow } from '../store/keyRow.js';
 
 /** Announces, inside the changing transaction, that keys, members or plans changed (delivered to every process at commit). */
@@ -123,7 +124,7 @@ export class AuthChangeListener {
 
   async start(): Promise<void> {
     this.cache.setEnabled(false);
-    const client = new pg.Client({
+    const client = newPgClient({
       ...this.config,
       application_name: listenerApplicationName(),
       keepAlive: true,
@@ -179,6 +180,16 @@ export class AuthChangeListener {
   private stopHeartbeat(): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+  }
+
+  /**
+   * Listens again on a new connection (after a failover: a connection still open to a demoted
+   * primary would hear no announcement, since nothing is written there any more).
+   */
+  reconnect(): void {
+    const client = this.client;
+    // Its end event is the lost connection: the cache goes off until the new one listens.
+    if (client) client.end().catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { MikroORM, type EventSubscriber } from '@mikro-orm/postgresql';
 import { ormConfig, type DbConnection } from './config.js';
 import { tameOrmContexts } from './contexts.js';
+import { FailoverWatch, type ProbeResult } from './failover.js';
+import { hostChoiceOf, newPgClient, pgClientClass, pgConfigOf, type HostChoice } from './hostPicking.js';
 import { knexPool, PoolWaits, watchPgPool, watchTarnPool } from './poolWaits.js';
 import { attachPool } from './sql.js';
 
@@ -40,17 +42,17 @@ export async function openOrm(
   subscribers: EventSubscriber[] = [],
 ): Promise<MikroORM> {
   const pooled = await behindPooler(connection);
-  const orm = await MikroORM.init(ormConfig(connection, Math.max(2, Math.ceil(poolMax / 2)), subscribers));
+  const orm = await initOrm(connection, Math.max(2, Math.ceil(poolMax / 2)), subscribers);
   // The same type parsers as the ORM's connections (timestamps as strings), so rows look alike.
   const { types } = orm.em.getConnection().getConnectionOptions() as { types?: pg.CustomTypesConfig };
-  const shared = { ...pgClientConfig(connection), types, ...KEEP_IDLE };
+  const config = pgClientConfig(connection);
+  const shared = { ...config, types, ...KEEP_IDLE, Client: pgClientClass(config) };
   const pool = new pg.Pool({ ...shared, max: poolMax });
   // Writes that may be lost in a crash (the search log, rate-limit counts) commit without waiting for the WAL flush.
   // A transaction pooler carries no per-connection setting: there `sqlRelaxed` sets it per transaction (SET LOCAL).
   const relaxed = connection.clientUrl
     ? new pg.Pool({ ...shared, max: 4, ...(pooled ? {} : { options: '-c synchronous_commit=off' }) })
     : undefined;
-  for (const p of [pool, relaxed]) p?.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
   const directPooled = direct.clientUrl === connection.clientUrl ? pooled : await behindPooler(direct);
   const sessions = directPooled ? null : pgClientConfig(direct);
   // Every connection a pool hands out is timed for /metrics (wks_db_pool_wait_seconds).
@@ -59,15 +61,90 @@ export async function openOrm(
   if (relaxed) watchPgPool(relaxed, 'relaxed', waits);
   const transactions = knexPool(orm);
   if (transactions) watchTarnPool(transactions, 'transactions', waits);
-  attachPool(orm.em, { pool, relaxed, direct: sessions, pooled, waits }, !connection.clientUrl); // no URL: the embedded PGlite socket
+  // On a PostgreSQL server, the primary is followed when it changes (the embedded database has no other).
+  const failover = connection.clientUrl ? watchPrimary(orm, config, [pool, relaxed]) : null;
+  // An idle client dropped by the server is replaced on next use; why it was dropped may be a lost primary.
+  for (const p of [pool, relaxed]) p?.on('error', (error) => failover?.report(error));
+  await failover?.start();
+  attachPool(orm.em, { pool, relaxed, direct: sessions, pooled, waits, failover }, !connection.clientUrl); // no URL: the embedded PGlite socket
   await tameOrmContexts(orm);
   const close = orm.close.bind(orm);
   orm.close = async (force?: boolean) => {
+    failover?.close();
     await close(force);
     await pool.end();
     await relaxed?.end();
   };
   return orm;
+}
+
+/**
+ * MikroORM on a connection. A multi-host URL (which MikroORM cannot parse) is given as its first
+ * host, and knex's driver makes host-picking clients for it (see hostPicking.ts): set before the
+ * ORM's first connection, which MikroORM otherwise opens in `init`.
+ */
+async function initOrm(connection: DbConnection, poolMax: number, subscribers: EventSubscriber[] = []): Promise<MikroORM> {
+  const choice = connection.clientUrl ? hostChoiceOf(pgConfigOf(connection.clientUrl)) : null;
+  if (!choice) return MikroORM.init(ormConfig(connection, poolMax, subscribers));
+  const orm = await MikroORM.init({
+    ...ormConfig({ ...connection, clientUrl: choice.url.urlFor(0) }, poolMax, subscribers),
+    connect: false,
+  });
+  pickHostsInKnex(orm, choice);
+  await orm.connect();
+  return orm;
+}
+
+/** Makes every knex instance this ORM creates (at connect, and again at a reconnect) use the choice's host-picking Client. */
+function pickHostsInKnex(orm: MikroORM, choice: HostChoice): void {
+  const connection = orm.em.getConnection() as unknown as { createKnex(): void; client: { client: { driver: typeof pg } } };
+  const create = connection.createKnex.bind(connection);
+  connection.createKnex = () => {
+    create();
+    const knexClient = connection.client.client;
+    knexClient.driver = Object.assign(Object.create(knexClient.driver) as typeof pg, { Client: choice.clientClass() });
+  };
+}
+
+/**
+ * The watch over this ORM's primary (see failover.ts): fed by the errors of every pool (the
+ * statements' through `sql`, knex's through its query errors and failed connections), it empties
+ * them all when the primary is lost.
+ */
+function watchPrimary(orm: MikroORM, config: pg.ClientConfig, pools: (pg.Pool | undefined)[]): FailoverWatch {
+  const tarn = knexPool(orm);
+  const watch = new FailoverWatch(
+    () => probePrimary(config),
+    () => ({ pg: pools.filter((p): p is pg.Pool => p !== undefined), tarn }),
+  );
+  const knex = orm.em.getConnection().getKnex() as unknown as { on(event: 'query-error', listener: (error: unknown) => void): void };
+  knex.on('query-error', (error) => watch.report(error));
+  (tarn as unknown as { on(event: 'createFail', listener: (id: number, error: unknown) => void): void } | null)?.on(
+    'createFail',
+    (_id, error) => watch.report(error),
+  );
+  return watch;
+}
+
+/** Which server a new connection reaches, whether it takes writes, and its timeline (a promotion starts a new one). */
+const PROBE = `select pg_is_in_recovery() as standby, current_setting('transaction_read_only') as read_only,
+  coalesce(host(inet_server_addr()), 'socket') || ':' || coalesce(inet_server_port()::text, '')
+    || case when pg_is_in_recovery() then '' else '/' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) end as server`;
+
+/** One new connection, as the pools would open it, asked whether its server takes writes (2 s at most per step). */
+async function probePrimary(config: pg.ClientConfig): Promise<ProbeResult> {
+  const client = newPgClient({ ...config, connectionTimeoutMillis: 2000, query_timeout: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ standby: boolean; read_only: string; server: string }>(PROBE);
+    const [row] = rows;
+    if (row.standby) return { writable: false, reason: `${row.server} is a standby` };
+    if (row.read_only === 'on') return { writable: false, reason: `${row.server} is read-only` };
+    return { writable: true, server: row.server };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /**
@@ -78,7 +155,7 @@ export async function openOrm(
  */
 export async function behindPooler(connection: DbConnection): Promise<boolean> {
   if (!connection.clientUrl) return false;
-  const client = new pg.Client({ ...pgClientConfig(connection), options: '-c wks.pooler_probe=direct' });
+  const client = newPgClient({ ...pgClientConfig(connection), options: '-c wks.pooler_probe=direct' });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -108,9 +185,9 @@ export async function migrate(
   direct: DbConnection = connection,
 ): Promise<string[]> {
   if (!shared) return (await orm.getMigrator().up()).map((m) => m.name);
-  const separate = direct.clientUrl !== connection.clientUrl ? await MikroORM.init(ormConfig(direct, 2)) : null;
+  const separate = direct.clientUrl !== connection.clientUrl ? await initOrm(direct, 2) : null;
   const migrator = (separate ?? orm).getMigrator();
-  const client = new pg.Client(pgClientConfig(direct));
+  const client = newPgClient(pgClientConfig(direct));
   try {
     await client.connect();
     await client.query('begin');
@@ -123,9 +200,9 @@ export async function migrate(
   }
 }
 
-/** The same connection expressed for node-postgres. */
+/** The same connection expressed for node-postgres (a multi-host URL's needs its Client class: see pgClientClass, newPgClient). */
 export function pgClientConfig(connection: DbConnection): pg.ClientConfig {
-  if (connection.clientUrl) return { connectionString: connection.clientUrl };
+  if (connection.clientUrl) return pgConfigOf(connection.clientUrl);
   return {
     host: connection.host,
     port: connection.port,

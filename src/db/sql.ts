@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import type { FailoverWatch } from './failover.js';
 import { PoolWaits } from './poolWaits.js';
 
 /**
@@ -23,6 +24,8 @@ interface Attached {
   tally?: StatementTally;
   /** Where the pools report the connections they hand out (see watchPgPool). */
   waits: PoolWaits;
+  /** The watch over the primary (a PostgreSQL server; null on the embedded database): told of every statement's failure. */
+  failover: FailoverWatch | null;
 }
 const pools = new WeakMap<object, Attached>();
 
@@ -48,10 +51,31 @@ export function attachPool(
     direct,
     pooled,
     waits,
-  }: { pool: pg.Pool; relaxed?: pg.Pool; direct: pg.ClientConfig | null; pooled: boolean; waits?: PoolWaits },
+    failover,
+  }: {
+    pool: pg.Pool;
+    relaxed?: pg.Pool;
+    direct: pg.ClientConfig | null;
+    pooled: boolean;
+    waits?: PoolWaits;
+    failover?: FailoverWatch | null;
+  },
   embedded: boolean,
 ): void {
-  pools.set(em.getConnection(), { pool, relaxed: relaxed ?? pool, embedded, pooled, direct, waits: waits ?? new PoolWaits() });
+  pools.set(em.getConnection(), {
+    pool,
+    relaxed: relaxed ?? pool,
+    embedded,
+    pooled,
+    direct,
+    waits: waits ?? new PoolWaits(),
+    failover: failover ?? null,
+  });
+}
+
+/** The watch over this ORM's primary (null on the embedded database): for the door, /readyz and /metrics. */
+export function failoverOf(em: SqlTarget): FailoverWatch | null {
+  return attachedTo(em).failover;
 }
 
 /** Whether this ORM reaches PostgreSQL through a transaction pooler (see behindPooler). */
@@ -170,14 +194,16 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
   const attached = attachedTo(em);
   const config = statement(em, false, text, params, attached.pooled ? undefined : name);
   const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<pg.ClientBase> } }>();
-  if (trx) {
-    if (attached.tally) attached.tally.primary++;
-    return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
-  }
-  const toReplica = attached.replica !== undefined && onlyReads(config.text);
+  const toReplica = !trx && attached.replica !== undefined && onlyReads(config.text);
   if (attached.tally) attached.tally[toReplica ? 'replica' : 'primary']++;
-  const result = await (toReplica ? attached.replica! : attached.pool).query(config);
-  return result.rows as T[];
+  try {
+    if (trx) return (await (await trx.client.acquireConnection()).query(config)).rows as T[];
+    return (await (toReplica ? attached.replica! : attached.pool).query(config)).rows as T[];
+  } catch (error) {
+    // The replica's failures are the read router's business; the primary's may mean it is gone.
+    if (!toReplica) attached.failover?.report(error);
+    throw error;
+  }
 }
 
 /**
@@ -189,13 +215,18 @@ export async function sql<T = Row>(em: SqlTarget, text: string, params: Params =
  */
 export async function sqlRelaxed<T = Row>(em: SqlTarget, text: string, params: Params = []): Promise<T[]> {
   const attached = attachedTo(em);
-  // The embedded database's commits never wait for a flush (PGlite's file system makes no fsync),
-  // so there the statement is a plain one, its values parameters: an upload's part travels as
-  // binary instead of a hex literal built on the request thread and parsed by the database's.
-  if (!attached.pooled) return (await attached.relaxed.query(statement(em, false, text, params))).rows as T[];
-  const inlined = statement(em, true, text, params).text;
-  const results = (await attached.relaxed.query(`set local synchronous_commit = off; ${inlined}`)) as unknown as pg.QueryResult[];
-  return results[results.length - 1].rows as T[];
+  try {
+    // The embedded database's commits never wait for a flush (PGlite's file system makes no fsync),
+    // so there the statement is a plain one, its values parameters: an upload's part travels as
+    // binary instead of a hex literal built on the request thread and parsed by the database's.
+    if (!attached.pooled) return (await attached.relaxed.query(statement(em, false, text, params))).rows as T[];
+    const inlined = statement(em, true, text, params).text;
+    const results = (await attached.relaxed.query(`set local synchronous_commit = off; ${inlined}`)) as unknown as pg.QueryResult[];
+    return results[results.length - 1].rows as T[];
+  } catch (error) {
+    attached.failover?.report(error);
+    throw error;
+  }
 }
 
 /** Connections of this ORM's node-postgres pools: in all, idle, and callers waiting for one (for /metrics). */

@@ -26,6 +26,19 @@ export function queueEvent(em: EntityManager, values: unknown[]): void {
   rows.push(values);
 }
 
+/**
+ * Hands the events queued in a nested transaction (a savepoint) to the enclosing one: MikroORM
+ * runs commit hooks for the outermost transaction only, so they are written when that commits.
+ */
+export function handOverEvents(from: EntityManager, to: EntityManager): void {
+  const rows = queued.get(from);
+  if (!rows?.length) return;
+  queued.delete(from);
+  const into = queued.get(to) ?? [];
+  queued.set(to, into);
+  into.push(...rows);
+}
+
 /** Writes the events queued in a transaction, inside it, before COMMIT (one statement). */
 export const eventWriter: EventSubscriber = {
   async beforeTransactionCommit({ em, transaction }: TransactionEventArgs) {

@@ -65,6 +65,17 @@ export async function completeIdempotencyKey(
   ]);
 }
 
+/**
+ * Takes the key's transaction lock if it is free (inside the request's transaction, see
+ * IdempotencyStore.atomically): false while another request with the same key holds it.
+ */
+export async function lockIdempotencyKey(db: SqlTarget, id: IdempotencyKeyId): Promise<boolean> {
+  const [row] = await sql<{ locked: boolean }>(db, `select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked`, [
+    `idempotency\n${id.agentKeyId}\n${id.workspace}\n${id.key}`,
+  ]);
+  return row.locked;
+}
+
 /** Deletes a record by id. */
 export async function deleteIdempotencyKey(db: SqlTarget, id: number): Promise<void> {
   await sql(db, 'delete from idempotency_keys where id = ?', [id]);

@@ -121,7 +121,7 @@ export async function serviceClient(baseUrl: string, adminToken: string): Promis
     if (options.rawPath) {
       if (body instanceof FormData) throw new Error('rawPath sends string bodies only');
       const raw = await rawRequest(baseUrl, method, path, { headers, body });
-      const rawHeaders = new Headers(Object.entries(raw.headers).map(([k, v]) => [k, [v ?? ''].flat().join(', ')]));
+      const rawHeaders = new Headers(Object.entries(raw.headers).map(([k, v]): [string, string] => [k, [v ?? ''].flat().join(', ')]));
       checker.check(method, url, raw.status, rawHeaders.get('content-type'), raw.body);
       return { status: raw.status, headers: rawHeaders, body: raw.body, text: raw.text };
     }
