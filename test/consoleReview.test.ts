@@ -235,7 +235,9 @@ describeInBrowser('consoleReview.test.ts', 'the reviewer’s day in the console'
     // The proposal holds the drafted text: the reviewer sees it as the new article's.
     await (await byText('.draft-pane [role="status"] a', 'Review proposal')).click();
     await page.waitForSelector('table.diff td.code-add', { timeout: 15_000 });
-    expect(await page.$$eval('table.diff td.code-add', (cells) => cells.map((c) => c.textContent).join('\n'))).toContain('wks certs rotate');
+    expect(await page.$$eval('table.diff td.code-add', (cells) => cells.map((c) => c.textContent).join('\n'))).toContain(
+      'wks certs rotate',
+    );
   }, 60_000);
 
   it('opens the document pages that fetch and search link to, and says when a link leads nowhere', async () => {
