@@ -32,6 +32,40 @@ describe('content-gap grouping: similarity and average linkage', () => {
     expect(averageLink(5, (i, j) => s[i][j], 0.4)).toEqual(c);
   });
 
+  it('gives exactly the clusters of the plain search for the best pair at every merge (ties included)', () => {
+    /** The plain O(n³) average linkage: the best pair searched afresh at every merge, the first on a tie. */
+    const reference = (n: number, f: (i: number, j: number) => number, threshold: number) => {
+      const sim = Array.from({ length: n }, (_, i) =>
+        Array.from({ length: n }, (_, j) => (i === j ? 0 : f(Math.min(i, j), Math.max(i, j)))),
+      );
+      const size = new Array<number>(n).fill(1);
+      const alive = new Array<boolean>(n).fill(true);
+      const cluster = Array.from({ length: n }, (_, i) => i);
+      for (;;) {
+        let [best, a, b] = [-Infinity, -1, -1];
+        for (let i = 0; i < n; i++)
+          for (let j = i + 1; j < n; j++) if (alive[i] && alive[j] && sim[i][j] > best) [best, a, b] = [sim[i][j], i, j];
+        if (a < 0 || best < threshold) return cluster;
+        for (let k = 0; k < n; k++)
+          if (alive[k] && k !== a && k !== b) sim[a][k] = sim[k][a] = (size[a] * sim[a][k] + size[b] * sim[b][k]) / (size[a] + size[b]);
+        size[a] += size[b];
+        alive[b] = false;
+        for (let k = 0; k < n; k++) if (cluster[k] === b) cluster[k] = a;
+      }
+    };
+    let seed = 12345;
+    const next = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (const n of [2, 3, 7, 30, 120]) {
+      for (const steps of [4, 1000]) {
+        // Few distinct values (4 steps) make many ties; 1000 steps, few.
+        const values = Array.from({ length: n * n }, () => Math.round(next() * steps) / steps);
+        const f = (i: number, j: number) => values[i * n + j];
+        for (const threshold of [0.2, 0.5, 0.8])
+          expect(averageLink(n, f, threshold), `n=${n} steps=${steps} t=${threshold}`).toEqual(reference(n, f, threshold));
+      }
+    }
+  });
+
   it('compiles the pairwise similarity to exactly the reference: half sentences, half the idf-weighted word alignment', () => {
     const vocabulary = ['mail', 'smtp', 'relay', 'server', 'refund', 'money', 'certificate', 'tls'];
     const words = new Map(vocabulary.map((w, i) => [w, vectorOf(100 + i)]));
