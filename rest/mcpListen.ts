@@ -113,6 +113,12 @@ class ChangeFeed {
     /** A change to send (null: a periodic check found the caller still valid, with these permissions). */
     private readonly deliver: (change: ResourceChange | null, permissions: ReadonlySet<string>) => Promise<void>,
     private readonly onEnd: () => Promise<void>,
+    /**
+     * Whether a change concerns this stream at all (a resource it watches, a list change it asked
+     * for): the hub drops the rest before the caller is judged again, so a change to one note does
+     * not cost every open stream a check of its credential.
+     */
+    private readonly relevant: (change: ResourceChange) => boolean = () => true,
   ) {}
 
   /** Takes the slot and subscribes (a `rate_limited` DomainError past the credential's slots). */
@@ -120,7 +126,12 @@ class ChangeFeed {
     this.lease = await this.deps.live.acquire(this.holder, workspaces[0] ?? '', 'mcp', SUBSCRIPTIONS_PER_HOLDER);
     try {
       for (const workspace of workspaces)
-        this.streams.push(await this.deps.live.subscribe(workspace, (e) => changeOf(e).uri !== null || LIST_ACTIONS.has(e.action)));
+        this.streams.push(
+          await this.deps.live.subscribe(workspace, (e) => {
+            const change = changeOf(e);
+            return (change.uri !== null || change.listChanged) && this.relevant(change);
+          }),
+        );
     } catch (error) {
       await this.stop();
       throw error;
@@ -238,6 +249,7 @@ export async function serveListen(
       unregister();
       await handler.close();
     },
+    (change) => (change.uri !== null && watched.has(change.uri)) || (change.listChanged && filter?.resourcesListChanged === true),
   );
   try {
     if (filter && workspaces.length) await feed.start(workspaces);
