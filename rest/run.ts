@@ -83,6 +83,8 @@ export async function runRoute(
     await backend.authorize(contextValue, input.params.workspace ?? '-', compiled.permissions);
     Object.assign(variables, bodyVariables(compiled, (await input.body?.()) ?? {}));
     const key = route.method !== 'GET' ? input.headers['idempotency-key'] : undefined;
+    // Checked before anything reads or locks by it (MCP passes it as an argument, which may hold any character).
+    if (key) assertIdempotencyKey(key);
     if (key && backend.atomically) {
       const keyed = { agentKeyId, workspace: input.params.workspace ?? '', key };
       return await backend.atomically(contextValue, (tx) => runKeyed(compiled, backend, contextValue, keyed, variables, tx));
@@ -221,11 +223,6 @@ async function claimKey(
   variables: Record<string, unknown>,
   tx?: SqlTarget,
 ): Promise<{ kind: 'replay'; output: RouteOutput } | { kind: 'new'; id: number }> {
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw new InvalidRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters.', [
-      { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', in: 'header' },
-    ]);
-  }
   const hash = createHash('sha256')
     .update(`${compiled.route.name}\n${stableStringify(variables)}`)
     .digest('hex');
@@ -305,4 +302,12 @@ function bodyVariables(compiled: CompiledRoute, body: RouteBody): Record<string,
 
 function throwIssues(issues: LocatedIssue[]): void {
   if (issues.length) throw new InvalidRequestError(issues.map((i) => `${i.field}: ${i.message}`).join('; '), issues);
+}
+
+/** A 400 unless `key` is 1 to 255 printable ASCII characters. */
+function assertIdempotencyKey(key: string): void {
+  if (!IDEMPOTENCY_KEY.test(key))
+    throw new InvalidRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters.', [
+      { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', in: 'header' },
+    ]);
 }
