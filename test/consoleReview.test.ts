@@ -4,16 +4,14 @@
 // left in are refused first); a proposal returned with a comment its proposer reads over REST; a
 // content gap drafted from the memory notes that answer it; and the document pages that the `fetch`
 // tool and search results link to. Screenshots: test-artifacts/console/*.png.
-import { randomBytes } from 'node:crypto';
 import type { Browser, ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/app.js';
 import { describeInBrowser, launchChromium, recordPage, screenshot, waitForSignedInConsole, type PageRecord } from './support/browser.js';
-import { createKey, createMember, type MemberRow } from './support/factories.js';
+import { createKey, createMember, createOrg, createWorkspace, type MemberRow } from './support/factories.js';
 import { mintSignInLink } from './support/signIn.js';
 
 const W = '/api/v1/workspaces/-';
-const uniq = () => randomBytes(3).toString('hex');
 const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i + 1)).join('\n');
 
 /** A guide of 12 numbered lines, and the same with line `i` rewritten as `text`. */
@@ -43,25 +41,11 @@ async function ok<T = any>(res: Promise<{ status: number; body: any; text: strin
   return r.body as T;
 }
 
-async function admin<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await app.gql(query, variables);
-  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-  return res.data as T;
-}
-
 beforeAll(async () => {
   app = await startTestApp();
-  const org = (
-    await admin('mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { id name } }', {
-      input: { name: `Review Day ${uniq()}`, plan: 'pro', requireTwoFactor: false },
-    })
-  ).createOrganization;
+  const org = await createOrg(app, { plan: 'pro' });
   // One organization with one workspace: the person goes straight in.
-  const workspace = (
-    await admin('mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id } }', {
-      input: { organizationId: org.id, name: 'Runbooks' },
-    })
-  ).createWorkspace;
+  const workspace = await createWorkspace(app, org.id, 'Runbooks');
   const member = await createMember(app, org.id, { role: 'owner' });
   const { key } = await createKey(app, member.id, {
     workspaceId: workspace.id,

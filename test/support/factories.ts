@@ -29,9 +29,9 @@ export function createOrg(app: ServiceClient, input: { plan?: string; requireTwo
   });
 }
 
-export function createWorkspace(app: ServiceClient, organizationId: string): Promise<Ws> {
+export function createWorkspace(app: ServiceClient, organizationId: string, name = `Workspace ${uniq()}`): Promise<Ws> {
   return admin(app, 'mutation($input: CreateWorkspaceInput!) { createWorkspace(input: $input) { id organizationId } }', {
-    input: { organizationId, name: `Workspace ${uniq()}` },
+    input: { organizationId, name },
   });
 }
 
