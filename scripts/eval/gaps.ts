@@ -20,17 +20,22 @@ const log = (msg: string) => console.log(`[eval ${new Date().toISOString().slice
 interface Labelled {
   topic: string;
   question: string;
+  /** The part of the file it is in (the last `# part: NAME` line above it; '' before any). */
+  part: string;
 }
 
-/** The labelled questions: `topic<TAB>question`, `#` lines are comments. */
+/** The labelled questions: `topic<TAB>question`; `#` lines are comments, `# part: NAME` starts a part. */
 export function readLabelled(file = FILE): Labelled[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() && !l.startsWith('#'))
-    .map((l) => {
-      const [topic, question] = l.split('\t');
-      return { topic: topic.trim(), question: question.trim() };
-    });
+  let part = '';
+  const out: Labelled[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const named = /^#\s*part:\s*(.+)$/.exec(line.trim());
+    if (named) part = named[1].trim();
+    if (!line.trim() || line.startsWith('#')) continue;
+    const [topic, question] = line.split('\t');
+    out.push({ topic: topic.trim(), question: question.trim(), part });
+  }
+  return out;
 }
 
 /** Pairwise precision, recall and F1 of a grouping (`group[i]`) against the topics (`topic[i]`). */
@@ -138,12 +143,28 @@ export interface GapResult {
   precision: number;
   recall: number;
   f1: number;
+  /** The same scores among the questions of each part of the file only (from the same groups). */
+  parts: Record<string, { precision: number; recall: number; f1: number }>;
+}
+
+/** The pairwise scores of each part's questions among themselves (`part[i]` of question i). */
+export function partScores(part: string[], topic: string[], group: (number | string)[]): GapResult['parts'] {
+  const out: GapResult['parts'] = {};
+  for (const name of new Set(part)) {
+    const mine = part.map((p, i) => (p === name ? i : -1)).filter((i) => i >= 0);
+    out[name] = pairwise(
+      mine.map((i) => topic[i]),
+      mine.map((i) => group[i]),
+    );
+  }
+  return out;
 }
 
 /** Runs the evaluation on a fresh service; prints and writes the results. */
 export async function evalGaps(): Promise<GapResult[]> {
   const labelled = readLabelled();
   const topics = new Set(labelled.map((l) => l.topic)).size;
+  const partNames = [...new Set(labelled.map((l) => l.part))];
   log(`${labelled.length} questions in ${topics} topics (${FILE})`);
   const admin = `adm_eval_${Date.now()}`;
   const service = await spawnService({
@@ -158,14 +179,19 @@ export async function evalGaps(): Promise<GapResult[]> {
     for (let seed = 1; seed <= SHUFFLES; seed++) orders.push({ name: `shuffle ${seed}`, questions: shuffled(labelled, seed) });
     for (const order of orders) {
       const groups = await groupsOf(service.url, admin, order.name.replace(' ', '-'), order.questions);
-      const scores = pairwise(
-        order.questions.map((q) => q.topic),
-        groups.map((g, i) => g ?? `none-${i}`),
+      const topicOf = order.questions.map((q) => q.topic);
+      const groupOf = groups.map((g, i) => g ?? `none-${i}`);
+      const scores = pairwise(topicOf, groupOf);
+      const parts = partScores(
+        order.questions.map((q) => q.part),
+        topicOf,
+        groupOf,
       );
-      results.push({ order: order.name, groups: new Set(groups).size, ...scores });
+      results.push({ order: order.name, groups: new Set(groups).size, ...scores, parts });
       log(
         `${order.name}: ${new Set(groups).size} groups, precision ${scores.precision.toFixed(3)}, ` +
-          `recall ${scores.recall.toFixed(3)}, F1 ${scores.f1.toFixed(3)}`,
+          `recall ${scores.recall.toFixed(3)}, F1 ${scores.f1.toFixed(3)}; ` +
+          partNames.map((name) => `part ${name || '-'} F1 ${parts[name].f1.toFixed(3)}`).join(', '),
       );
     }
   } finally {
@@ -179,6 +205,18 @@ export async function evalGaps(): Promise<GapResult[]> {
   console.log(
     `| mean | ${mean('groups').toFixed(1)} | ${mean('precision').toFixed(3)} | ${mean('recall').toFixed(3)} | ${mean('f1').toFixed(3)} |`,
   );
+  if (partNames.length > 1) {
+    console.log(`\n| part (mean of the orders, its questions among themselves) | questions | topics | precision | recall | pairwise F1 |`);
+    console.log('|---|---|---|---|---|---|');
+    for (const name of partNames) {
+      const mine = labelled.filter((l) => l.part === name);
+      const partMean = (k: 'precision' | 'recall' | 'f1') => results.reduce((s, r) => s + r.parts[name][k], 0) / results.length;
+      console.log(
+        `| ${name || '-'} | ${mine.length} | ${new Set(mine.map((l) => l.topic)).size} | ${partMean('precision').toFixed(3)} | ` +
+          `${partMean('recall').toFixed(3)} | ${partMean('f1').toFixed(3)} |`,
+      );
+    }
+  }
   console.log('\nTarget: pairwise F1 ≥ 0.85.');
   mkdirSync('eval-results', { recursive: true });
   writeFileSync('eval-results/gaps.json', `${JSON.stringify(results, null, 2)}\n`);
