@@ -5,8 +5,9 @@
  * SHUFFLES seeded orders (each in a fresh workspace: groups form as questions arrive), grouped by
  * its embedding worker; then the groups are compared with the topics pair by pair: precision (of
  * the pairs of questions grouped together, the share of one topic), recall (of the pairs of one
- * topic, the share grouped together) and their F1. Prints them per order and their mean, and
- * writes eval-results/gaps.json. How to read it: docs/search-quality.md.
+ * topic, the share grouped together) and their F1. Prints them per order and their mean, and the
+ * same scores of each part of the file (`# part: NAME` lines) among its own questions, and writes
+ * eval-results/gaps.json. How to read it: docs/search-quality.md.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnService } from '../../test/support/processes.js';
