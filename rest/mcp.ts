@@ -18,6 +18,7 @@ import { parseJsonText } from '../src/http/json.js';
 import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
 import { listResources, parseResourceUri, readerOf, readResource, RESOURCE_TEMPLATES, type RunRow } from './mcpResources.js';
 import { OpenStreams, serveLegacyStream, serveListen, type CallerNow } from './mcpListen.js';
+import { readerAs, SharedChecks } from './sharedChecks.js';
 import type { AgentPrincipal, LivePort, Principal } from '../src/context.js';
 import type { ResourceSubscriptionPort } from '../src/services/resourceSubscriptions.js';
 import { ProtocolError, ResourceNotFoundError } from '@modelcontextprotocol/server';
@@ -148,7 +149,8 @@ export function createMcpMiddleware(
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
   const streams = new OpenStreams();
   const serverFor = (call: McpCall) => mcpServer(call, tools, byName, backend, options);
-  const nowOf = (ctx: Context) => callerNow(ctx, backend, options, byName);
+  const checks = new SharedChecks();
+  const nowOf = (ctx: Context) => callerNow(ctx, backend, options, byName, checks);
   const listenDeps = (contextValue: McpCall['contextValue']) => ({
     live: (contextValue as unknown as { live: LivePort }).live,
     subscriptions: options.subscriptions,
@@ -212,22 +214,32 @@ function boundWorkspace(ctx: Context): string | null {
  * The caller as its credential resolves at each moment a stream asks: its permissions (null once it
  * is no longer valid), and whether it may read a resource (the REST row that reads it, run as it).
  */
-function callerNow(ctx: Context, backend: GraphQLBackend, options: McpOptions, byName: Map<string, ToolDef>): CallerNow {
-  const fresh = async (): Promise<boolean> => {
-    const principal = await options.principalNow(ctx);
-    if (principal.kind !== 'agent') return false;
+function callerNow(
+  ctx: Context,
+  backend: GraphQLBackend,
+  options: McpOptions,
+  byName: Map<string, ToolDef>,
+  checks: SharedChecks,
+): CallerNow {
+  const credential = ctx.get('authorization');
+  const fresh = async (occasion?: string): Promise<AgentPrincipal | null> => {
+    const principal = await checks.once(occasion, `credential ${credential}`, () => options.principalNow(ctx));
+    if (principal.kind !== 'agent') return null;
     ctx.state.principal = principal;
-    return true;
+    return principal;
   };
   return {
-    permissions: async () => ((await fresh()) ? options.permissionsOf(ctx) : null),
-    mayRead: async (uri) => {
+    permissions: async (occasion) => ((await fresh(occasion)) ? options.permissionsOf(ctx) : null),
+    mayRead: async (uri, occasion) => {
       const ref = parseResourceUri(uri);
-      if (!ref || !(await fresh())) return false;
-      const [name, input] = readerOf(ref);
-      const contextValue = await backend.createContext(ctx, true);
-      const out = await runRoute(byName.get(name)!.compiled, backend, contextValue, backend.agentKeyId(ctx)!, input);
-      return out.status === 200;
+      const principal = ref && (await fresh(occasion));
+      if (!ref || !principal) return false;
+      return checks.once(occasion, `read ${uri} as ${readerAs(principal)}`, async () => {
+        const [name, input] = readerOf(ref);
+        const contextValue = await backend.createContext(ctx, true);
+        const out = await runRoute(byName.get(name)!.compiled, backend, contextValue, backend.agentKeyId(ctx)!, input);
+        return out.status === 200;
+      });
     },
   };
 }

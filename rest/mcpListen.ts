@@ -24,7 +24,7 @@ import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type Server } 
 import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Context } from 'koa';
 import type { LivePort } from '../src/context.js';
-import { SUBSCRIPTIONS_PER_HOLDER, type LiveEvent, type LiveStream } from '../src/live/hub.js';
+import { SUBSCRIPTIONS_PER_HOLDER, targetOf, type LiveEvent, type LiveInterest, type LiveStream } from '../src/live/hub.js';
 import { DomainError } from '../src/errors.js';
 import type { ResourceSubscriptionPort } from '../src/services/resourceSubscriptions.js';
 import { parseResourceUri, resourceUri } from './mcpResources.js';
@@ -53,8 +53,17 @@ export interface ResourceChange {
   listChanged: boolean;
 }
 
+/** Each event's change, made once for all the streams it reaches. */
+const changes = new WeakMap<LiveEvent, ResourceChange>();
+
 /** The resource an event changed, and whether it changed the list of resources. */
 export function changeOf(event: LiveEvent): ResourceChange {
+  let change = changes.get(event);
+  if (!change) changes.set(event, (change = changeNow(event)));
+  return change;
+}
+
+function changeNow(event: LiveEvent): ResourceChange {
   const kind = event.targetType === 'memory_note' ? 'note' : event.targetType === 'article' ? 'article' : null;
   return {
     event,
@@ -65,10 +74,13 @@ export function changeOf(event: LiveEvent): ResourceChange {
 
 /** What a stream asks of the service about its caller, as the credential stands at that moment. */
 export interface CallerNow {
-  /** Its effective permissions now; null when the credential is no longer valid (revoked, expired). */
-  permissions(): Promise<ReadonlySet<string> | null>;
-  /** Whether it may read the resource now (the read REST would run, as this caller). */
-  mayRead(uri: string): Promise<boolean>;
+  /**
+   * Its effective permissions now; null when the credential is no longer valid (revoked, expired).
+   * `occasion`: the change being delivered (its id), whose streams of the same credential share one check.
+   */
+  permissions(occasion?: string): Promise<ReadonlySet<string> | null>;
+  /** Whether it may read the resource now (the read REST would run, as this caller; shared as `permissions` is). */
+  mayRead(uri: string, occasion?: string): Promise<boolean>;
 }
 
 /** What the MCP door hands the streams. */
@@ -119,6 +131,8 @@ class ChangeFeed {
      * not cost every open stream a check of its credential.
      */
     private readonly relevant: (change: ResourceChange) => boolean = () => true,
+    /** The same, told to the hub in advance when the stream knows it (see LiveInterest). */
+    private readonly interest?: LiveInterest,
   ) {}
 
   /** Takes the slot and subscribes (a `rate_limited` DomainError past the credential's slots). */
@@ -127,24 +141,30 @@ class ChangeFeed {
     try {
       for (const workspace of workspaces)
         this.streams.push(
-          await this.deps.live.subscribe(workspace, (e) => {
-            const change = changeOf(e);
-            return (change.uri !== null || change.listChanged) && this.relevant(change);
-          }),
+          await this.deps.live.subscribe(
+            workspace,
+            (e) => {
+              const change = changeOf(e);
+              return (change.uri !== null || change.listChanged) && this.relevant(change);
+            },
+            this.interest,
+          ),
         );
     } catch (error) {
       await this.stop();
       throw error;
     }
     for (const stream of this.streams) void this.pump(stream);
-    this.timer = setInterval(() => void this.recheck().then((p) => p && this.deliver(null, p)), RECHECK_MS);
+    // Streams of one credential whose checks fall in the same second share one.
+    const tick = () => `tick ${Math.floor(Date.now() / 1_000)}`;
+    this.timer = setInterval(() => void this.recheck(tick()).then((p) => p && this.deliver(null, p)), RECHECK_MS);
     this.timer.unref();
   }
 
   private async pump(stream: LiveStream): Promise<void> {
     try {
       for await (const event of stream) {
-        const permissions = await this.recheck();
+        const permissions = await this.recheck(event.id);
         if (!permissions) return;
         await this.deliver(changeOf(event), permissions);
       }
@@ -155,9 +175,9 @@ class ChangeFeed {
   }
 
   /** The caller's permissions now; ends the stream when the credential is no longer valid. */
-  private async recheck(): Promise<ReadonlySet<string> | null> {
+  private async recheck(occasion?: string): Promise<ReadonlySet<string> | null> {
     if (this.ended) return null;
-    const permissions = await this.caller.permissions().catch(() => null);
+    const permissions = await this.caller.permissions(occasion).catch(() => null);
     if (!permissions) await this.end();
     return permissions;
   }
@@ -179,6 +199,16 @@ class ChangeFeed {
     this.lease = null;
     if (lease) await this.deps.live.release(lease).catch(() => undefined);
   }
+}
+
+/** What a listen asks of the hub: the events about its resources, and those that change the list if it asked for them. */
+function interestIn(uris: string[], listChanges: boolean): LiveInterest {
+  const targets = uris.map((uri) => {
+    const ref = parseResourceUri(uri)!;
+    // changeOf names an event's resource by resourceUri(targetId): the target whose URI this is.
+    return targetOf(ref.kind === 'note' ? 'memory_note' : 'article', ref.key);
+  });
+  return { targets, actions: listChanges ? [...LIST_ACTIONS] : [] };
 }
 
 /** A JSON-RPC error answered in the body of an HTTP 200, as the SDK answers a refused listen. */
@@ -242,7 +272,7 @@ export async function serveListen(
       grantedTools = tools;
       if (!change) return;
       if (change.listChanged && filter?.resourcesListChanged) bus.publish({ kind: 'resources_list_changed' });
-      if (change.uri && watched.has(change.uri) && (await caller.mayRead(change.uri)))
+      if (change.uri && watched.has(change.uri) && (await caller.mayRead(change.uri, change.event.id)))
         bus.publish({ kind: 'resource_updated', uri: change.uri });
     },
     async () => {
@@ -250,6 +280,7 @@ export async function serveListen(
       await handler.close();
     },
     (change) => (change.uri !== null && watched.has(change.uri)) || (change.listChanged && filter?.resourcesListChanged === true),
+    interestIn(readable, filter?.resourcesListChanged === true),
   );
   try {
     if (filter && workspaces.length) await feed.start(workspaces);
@@ -335,7 +366,7 @@ export async function serveLegacyStream(
     async (change) => {
       if (!change) return;
       if (change.listChanged) write('notifications/resources/list_changed', {});
-      if (change.uri && (await subscribed(change)).has(caller.holder) && (await caller.mayRead(change.uri)))
+      if (change.uri && (await subscribed(change)).has(caller.holder) && (await caller.mayRead(change.uri, change.event.id)))
         write('notifications/resources/updated', { uri: change.uri });
     },
     finish,

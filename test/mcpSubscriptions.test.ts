@@ -116,6 +116,45 @@ describe('2026-07-28: subscriptions/listen', () => {
     }
   });
 
+  it('judges each stream of a change as its own caller: keys of one member share a read, a revoked one and another role do not', async () => {
+    const t = await tenant(app, { plan: 'pro' });
+    await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Open', visibility: 'public' } });
+    await app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Staff', visibility: 'restricted' } });
+    const created = await app.api('POST', `${W}/articles`, { key: t.key, body: { title: 'Payroll', section: 'open', markdown: 'x' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const viewer = await createMember(app, t.org.id, { role: 'viewer' });
+    const keys = {
+      first: await createKey(app, t.member.id, { permissions: ['article.read'], workspaceId: t.workspace.id }),
+      second: await createKey(app, t.member.id, { permissions: ['article.read'], workspaceId: t.workspace.id }),
+      revoked: await createKey(app, t.member.id, { permissions: ['article.read'], workspaceId: t.workspace.id }),
+      viewer: await createKey(app, viewer.id, { permissions: ['article.read'], workspaceId: t.workspace.id }),
+    };
+    const watched = uri(t, 'articles/payroll');
+    const listeners = Object.fromEntries(
+      await Promise.all(Object.entries(keys).map(async ([name, k]) => [name, await listener(app.url, k.key, '2026-07-28')] as const)),
+    );
+    try {
+      const subs = Object.fromEntries(
+        await Promise.all(
+          Object.entries(listeners).map(async ([name, l]) => [name, await l.client.listen({ resourceSubscriptions: [watched] })] as const),
+        ),
+      );
+      for (const sub of Object.values(subs)) expect((sub as any).honoredFilter).toEqual({ resourceSubscriptions: [watched] });
+      expect((await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: keys.revoked.id })).errors).toBeUndefined();
+      // One change reaches four streams: the article moves where viewers may not read it.
+      const moved = await app.api('POST', `${W}/articles/payroll/placement`, { key: t.key, body: { section: 'staff' } });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+      await listeners.first.hears('notifications/resources/updated', watched);
+      await listeners.second.hears('notifications/resources/updated', watched);
+      expect(await Promise.race([subs.revoked.closed, new Promise((r) => setTimeout(() => r('still open'), 8_000))])).toBe('graceful');
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(listeners.revoked.heard.filter((h) => h.method === 'notifications/resources/updated')).toEqual([]);
+      expect(listeners.viewer.heard.filter((h) => h.method === 'notifications/resources/updated')).toEqual([]);
+    } finally {
+      await Promise.all(Object.values(listeners).map((l) => l.client.close().catch(() => undefined)));
+    }
+  });
+
   it('ends every stream with its result when the service drains', async () => {
     const other = await startTestApp();
     const t = await tenant(other);

@@ -39,8 +39,22 @@ export interface LiveStream extends AsyncIterableIterator<LiveEvent> {
   readonly workspaceId: string;
 }
 
+/**
+ * The events a subscriber may accept, when it knows them in advance: those about one of `targets`
+ * (targetOf) or doing one of `actions`. The hub then asks it about those only, so an event costs
+ * the subscribers it concerns, not every open one (a thousand MCP listeners on one note).
+ */
+export interface LiveInterest {
+  targets: readonly string[];
+  actions: readonly string[];
+}
+
+/** An event's target as LiveInterest names it. */
+export const targetOf = (targetType: string, targetId: string | null): string => `${targetType}:${targetId ?? ''}`;
+
 interface Subscriber {
   workspaceId: string;
+  interest: LiveInterest | null;
   /** The database snapshot when it subscribed: events of transactions it shows as committed came before. */
   before: Snapshot;
   accept(event: LiveEvent): boolean;
@@ -74,6 +88,8 @@ export class SubscriberTooSlowError extends DomainError {
  */
 export class LiveHub {
   private readonly subscribers = new Set<Subscriber>();
+  /** The subscribers by what they ask for (see LiveInterest). */
+  private readonly asked = new InterestIndex();
   private cursor: { xid: string; id: string } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
@@ -126,10 +142,10 @@ export class LiveHub {
   }
 
   /** A stream of the workspace's events that `accept` selects: those committed after this call. */
-  async subscribe(workspaceId: string, accept: (event: LiveEvent) => boolean): Promise<LiveStream> {
+  async subscribe(workspaceId: string, accept: (event: LiveEvent) => boolean, interest?: LiveInterest): Promise<LiveStream> {
     if (this.closed) throw new Error('the live hub is closed');
-    const { subscriber, stream } = bufferedSubscriber(workspaceId, accept, (gone) => {
-      this.subscribers.delete(gone);
+    const { subscriber, stream } = bufferedSubscriber(workspaceId, interest ?? null, accept, (gone) => {
+      if (this.subscribers.delete(gone)) this.asked.remove(gone);
       if (!this.subscribers.size) this.stopPolling();
     });
     // The snapshot is taken and the subscriber registered between two reads, never during one: a
@@ -141,6 +157,7 @@ export class LiveHub {
       // Everything below the snapshot's xmin has committed: the cursor of a hub that was idle starts there.
       this.cursor ??= { xid: subscriber.before.xmin.toString(), id: '0' };
       this.subscribers.add(subscriber);
+      this.asked.add(subscriber);
       this.startPolling();
     });
     return stream;
@@ -157,10 +174,11 @@ export class LiveHub {
    * After a read handed out its events: a subscriber more than SUBSCRIBER_BUFFER behind gets up to
    * CATCH_UP_MS to take them (the next read waits), then is ended if it is still over.
    */
-  private async awaitLaggards(): Promise<void> {
+  private async awaitLaggards(handed: Set<Subscriber>): Promise<void> {
     const deadline = Date.now() + CATCH_UP_MS;
     for (;;) {
-      const laggards = [...this.subscribers].filter((s) => s.behind > SUBSCRIBER_BUFFER);
+      // Only a subscriber handed events by this read can have fallen behind since the last one.
+      const laggards = [...handed].filter((s) => s.behind > SUBSCRIBER_BUFFER);
       const left = deadline - Date.now();
       if (!laggards.length) return;
       if (left <= 0) {
@@ -217,6 +235,7 @@ export class LiveHub {
       if (!workspaces.length || !this.cursor) return;
       const rows = await liveEventsPast(this.db, this.cursor, workspaces, BATCH);
       const events = rows.filter((r) => r.id !== null);
+      const handed = new Set<Subscriber>();
       for (const row of events) {
         const event: LiveEvent = {
           id: row.id!,
@@ -226,11 +245,13 @@ export class LiveHub {
           targetId: row.targetId,
         };
         const xid = BigInt(row.xid);
-        for (const subscriber of this.subscribers)
-          if (subscriber.workspaceId === event.workspaceId && !committedIn(subscriber.before, xid) && subscriber.accept(event))
+        for (const subscriber of this.asked.about(event))
+          if (!committedIn(subscriber.before, xid) && subscriber.accept(event)) {
             subscriber.push(event);
+            handed.add(subscriber);
+          }
       }
-      await this.awaitLaggards();
+      await this.awaitLaggards(handed);
       if (events.length === BATCH) {
         const last = events.at(-1)!;
         this.cursor = { xid: last.xid, id: last.id! };
@@ -246,7 +267,10 @@ export class LiveHub {
     this.closed = true;
     this.offSignal();
     this.stopPolling();
-    for (const subscriber of [...this.subscribers]) this.subscribers.delete(subscriber);
+    for (const subscriber of [...this.subscribers]) {
+      this.subscribers.delete(subscriber);
+      this.asked.remove(subscriber);
+    }
     await this.reading;
     await this.leases.close();
   }
@@ -259,6 +283,7 @@ export class LiveHub {
  */
 function bufferedSubscriber(
   workspaceId: string,
+  interest: LiveInterest | null,
   accept: (event: LiveEvent) => boolean,
   leave: (subscriber: Subscriber) => void,
 ): { subscriber: Subscriber; stream: LiveStream } {
@@ -279,6 +304,7 @@ function bufferedSubscriber(
   };
   const subscriber: Subscriber = {
     workspaceId,
+    interest,
     before: { xmin: 0n, xmax: 0n, running: new Set() }, // taken when it joins the hub (LiveHub.subscribe)
     accept,
     push: (event) => {
@@ -350,4 +376,47 @@ function committedIn(snapshot: Snapshot, xid: bigint): boolean {
   if (xid < snapshot.xmin) return true;
   if (xid >= snapshot.xmax) return false;
   return !snapshot.running.has(xid);
+}
+
+/** Subscribers by workspace and by what they ask for: each event is offered to those it may concern. */
+class InterestIndex {
+  /** Subscribers without a LiveInterest, by workspace: asked about every event. */
+  private readonly everything = new Map<string, Set<Subscriber>>();
+  /** Subscribers with one, by workspace and target or action. */
+  private readonly some = new Map<string, Set<Subscriber>>();
+
+  add(s: Subscriber): void {
+    for (const key of this.keysOf(s)) {
+      const [map, k] = key;
+      let set = map.get(k);
+      if (!set) map.set(k, (set = new Set()));
+      set.add(s);
+    }
+  }
+
+  remove(s: Subscriber): void {
+    for (const [map, k] of this.keysOf(s)) {
+      const set = map.get(k);
+      set?.delete(s);
+      if (set && !set.size) map.delete(k);
+    }
+  }
+
+  /** The subscribers an event may concern (each once). */
+  about(event: LiveEvent): Iterable<Subscriber> {
+    const all = this.everything.get(event.workspaceId);
+    const byTarget = this.some.get(`${event.workspaceId}\u0000t\u0000${targetOf(event.targetType, event.targetId)}`);
+    const byAction = this.some.get(`${event.workspaceId}\u0000a\u0000${event.action}`);
+    const found = [all, byTarget, byAction].filter((set): set is Set<Subscriber> => !!set?.size);
+    if (found.length <= 1) return found[0] ?? [];
+    return new Set(found.flatMap((set) => [...set]));
+  }
+
+  private keysOf(s: Subscriber): [Map<string, Set<Subscriber>>, string][] {
+    if (!s.interest) return [[this.everything, s.workspaceId]];
+    return [
+      ...s.interest.targets.map((t): [Map<string, Set<Subscriber>>, string] => [this.some, `${s.workspaceId}\u0000t\u0000${t}`]),
+      ...s.interest.actions.map((a): [Map<string, Set<Subscriber>>, string] => [this.some, `${s.workspaceId}\u0000a\u0000${a}`]),
+    ];
+  }
 }
