@@ -19,7 +19,6 @@
  * stream ends, a resource it may no longer read is not announced. Between changes the credential
  * is checked every RECHECK_MS.
  */
-import { Readable } from 'node:stream';
 import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type Server } from '@modelcontextprotocol/server';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Context } from 'koa';
@@ -244,12 +243,7 @@ export async function serveListen(
       -32602,
       `Invalid params: a listen may name at most ${MAX_LISTEN_URIS} resources (${uris.length} were named).`,
     );
-  const readable: string[] = [];
-  for (const uri of uris) if (typeof uri === 'string' && parseResourceUri(uri) && (await caller.mayRead(uri))) readable.push(uri);
-  if (filter) {
-    if (readable.length) filter.resourceSubscriptions = readable;
-    else delete filter.resourceSubscriptions;
-  }
+  const readable = await readableOf(uris, caller, filter);
   const workspaces = [...new Set([...(caller.bound ? [caller.bound] : []), ...readable.map((u) => parseResourceUri(u)!.workspace)])];
   const watched = new Set(readable);
   const bus = new InMemoryServerEventBus();
@@ -267,9 +261,11 @@ export async function serveListen(
     caller.holder,
     caller,
     async (change, permissions) => {
-      const tools = [...permissions].sort().join();
-      if (grantedTools !== null && tools !== grantedTools && filter?.toolsListChanged) bus.publish({ kind: 'tools_list_changed' });
-      grantedTools = tools;
+      if (filter?.toolsListChanged) {
+        const tools = [...permissions].sort().join();
+        if (grantedTools !== null && tools !== grantedTools) bus.publish({ kind: 'tools_list_changed' });
+        grantedTools = tools;
+      }
       if (!change) return;
       if (change.listChanged && filter?.resourcesListChanged) bus.publish({ kind: 'resources_list_changed' });
       if (change.uri && watched.has(change.uri) && (await caller.mayRead(change.uri, change.event.id)))
@@ -309,6 +305,17 @@ export async function serveListen(
   });
 }
 
+/** The named resources the caller may read now; the filter the stream acknowledges keeps only those. */
+async function readableOf(uris: unknown[], caller: CallerNow, filter: ListenFilter | undefined): Promise<string[]> {
+  const readable: string[] = [];
+  for (const uri of uris) if (typeof uri === 'string' && parseResourceUri(uri) && (await caller.mayRead(uri))) readable.push(uri);
+  if (filter) {
+    if (readable.length) filter.resourceSubscriptions = readable;
+    else delete filter.resourceSubscriptions;
+  }
+  return readable;
+}
+
 /** Sends a web stream answer as it comes; `onClose` when the client or the stream ends it. */
 function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
   ctx.respond = false;
@@ -316,8 +323,6 @@ function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
   answer.headers.forEach((value, name) => (headers[name] = value));
   ctx.res.writeHead(answer.status, headers);
   ctx.res.flushHeaders();
-  const body = Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream);
-  body.pipe(ctx.res);
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -325,8 +330,21 @@ function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
     onClose();
   };
   ctx.res.on('close', close);
-  body.on('end', close);
-  body.on('error', close);
+  // Each chunk written as it comes (a thousand open streams: no stream adapter between).
+  const reader = answer.body!.getReader();
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || closed) break;
+        ctx.res.write(value);
+      }
+      if (!ctx.res.writableEnded) ctx.res.end();
+    } catch {
+      // The stream failed or the client went: close below.
+    }
+    close();
+  })();
 }
 
 /**

@@ -40,6 +40,15 @@ export class SharedChecks {
  * things.
  */
 export function readerAs(principal: AgentPrincipal): string {
+  let reader = readers.get(principal);
+  if (reader === undefined) readers.set(principal, (reader = readerNow(principal)));
+  return reader;
+}
+
+/** Each principal's reader, made once (the streams of one credential share the principal of a check). */
+const readers = new WeakMap<AgentPrincipal, string>();
+
+function readerNow(principal: AgentPrincipal): string {
   return JSON.stringify([
     principal.organizationId,
     principal.memberId,

@@ -188,6 +188,39 @@ describe('admin connections', () => {
   });
 });
 
+describe.skipIf(!process.env.DATABASE_URL)('admin connections at one instant (PostgreSQL: rows written directly)', () => {
+  it('pages events of one created_at in id order, also where the ids gain a digit', async () => {
+    const t = await tenant(app);
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    // Ids on both sides of 10^12: as text, 1000000000000 would sort before 999999999999.
+    const ids = [999_999_999_998, 999_999_999_999, 1_000_000_000_000, 1_000_000_000_001, 1_000_000_000_002];
+    try {
+      for (const id of ids)
+        await client.query(
+          `insert into events (id, organization_id, workspace_id, actor, action, target_type, target_id, created_at)
+           values ($1, $2, $3, 'admin', 'changelog.created', 'changelog_entry', $4, '2026-01-01T00:00:00Z')`,
+          [id, t.org.id, t.workspace.id, String(id)],
+        );
+      const q = `query($ws: ID, $first: Int, $after: String) { auditTrail(workspaceId: $ws, first: $first, after: $after) {
+        edges { node { id } cursor } pageInfo { hasNextPage endCursor } } }`;
+      const paged: string[] = [];
+      let after: string | null = null;
+      do {
+        const res: any = await app.gql(q, { ws: t.workspace.id, first: 2, after });
+        expect(res.errors).toBeUndefined();
+        paged.push(...res.data.auditTrail.edges.map((e: any) => e.node.id));
+        after = res.data.auditTrail.pageInfo.hasNextPage ? res.data.auditTrail.pageInfo.endCursor : null;
+      } while (after);
+      // Newest first: the tenant's own events (later), then these five from the highest id down.
+      expect(paged.slice(-5)).toEqual(ids.map(String).reverse());
+    } finally {
+      await client.query('delete from events where id = any($1::bigint[])', [ids]);
+      await client.end();
+    }
+  });
+});
+
 const changelog = (i: number) => ({ title: `Entry ${i}`, markdown: 'x', status: 'draft', tags: [], published_at: null });
 
 describe('refusals', () => {

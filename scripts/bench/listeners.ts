@@ -8,9 +8,11 @@
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { percentile } from './measure.js';
 import { OPTIONS } from './options.js';
+import { openSubscriptions } from './stall.js';
 import { gql } from './tenant.js';
 import type { Background, Bench } from './types.js';
 
@@ -84,6 +86,10 @@ export async function mcpListeners(b: Bench, count: number): Promise<Background>
       child.send('stop');
       await Promise.race([answered, exited]);
       await exited;
+      // The service lets go of every stream whose client left (within a second).
+      await new Promise((r) => setTimeout(r, 1_000));
+      const left = await openSubscriptions(b.service).catch(() => NaN);
+      note += `; ${left} of its subscriptions still open 1 s after the listeners left`;
     },
   };
 }
@@ -95,56 +101,66 @@ function rss(pid: number | null): number | null {
   return m ? Number(m[1]) * 1024 : null;
 }
 
-/** Opens one listen stream; `heard(uri)` on each resources/updated; resolves once it is acknowledged. */
-async function listen(s: Setup, key: string, uri: string, heard: () => void, id: number): Promise<AbortController> {
-  const abort = new AbortController();
-  const res = await fetch(`${s.service}/mcp`, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'subscriptions/listen',
-      params: { notifications: { resourceSubscriptions: [uri] }, _meta: envelope },
-    }),
+/**
+ * Opens one listen stream; `heard()` on each resources/updated; resolves once it is acknowledged.
+ * Plain node:http and a byte search rather than fetch and a text decoder: the listeners share the
+ * machine's cores with the service they measure, so their own cost is kept small.
+ */
+function listen(s: Setup, key: string, uri: string, heard: () => void, id: number): Promise<{ abort(): void }> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'subscriptions/listen',
+    params: { notifications: { resourceSubscriptions: [uri] }, _meta: envelope },
   });
-  if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
-    throw new Error(`listen ${res.status}: ${await res.text()}`);
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let acknowledged: () => void = () => undefined;
-  const acked = new Promise<void>((resolve) => (acknowledged = resolve));
-  void (async () => {
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (frame.includes('notifications/subscriptions/acknowledged')) acknowledged();
-        else if (frame.includes('notifications/resources/updated')) heard();
+  return new Promise((resolve, reject) => {
+    const req = request(`${s.service}/mcp`, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'subscriptions/listen',
+      },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      if (!res.headers['content-type']?.startsWith('text/event-stream')) {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => reject(new Error(`listen ${res.statusCode}: ${text}`)));
+        return;
       }
-    }
-  })();
-  await acked;
-  return abort;
+      let acknowledged = false;
+      // The end of the previous chunk, so a marker split across two chunks is still found.
+      let tail: Buffer = Buffer.alloc(0);
+      res.on('data', (chunk: Buffer) => {
+        const data = tail.length ? Buffer.concat([tail, chunk]) : chunk;
+        if (!acknowledged && data.includes(ACKNOWLEDGED)) {
+          acknowledged = true;
+          resolve({ abort: () => req.destroy() });
+        }
+        for (let at = data.indexOf(UPDATED); at >= 0; at = data.indexOf(UPDATED, at + UPDATED.length)) heard();
+        // Shorter than a marker: it holds no whole one (each was counted above), only a beginning.
+        tail = data.subarray(Math.max(0, data.length - UPDATED.length + 1));
+      });
+      res.on('error', () => undefined);
+    });
+    req.end(body);
+  });
 }
+
+const ACKNOWLEDGED = Buffer.from('notifications/subscriptions/acknowledged');
+const UPDATED = Buffer.from('notifications/resources/updated');
 
 async function child(s: Setup): Promise<void> {
   const uri = `wks://workspaces/${s.workspaceId}/notes/${s.path}`;
   const before = rss(s.pid);
   let change: { at: number; arrivals: number[] } | null = null;
-  const streams: AbortController[] = [];
+  const streams: { abort(): void }[] = [];
   for (let i = 0; i < s.count; i += 50) {
     const batch = Array.from({ length: Math.min(50, s.count - i) }, (_, j) =>
       listen(s, s.keys[Math.floor((i + j) / 10)], uri, () => change?.arrivals.push(performance.now() - change.at), i + j),

@@ -42,6 +42,12 @@ export async function searchIndexMemory(base: string): Promise<string> {
   return `index ${items} items, ${mb.toFixed(0)} MB (${((mb * 100_000) / items).toFixed(0)} MB per 100,000)`;
 }
 
+/** The live subscriptions (GraphQL and MCP streams) the service holds open now, from /metrics. */
+export async function openSubscriptions(base: string): Promise<number> {
+  const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  return Number(/^wks_graphql_subscriptions (\S+)$/m.exec(await res.text())?.[1] ?? NaN);
+}
+
 /** Runs `work` in the background of a sequential load, noting what it returns and the event loop's worst delay meanwhile. */
 function watched(b: Bench, work: () => Promise<string>): SequentialBackground {
   const started = eventLoopMaxMs(b.service).then(() => undefined);

@@ -6,6 +6,10 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 @Entity({ tableName: 'events' })
 @Index({ name: 'events_workspace_idx', properties: ['workspaceId', 'createdAt'] })
 @Index({ name: 'events_xid_idx', expression: 'create index "events_xid_idx" on "events" ("xid", "id")' })
+@Index({
+  name: 'events_workspace_xid_idx',
+  expression: 'create index "events_workspace_xid_idx" on "events" ("workspace_id", "xid", "id")',
+})
 export class AuditEvent {
   @Field(() => ID)
   @PrimaryKey({ type: 'bigint', autoincrement: true })

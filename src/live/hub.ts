@@ -32,6 +32,12 @@ export const SUBSCRIBER_BUFFER = 256;
 const CATCH_UP_MS = 2000;
 /** How often a process with subscribers reads new events (writes in this process also wake it at once). */
 const POLL_MS = 200;
+/**
+ * Reads start at least this far apart: under a stream of writes, each of which wakes the hub, one
+ * read then takes the events of many writes (a change still arrives within a few tens of ms)
+ * instead of the database being asked after every write.
+ */
+const MIN_READ_GAP_MS = 25;
 const BATCH = 500;
 
 /** A live subscription's stream of events: an async iterable with a bounded buffer. */
@@ -94,6 +100,9 @@ export class LiveHub {
   private timer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
   private again = false;
+  /** When the last read started, and the read a wake scheduled for later (see MIN_READ_GAP_MS). */
+  private lastRead = 0;
+  private soon: NodeJS.Timeout | null = null;
   /** Reads and joining subscribers take turns (see exclusive). */
   private turn: Promise<unknown> = Promise.resolve();
   /** Each open subscription's lease row, renewed while it is open (a process that dies frees its slots within LEASE_S). */
@@ -194,9 +203,16 @@ export class LiveHub {
     }
   }
 
-  /** Reads new events soon (this process committed a write). */
+  /** Reads new events soon (this process committed a write): now, or MIN_READ_GAP_MS after the last read started. */
   wake(): void {
-    if (this.subscribers.size) void this.read();
+    if (!this.subscribers.size || this.soon) return;
+    const wait = this.lastRead + MIN_READ_GAP_MS - Date.now();
+    if (wait <= 0) void this.read();
+    else
+      this.soon = setTimeout(() => {
+        this.soon = null;
+        void this.read();
+      }, wait).unref();
   }
 
   private startPolling(): void {
@@ -210,12 +226,13 @@ export class LiveHub {
     if (!this.reading) this.cursor = null;
   }
 
-  /** One read at a time; a wake during a read reads again right after it. */
+  /** One read at a time; a wake during a read reads again after it (MIN_READ_GAP_MS after it started). */
   private read(): Promise<void> {
     if (this.reading) {
       this.again = true;
       return this.reading;
     }
+    this.lastRead = Date.now();
     this.reading = this.exclusive(() => this.readOnce())
       .catch((err: unknown) => this.logger.warn({ err }, 'live updates: reading new events failed; retrying'))
       .finally(() => {
@@ -223,7 +240,7 @@ export class LiveHub {
         if (!this.subscribers.size) this.cursor = null;
         else if (this.again) {
           this.again = false;
-          void this.read();
+          this.wake();
         }
       });
     return this.reading;
@@ -267,6 +284,8 @@ export class LiveHub {
     this.closed = true;
     this.offSignal();
     this.stopPolling();
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
     for (const subscriber of [...this.subscribers]) {
       this.subscribers.delete(subscriber);
       this.asked.remove(subscriber);

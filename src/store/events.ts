@@ -270,6 +270,8 @@ export interface LiveEventRow {
 /**
  * The horizon (the current snapshot's xmin) and up to `batch` events of `workspaceIds` past `after`
  * in commit order, only from transactions below the horizon: one row with a null id when there are none.
+ * Ordered by the columns themselves: their text (the names the select gives) would put xid 100000
+ * before 99999, and a full batch's cursor could then skip events.
  */
 export function liveEventsPast(db: SqlTarget, after: EventPosition, workspaceIds: string[], batch: number): Promise<LiveEventRow[]> {
   return sql<LiveEventRow>(
@@ -279,7 +281,7 @@ export function liveEventsPast(db: SqlTarget, after: EventPosition, workspaceIds
            select id::text as id, xid::text as xid, workspace_id as "workspaceId", action, target_type as "targetType", target_id as "targetId"
              from events
             where (xid, id) > (?::xid8, ?::bigint) and xid < horizon.xid and workspace_id = any(?::uuid[])
-            order by xid, id limit ${batch}) e on true`,
+            order by events.xid, events.id limit ${batch}) e on true`,
     [after.xid, after.id, pgArray(workspaceIds)],
   );
 }

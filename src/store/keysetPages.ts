@@ -32,7 +32,8 @@ export function keysetPositions(db: SqlTarget, spec: KeysetList, after: [string,
     keysetParams.push(...after);
     keyset.push(`(created_at, id) ${spec.order === 'asc' ? '>' : '<'} (?::timestamptz, ?::${spec.idType})`);
   }
-  const order = `created_at ${spec.order}, id ${spec.order}`;
+  // The table's columns, not the select's `id` text (which would sort id 10 before 9 among rows of one created_at).
+  const order = `${spec.table}.created_at ${spec.order}, ${spec.table}.id ${spec.order}`;
   return sql<PageRow>(
     db,
     `with total as (select count(*)::int as n from ${spec.table} where ${base}),

@@ -41,6 +41,7 @@ import { Migration20261205020000_doors_and_callers } from './Migration2026120502
 import { Migration20261207010000_ranked_search } from './Migration20261207010000_ranked_search.js';
 import { Migration20261207020000_gap_members } from './Migration20261207020000_gap_members.js';
 import { Migration20261207030000_resource_subscriptions } from './Migration20261207030000_resource_subscriptions.js';
+import { Migration20261207040000_events_live_index } from './Migration20261207040000_events_live_index.js';
 
 /** Every committed migration, in order (listed explicitly so no file globbing happens at run time). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -86,4 +87,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261207010000_ranked_search', class: Migration20261207010000_ranked_search },
   { name: 'Migration20261207020000_gap_members', class: Migration20261207020000_gap_members },
   { name: 'Migration20261207030000_resource_subscriptions', class: Migration20261207030000_resource_subscriptions },
+  { name: 'Migration20261207040000_events_live_index', class: Migration20261207040000_events_live_index },
 ];
