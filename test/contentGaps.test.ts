@@ -281,6 +281,27 @@ describe('content gaps over REST, and from gap to draft', () => {
       ]);
     });
 
+    it('a question asked again in the same words (case and spacing aside) joins the group of its earlier asking', async () => {
+      const t = await tenant(app);
+      await ok(app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } }), 201);
+      for (const question of [WORDINGS.refund[0], ...WORDINGS.tls.slice(0, 2)]) await report(t, question);
+      await app.server.drainEmbeddings(t.workspace.id);
+      const before = await ok(gaps(t.key));
+      const tls = before.find((g: any) => g.label === WORDINGS.tls[0]);
+      const proposal = await ok(propose(t.key, tls.id, { ...draft, title: 'TLS certificates' }), 201);
+      await report(t, `  ${WORDINGS.refund[0].toLowerCase().replace(' the ', ' the   ')}`);
+      await report(t, WORDINGS.tls[1]);
+      await report(t, WORDINGS.refund[0]);
+      await app.server.drainEmbeddings(t.workspace.id);
+      const after = await ok(gaps(t.key));
+      // The same two groups (ids kept): refunds 1 → 3 questions, TLS 2 → 3.
+      const counts = (groups: any[]) => Object.fromEntries(groups.map((g) => [g.id, g.questionCount]));
+      const refund = before.find((g: any) => g.label === WORDINGS.refund[0]);
+      expect(counts(before)).toEqual({ [refund.id]: 1, [tls.id]: 2 });
+      expect(counts(after)).toEqual({ [refund.id]: 3, [tls.id]: 3 });
+      expect(after.find((g: any) => g.id === tls.id)).toMatchObject({ state: 'proposed', proposalId: proposal.id });
+    });
+
     it('keeps a group a draft was proposed from: later wordings join it, and its id and proposal stay', async () => {
       const t = await tenant(app);
       await ok(app.api('POST', `${W}/sections`, { key: t.key, body: { label: 'Docs' } }), 201);

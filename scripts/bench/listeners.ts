@@ -172,6 +172,9 @@ async function child(s: Setup): Promise<void> {
   const perListener =
     before !== null && after !== null ? `${Math.round((after - before) / s.count / 1024)} KiB of the service's RSS per listener` : '';
   process.send!(`${s.count} listeners open${perListener ? `, ${perListener}` : ''}`);
+  // The listeners' own CPU while the PUTs run: on one machine it is taken from the service and the database.
+  const cpu = process.cpuUsage();
+  const since = performance.now();
   const latencies: number[] = [];
   let missed = 0;
   let changes = 0;
@@ -197,13 +200,20 @@ async function child(s: Setup): Promise<void> {
   const ms = (x: number) => `${Math.round(x)} ms`;
   process.send!(
     `${changes} changes to the watched note, each to ${s.count} listeners: arrival p50 ${ms(percentile(latencies, 0.5))}, p99 ` +
-      `${ms(percentile(latencies, 0.99))}, max ${ms(latencies[latencies.length - 1] ?? 0)}; ${missed} not arrived within 5 s`,
+      `${ms(percentile(latencies, 0.99))}, max ${ms(latencies[latencies.length - 1] ?? 0)}; ${missed} not arrived within 5 s; ` +
+      `the listeners' process used ${coresSince(cpu, since)} of a core meanwhile`,
   );
   for (const stream of streams) stream.abort();
   process.exit(0);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await child(JSON.parse(process.argv[2]) as Setup);
+
+/** The share of one core this process used since `cpu` was read at `since` (performance.now()), as a percentage. */
+function coresSince(cpu: NodeJS.CpuUsage, since: number): string {
+  const { user, system } = process.cpuUsage(cpu);
+  return `${Math.round((user + system) / 10 / (performance.now() - since))} %`;
+}
 
 /** A child's message as text: the listeners send strings. */
 function messageText(message: unknown): string {

@@ -100,13 +100,23 @@ export async function clusterQuestion(
     model,
   );
   const all = [...freeMembers, ...proposedMembers];
+  // Asked again in the same words: it joins the group of its latest earlier asking, nothing is re-clustered.
+  const twin = all.filter((m) => sameWords(m.question, question.text)).at(-1);
+  if (twin) {
+    await setQuestionGroup(em, question.itemType, question.itemId, twin.group_id);
+    await refreshGroups(em, workspaceId, [twin.group_id], new Map());
+    return;
+  }
   const points = words.points(
     [...all.map((m) => fromBytes(m.vec)), question.vector],
     await words.wordsOf(em, [...all.map((m) => m.question), question.text]),
     model,
   );
   const askedAt = points.length - 1;
-  const similarity = pairSimilarity(points, (w) => words.vector(w));
+  const similarity = oncePerWording(
+    all.map((m) => m.question),
+    pairSimilarity(points, (w) => words.vector(w)),
+  );
   // The free questions and the new one (point `askedAt`), clustered afresh.
   const at = (c: number) => (c < freeMembers.length ? c : askedAt);
   const clustered = freeMembers.length + 1;
@@ -200,6 +210,41 @@ async function newGroup(
     seen,
     nearestArticleSlug: slug,
   });
+}
+
+/** The same question in the same words: case and runs of white space aside. */
+function sameWords(a: string, b: string): boolean {
+  return wording(a) === wording(b);
+}
+
+const wording = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
+
+/**
+ * `similarity` computed once per pair of distinct texts (points past `texts` are distinct from all):
+ * a question asked many times is many points of one text, and its pairs need no second comparison.
+ * The points of one text are identical (one model's vector, the same words), so nothing else changes.
+ */
+function oncePerWording(texts: string[], similarity: (i: number, j: number) => number): (i: number, j: number) => number {
+  const ids = new Map<string, number>();
+  const firstOf: number[] = [];
+  const wordingOf = texts.map((key, i) => {
+    let id = ids.get(key);
+    if (id === undefined) {
+      ids.set(key, (id = firstOf.length));
+      firstOf.push(i);
+    }
+    return id;
+  });
+  const known = new Map<number, number>();
+  const n = texts.length + 1;
+  return (i, j) => {
+    const a = i < texts.length ? wordingOf[i] : firstOf.length + i;
+    const b = j < texts.length ? wordingOf[j] : firstOf.length + j;
+    const key = a < b ? a * (firstOf.length + n) + b : b * (firstOf.length + n) + a;
+    let s = known.get(key);
+    if (s === undefined) known.set(key, (s = similarity(a < firstOf.length ? firstOf[a] : i, b < firstOf.length ? firstOf[b] : j)));
+    return s;
+  };
 }
 
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
