@@ -1,13 +1,17 @@
 /**
- * Exact dot products of one query against many vectors, with WebAssembly SIMD (f32x4): about 4×
- * faster than a scalar JavaScript loop (10k × 512 dimensions: ~2.5 ms instead of ~11 ms here).
+ * Dot products of one query against many vectors, with WebAssembly SIMD. The rows are kept as
+ * signed bytes, each with its own scale (its largest component is ±127), and so is the query: a
+ * fourth of the memory of float32 rows, and about twice as fast at 200,000 × 512 (the scan reads
+ * memory faster than it multiplies). The error is that of rounding each component to 1/254 of the
+ * row's largest: for unit vectors of 512 dimensions, dot products within ~0.002 of the exact ones.
  * The module is dots.wat, compiled with wabt (`wat2wasm --enable-simd dots.wat`) and inlined, so
  * nothing is read from disk or compiled at run time beyond this module itself.
  */
 const WASM =
-  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcRAgZtZW1vcnkCAARkb3RzAAAK2AEB1QEDA38CewF/IANBAnQhCiABIQcCQANAIAUgAk8NAf0MAAAAAAAA' +
-  'AAAAAAAAAAAAACEI/QwAAAAAAAAAAAAAAAAAAAAAIQlBACEGAkADQCAGIApPDQEgCCAHIAZq/QAEACAAIAZq/QAEAP3mAf3kASEIIAkgByAGav0ABBAgACAG' +
-  'av0ABBD95gH95AEhCSAGQSBqIQYMAAsLIAggCf3kASEIIAQgBUECdGogCP0fACAI/R8BkiAI/R8CIAj9HwOSkjgCACAHIApqIQcgBUEBaiEFDAALCws=';
+  'AGFzbQEAAAABCwFgB39/f39/fX8AAwIBAAUDAQABBxICBm1lbW9yeQIABWRvdHM4AAAKowIBoAICA38EeyABIQkCQANAIAcgAk8NAf0MAAAAAAAAAAAAAAAA' +
+  'AAAAACEK/QwAAAAAAAAAAAAAAAAAAAAAIQtBACEIAkADQCAIIANPDQEgCSAIav0ABAAhDCAAIAhq/QAEACENIAogDP2HASAN/YcB/boB/a4BIQogCyAM/YgB' +
+  'IA39iAH9ugH9rgEhCyAJIAhq/QAEECEMIAAgCGr9AAQQIQ0gCiAM/YcBIA39hwH9ugH9rgEhCiALIAz9iAEgDf2IAf26Af2uASELIAhBIGohCAwACwsgCiAL' +
+  '/a4BIQogBiAHQQJ0aiAK/RsAIAr9GwFqIAr9GwIgCv0bA2pqsiAEIAdBAnRqKgIAlCAFlDgCACAJIANqIQkgB0EBaiEHDAALCws=';
 
 /** Compiled once, instantiated per matrix (each with its own memory). Node has had SIMD since 16.4. */
 let compiled: WebAssembly.Module | null = null;
@@ -16,44 +20,59 @@ const module = () => (compiled ??= new WebAssembly.Module(Buffer.from(WASM, 'bas
 const PAGE = 65_536;
 
 /** Row-major vectors (each zero-padded to a multiple of 8 floats) scored against a query. */
+/** Row-major vectors as signed bytes (each row zero-padded to a multiple of 32) with a scale per row, scored against a query. */
 export class DotMatrix {
   readonly rows: number;
   private readonly stride: number;
-  private readonly data: Float32Array;
-  private readonly query: Float32Array;
+  private readonly data: Int8Array;
+  private readonly scales: Float32Array;
+  private readonly query: Int8Array;
   private readonly out: Float32Array;
-  private readonly dots: (q: number, data: number, rows: number, dim: number, out: number) => void;
-  private readonly at: { query: number; out: number; data: number };
+  private readonly dots8: (q: number, data: number, rows: number, stride: number, scales: number, qs: number, out: number) => void;
+  private readonly at: { query: number; scales: number; out: number; data: number };
 
   constructor(
     vectors: Float32Array[],
     readonly dim: number,
   ) {
     this.rows = vectors.length;
-    this.stride = Math.ceil(dim / 8) * 8;
+    this.stride = Math.ceil(dim / 32) * 32;
     const instance = new WebAssembly.Instance(module());
     const memory = instance.exports.memory as WebAssembly.Memory;
-    // Layout: the query, then the scores, then the rows (16-byte aligned).
-    this.at = { query: 0, out: this.stride * 4, data: this.stride * 4 + Math.ceil(this.rows / 4) * 16 };
-    const bytes = this.at.data + this.rows * this.stride * 4;
+    // Layout: the query, the scales, the scores, then the rows (each part 16-byte aligned).
+    const floats = Math.ceil(this.rows / 4) * 16;
+    this.at = { query: 0, scales: this.stride, out: this.stride + floats, data: this.stride + 2 * floats };
+    const bytes = this.at.data + this.rows * this.stride;
     if (bytes > memory.buffer.byteLength) memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE));
-    this.query = new Float32Array(memory.buffer, this.at.query, this.stride);
+    this.query = new Int8Array(memory.buffer, this.at.query, this.stride);
+    this.scales = new Float32Array(memory.buffer, this.at.scales, this.rows);
     this.out = new Float32Array(memory.buffer, this.at.out, this.rows);
-    this.data = new Float32Array(memory.buffer, this.at.data, this.rows * this.stride);
-    this.dots = instance.exports.dots as DotMatrix['dots'];
-    vectors.forEach((v, i) => this.data.set(v.subarray(0, dim), i * this.stride));
+    this.data = new Int8Array(memory.buffer, this.at.data, this.rows * this.stride);
+    this.dots8 = instance.exports.dots8 as DotMatrix['dots8'];
+    vectors.forEach((v, i) => (this.scales[i] = quantize(v, dim, this.data.subarray(i * this.stride, i * this.stride + dim))));
   }
 
-  /** Row `i` (a view of its `dim` floats, valid while this matrix lives). */
+  /** Row `i` as floats (a copy: the bytes times the row's scale). */
   row(i: number): Float32Array {
-    return this.data.subarray(i * this.stride, i * this.stride + this.dim);
+    const scale = this.scales[i];
+    return Float32Array.from(this.data.subarray(i * this.stride, i * this.stride + this.dim), (x) => x * scale);
   }
 
   /** Scores of every row against `q` (a view, valid until the next call). */
   score(q: ArrayLike<number>): Float32Array {
     this.query.fill(0);
-    for (let i = 0; i < this.dim; i++) this.query[i] = q[i];
-    this.dots(this.at.query, this.at.data, this.rows, this.stride, this.at.out);
+    const qs = quantize(q, this.dim, this.query);
+    this.dots8(this.at.query, this.at.data, this.rows, this.stride, this.at.scales, qs, this.at.out);
     return this.out;
   }
+}
+
+/** Writes the first `dim` components of `v` as signed bytes into `into` (its largest as ±127); the scale that turns them back. */
+function quantize(v: ArrayLike<number>, dim: number, into: Int8Array): number {
+  let max = 0;
+  for (let i = 0; i < dim; i++) max = Math.max(max, Math.abs(v[i]));
+  if (!max) return 0;
+  const inv = 127 / max;
+  for (let i = 0; i < dim; i++) into[i] = Math.round(v[i] * inv);
+  return max / 127;
 }

@@ -120,7 +120,7 @@ function normalize(vec: ArrayLike<number>): Float32Array {
 }
 
 /**
- * Exact top-`limit` items by their score (see BEST_PASSAGES): every row scored (SIMD), each item's
+ * The top-`limit` items by their score (see BEST_PASSAGES): every row scored (SIMD, rows as bytes), each item's
  * best rows found in one pass over its consecutive rows, then one pass keeping the best few items.
  */
 function topK(cached: CachedWorkspace & { matrix: DotMatrix }, q: Float32Array, limit: number): Neighbour[] {
@@ -170,8 +170,8 @@ export function fromBytes(bytes: Buffer): Float32Array {
 
 /**
  * Stores vectors and finds nearest neighbours: with pgvector (HNSW-indexed `embedding` column)
- * where the database has it, else from the portable `vec` column (float32 bytes) with exact cosine
- * ranking in process (a dot product over one contiguous matrix of unit vectors), over a
+ * where the database has it, else from the portable `vec` column (float32 bytes) with cosine
+ * ranking in process (a dot product over one contiguous matrix of unit vectors kept as bytes, see search/dots.ts), over a
  * per-workspace cache revalidated against the workspace's EmbeddingStamp on every query, so
  * several processes never serve stale vectors.
  */

@@ -220,29 +220,30 @@ function sameWords(a: string, b: string): boolean {
 const wording = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
 
 /**
- * `similarity` computed once per pair of distinct texts (points past `texts` are distinct from all):
- * a question asked many times is many points of one text, and its pairs need no second comparison.
- * The points of one text are identical (one model's vector, the same words), so nothing else changes.
+ * `similarity` computed once per pair of distinct texts (the point after `texts`, the new question,
+ * is distinct from all): a question asked many times is many points of one text, and its pairs need
+ * no second comparison. The points of one text are identical (one model's vector, the same words).
  */
 function oncePerWording(texts: string[], similarity: (i: number, j: number) => number): (i: number, j: number) => number {
   const ids = new Map<string, number>();
   const firstOf: number[] = [];
-  const wordingOf = texts.map((key, i) => {
-    let id = ids.get(key);
+  const idOf = texts.map((text, i) => {
+    let id = ids.get(text);
     if (id === undefined) {
-      ids.set(key, (id = firstOf.length));
+      ids.set(text, (id = firstOf.length));
       firstOf.push(i);
     }
     return id;
   });
-  const known = new Map<number, number>();
-  const n = texts.length + 1;
+  idOf.push(firstOf.length);
+  firstOf.push(texts.length);
+  const n = firstOf.length;
+  const known = new Float64Array(n * n).fill(NaN);
   return (i, j) => {
-    const a = i < texts.length ? wordingOf[i] : firstOf.length + i;
-    const b = j < texts.length ? wordingOf[j] : firstOf.length + j;
-    const key = a < b ? a * (firstOf.length + n) + b : b * (firstOf.length + n) + a;
-    let s = known.get(key);
-    if (s === undefined) known.set(key, (s = similarity(a < firstOf.length ? firstOf[a] : i, b < firstOf.length ? firstOf[b] : j)));
+    const [a, b] = [idOf[i], idOf[j]];
+    const key = a < b ? a * n + b : b * n + a;
+    let s = known[key];
+    if (s !== s) known[key] = s = similarity(firstOf[a], firstOf[b]); // NaN: not compared yet
     return s;
   };
 }
