@@ -66,7 +66,7 @@ describe('content-gap grouping: similarity and average linkage', () => {
     }
   });
 
-  it('compiles the pairwise similarity to exactly the reference: half sentences, half the idf-weighted word alignment', () => {
+  it('compiles the pairwise similarity to the reference (sentences within the rounding of their bytes): half sentences, half the idf-weighted word alignment', () => {
     const vocabulary = ['mail', 'smtp', 'relay', 'server', 'refund', 'money', 'certificate', 'tls'];
     const words = new Map(vocabulary.map((w, i) => [w, vectorOf(100 + i)]));
     // smtp and mail alike by their vectors (above the floor), everything else apart.
@@ -85,7 +85,9 @@ describe('content-gap grouping: similarity and average linkage', () => {
       wordSimilarity: (a: string, b: string) => words.get(a)!.reduce((s, x, i) => s + x * words.get(b)![i], 0),
     };
     for (let i = 0; i < points.length; i++)
-      for (let j = 0; j < points.length; j++) expect(compiled(i, j)).toBeCloseTo(questionSimilarity(points[i], points[j], known), 6);
+      for (let j = 0; j < points.length; j++)
+        // The sentences' dot products are taken from bytes (search/dots.ts): for these 16 dimensions within 0.02, and half counts.
+        expect(Math.abs(compiled(i, j) - questionSimilarity(points[i], points[j], known))).toBeLessThan(0.01);
     // smtp matches mail by its vector: the first two questions share words though no stem.
     const cosine = known.wordSimilarity('smtp', 'mail');
     expect(cosine).toBeGreaterThan(WORD_FLOOR);
@@ -93,10 +95,10 @@ describe('content-gap grouping: similarity and average linkage', () => {
     expect(compiled(0, 1)).toBeGreaterThan(0.5 * sentence);
     // A question without content words aligns with nothing: only its sentence counts.
     const alone = points[3].vector.reduce((s, x, i) => s + x * points[0].vector[i], 0);
-    expect(compiled(3, 0)).toBeCloseTo(0.5 * alone, 6);
+    expect(Math.abs(compiled(3, 0) - 0.5 * alone)).toBeLessThan(0.01);
     // The same stem is a full match whatever the vectors say.
     const same = pairSimilarity([point(6, ['refund']), point(7, ['refund'])], () => undefined);
     const sentence67 = vectorOf(6).reduce((s, x, i) => s + x * vectorOf(7)[i], 0);
-    expect(same(0, 1)).toBeCloseTo(0.5 * sentence67 + 0.5, 6);
+    expect(Math.abs(same(0, 1) - (0.5 * sentence67 + 0.5))).toBeLessThan(0.01);
   });
 });
