@@ -21,7 +21,7 @@ import { DotMatrix } from './dots.js';
 export const SENTENCE_SHARE = 0.5;
 /** Words of a question compared, at most (questionWords keeps 40). */
 const MAX_WORDS_COMPARED = 64;
-/** Up to this many distinct words, pairSimilarity keeps words' cosines in a table. */
+/** Up to this many distinct words, pairSimilarity takes words' cosines from SIMD rows (see dotRows). */
 const DENSE_WORDS = 2048;
 /** Two different words whose vectors are less similar than this do not match at all. */
 export const WORD_FLOOR = 0.6;
@@ -97,23 +97,18 @@ export function pairSimilarity(
   const totals = weights.map((ws) => ws.reduce((s, w) => s + w, 0));
   const vectors = [...wordIds.keys()].map(vector);
   const n = wordIds.size;
-  // Each pair of words' cosine once: in a table while it stays small (2,048 words: 16 MiB), else in a map.
-  const table = n <= DENSE_WORDS ? new Float32Array(n * n).fill(NaN) : null;
+  // Each pair of words' cosine: a word against all others in one SIMD pass while they are few
+  // (2,048 words: 16 MiB of rows), else each pair once in a map.
+  const dense = n <= DENSE_WORDS ? dotRows(vectors) : null;
   const memo = new Map<number, number>();
-  const cosineOf = (a: number, b: number) => {
-    const va = vectors[a];
-    const vb = vectors[b];
-    return va && vb ? knownCosine(va, vb) : 0;
-  };
   const wordSimilarity = (a: number, b: number) => {
+    if (dense) return dense(a, b);
     const key = a < b ? a * n + b : b * n + a;
-    if (table) {
-      let s = table[key];
-      if (s !== s) table[key] = s = cosineOf(a, b); // NaN: not computed yet
-      return s;
-    }
     let s = memo.get(key);
-    if (s === undefined) memo.set(key, (s = cosineOf(a, b)));
+    if (s === undefined) {
+      const [va, vb] = [vectors[a], vectors[b]];
+      memo.set(key, (s = va && vb ? knownCosine(va, vb) : 0));
+    }
     return s;
   };
   // Both directions at once: each word's best match in the other question, by rows and by columns of one pass.
@@ -134,28 +129,31 @@ export function pairSimilarity(
     }
     return (weighted(rowBest, weights[i], totals[i]) + weighted(columnBest, weights[j], totals[j])) / 2;
   };
-  const sentences = sentenceDots(points);
+  const sentences = dotRows(points.map((p) => p.vector));
   return (i, j) => SENTENCE_SHARE * sentences(i, j) + (1 - SENTENCE_SHARE) * alignmentOf(i, j);
 }
 
 /**
- * The sentence vectors' dot products, a point's against all others in one SIMD pass (search/dots.ts,
- * within ~0.002 of the float32 ones) the first time one of its pairs is asked: clustering asks for
- * every pair, 80,000 at 400 questions, which one by one in JavaScript took most of its time.
+ * Dot products of `vectors` (unknown ones count as zero), a vector against all others in one SIMD
+ * pass (search/dots.ts, within ~0.002 of the float32 ones) the first time one of its pairs is asked:
+ * clustering asks for every pair, 80,000 at 400 questions, which one by one in JavaScript took
+ * most of its time. Vectors of different lengths are compared one by one.
  */
-function sentenceDots(points: readonly QuestionPoint[]): (i: number, j: number) => number {
-  const dim = points[0]?.vector.length ?? 0;
-  if (!points.every((p) => p.vector.length === dim)) return (i, j) => dot(points[i].vector, points[j].vector);
+function dotRows(vectors: readonly (Float32Array | undefined)[]): (i: number, j: number) => number {
+  const dim = vectors.find((v) => v)?.length ?? 0;
+  if (vectors.some((v) => v && v.length !== dim)) {
+    return (i, j) => {
+      const [a, b] = [vectors[i], vectors[j]];
+      return a && b && a.length === b.length ? dot(a, b) : 0;
+    };
+  }
+  const zero = new Float32Array(dim);
   const matrix = new DotMatrix(
-    points.map((p) => p.vector),
+    vectors.map((v) => v ?? zero),
     dim,
   );
-  const rows = new Map<number, Float32Array>();
-  return (i, j) => {
-    let row = rows.get(i);
-    if (!row) rows.set(i, (row = Float32Array.from(matrix.score(points[i].vector))));
-    return row[j];
-  };
+  const rows = new Array<Float32Array | undefined>(vectors.length);
+  return (i, j) => (rows[i] ??= Float32Array.from(matrix.score(vectors[i] ?? zero)))[j];
 }
 
 /**
