@@ -107,7 +107,7 @@ export function pairSimilarity(
     let s = memo.get(key);
     if (s === undefined) {
       const [va, vb] = [vectors[a], vectors[b]];
-      memo.set(key, (s = va && vb ? knownCosine(va, vb) : 0));
+      memo.set(key, (s = va && vb ? dot(va, vb) : 0));
     }
     return s;
   };
@@ -154,40 +154,6 @@ function dotRows(vectors: readonly (Float32Array | undefined)[]): (i: number, j:
   );
   const rows = new Array<Float32Array | undefined>(vectors.length);
   return (i, j) => (rows[i] ??= Float32Array.from(matrix.score(vectors[i] ?? zero)))[j];
-}
-
-/**
- * Word vectors' cosines, kept across calls of pairSimilarity: grouping compares the same few
- * thousand words at every question that arrives, and their vectors (held by questionWords) do not
- * change. Keyed by the vectors themselves (a word's vector let go, its cosines go with it), the
- * lower serial first; at most KNOWN_COSINES, then it starts afresh.
- */
-let cosines = new WeakMap<Float32Array, Map<Float32Array, number>>();
-let cosinesKept = 0;
-const KNOWN_COSINES = 500_000;
-const serials = new WeakMap<Float32Array, number>();
-let nextSerial = 0;
-
-function serialOf(v: Float32Array): number {
-  let serial = serials.get(v);
-  if (serial === undefined) serials.set(v, (serial = nextSerial++));
-  return serial;
-}
-
-function knownCosine(a: Float32Array, b: Float32Array): number {
-  const [first, second] = serialOf(a) < serialOf(b) ? [a, b] : [b, a];
-  let row = cosines.get(first);
-  let s = row?.get(second);
-  if (s !== undefined) return s;
-  if (cosinesKept >= KNOWN_COSINES) {
-    cosines = new WeakMap();
-    cosinesKept = 0;
-    row = undefined;
-  }
-  if (!row) cosines.set(first, (row = new Map<Float32Array, number>()));
-  row.set(second, (s = dot(first, second)));
-  cosinesKept++;
-  return s;
 }
 
 /** The weighted mean of the best matches (those below WORD_FLOOR count as 0). */
