@@ -113,7 +113,7 @@ export async function clusterQuestion(
     model,
   );
   const askedAt = points.length - 1;
-  const similarity = oncePerWording(
+  const similarity = oncePerText(
     all.map((m) => m.question),
     pairSimilarity(points, (w) => words.vector(w)),
   );
@@ -224,7 +224,7 @@ const wording = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ')
  * is distinct from all): a question asked many times is many points of one text, and its pairs need
  * no second comparison. The points of one text are identical (one model's vector, the same words).
  */
-function oncePerWording(texts: string[], similarity: (i: number, j: number) => number): (i: number, j: number) => number {
+function oncePerText(texts: string[], similarity: (i: number, j: number) => number): (i: number, j: number) => number {
   const ids = new Map<string, number>();
   const firstOf: number[] = [];
   const idOf = texts.map((text, i) => {
