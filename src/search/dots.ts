@@ -20,6 +20,15 @@ const module = () => (compiled ??= new WebAssembly.Module(Buffer.from(WASM, 'bas
 const PAGE = 65_536;
 
 /** Row-major vectors (each zero-padded to a multiple of 8 floats) scored against a query. */
+/** A row of a matrix as bytes and its scale: what a new matrix copies when it keeps a row of an old one. */
+export interface ByteRow {
+  bytes: Int8Array;
+  scale: number;
+}
+
+/** The number of components of a vector or a row. */
+export const lengthOf = (v: Float32Array | ByteRow): number => (v instanceof Float32Array ? v.length : v.bytes.length);
+
 /** Row-major vectors as signed bytes (each row zero-padded to a multiple of 32) with a scale per row, scored against a query. */
 export class DotMatrix {
   readonly rows: number;
@@ -32,7 +41,7 @@ export class DotMatrix {
   private readonly at: { query: number; scales: number; out: number; data: number };
 
   constructor(
-    vectors: Float32Array[],
+    vectors: (Float32Array | ByteRow)[],
     readonly dim: number,
   ) {
     this.rows = vectors.length;
@@ -49,13 +58,19 @@ export class DotMatrix {
     this.out = new Float32Array(memory.buffer, this.at.out, this.rows);
     this.data = new Int8Array(memory.buffer, this.at.data, this.rows * this.stride);
     this.dots8 = instance.exports.dots8 as DotMatrix['dots8'];
-    vectors.forEach((v, i) => (this.scales[i] = quantize(v, dim, this.data.subarray(i * this.stride, i * this.stride + dim))));
+    vectors.forEach((v, i) => {
+      const at = i * this.stride;
+      if (v instanceof Float32Array) this.scales[i] = quantize(v, dim, this.data.subarray(at, at + dim));
+      else {
+        this.data.set(v.bytes.subarray(0, dim), at);
+        this.scales[i] = v.scale;
+      }
+    });
   }
 
-  /** Row `i` as floats (a copy: the bytes times the row's scale). */
-  row(i: number): Float32Array {
-    const scale = this.scales[i];
-    return Float32Array.from(this.data.subarray(i * this.stride, i * this.stride + this.dim), (x) => x * scale);
+  /** Row `i` as another matrix takes it: its bytes and scale copied as they are (valid while this matrix lives). */
+  row(i: number): ByteRow {
+    return { bytes: this.data.subarray(i * this.stride, i * this.stride + this.dim), scale: this.scales[i] };
   }
 
   /** Scores of every row against `q` (a view, valid until the next call). */

@@ -15,7 +15,7 @@ import {
   type ItemType,
   type VectorRow,
 } from '../store/embeddings.js';
-import { DotMatrix } from './dots.js';
+import { DotMatrix, lengthOf, type ByteRow } from './dots.js';
 
 // Written in src/store/embeddings.ts with the other embedding statements; re-exported for the callers that import them from here.
 export { ENQUEUE_EMBEDDING, enqueueEmbedding, removeEmbeddings, UNEMBED_DELETED, type ItemType } from '../store/embeddings.js';
@@ -84,10 +84,13 @@ interface CachedWorkspace {
 
 const itemKey = (itemType: string, itemId: number) => `${itemType}:${itemId}`;
 
-/** Builds the cache from (entry, unit vector) pairs; vectors of another length than the first are left out. */
-function cacheOf(revision: string, removals: string, pairs: [Entry, Float32Array][]): CachedWorkspace {
-  const dim = pairs[0]?.[1].length;
-  const kept = pairs.filter(([, v]) => v.length === dim);
+/**
+ * Builds the cache from (entry, unit vector) pairs, or (entry, row of the old cache's matrix), copied
+ * as bytes; vectors of another length than the first are left out.
+ */
+function cacheOf(revision: string, removals: string, pairs: [Entry, Float32Array | ByteRow][]): CachedWorkspace {
+  const dim = pairs.length ? lengthOf(pairs[0][1]) : undefined;
+  const kept = pairs.filter(([, v]) => lengthOf(v) === dim);
   const entries = kept.map(([e]) => e);
   const starts: number[] = [];
   entries.forEach((e, i) => {
@@ -280,7 +283,7 @@ export class VectorIndex {
       // revision): its old rows are dropped, the unchanged items' rows copied from the old matrix,
       // and the changed ones of this model appended (other-model ones dropped).
       const changed = new Set(rows.map((r) => itemKey(r.item_type, r.item_id)));
-      const pairs: [Entry, Float32Array][] = [];
+      const pairs: [Entry, Float32Array | ByteRow][] = [];
       cached.entries.forEach((e, i) => {
         if (!changed.has(itemKey(e.itemType, e.itemId))) pairs.push([e, cached.matrix!.row(i)]);
       });

@@ -34,13 +34,14 @@ describe('DotMatrix (rows as signed bytes with a scale each)', () => {
     }
   });
 
-  it('gives rows back as floats that make the same bytes again, and scores a zero row or query as 0', () => {
+  it('gives rows back as bytes and a scale that another matrix copies as they are, and scores a zero row or query as 0', () => {
     const rows = [unitVector(5, 64), new Float32Array(64)];
     const matrix = new DotMatrix(rows, 64);
     const again = new DotMatrix([matrix.row(0), matrix.row(1)], 64);
     const q = unitVector(9, 64);
     expect([...again.score(q)]).toEqual([...matrix.score(q)]);
-    expect(matrix.row(0).every((c, i) => Math.abs(c - rows[0][i]) < 0.01)).toBe(true);
+    const { bytes, scale } = matrix.row(0);
+    expect([...bytes].every((b, i) => Math.abs(b * scale - rows[0][i]) < 0.01)).toBe(true);
     expect(matrix.score(q)[1]).toBe(0);
     expect([...matrix.score(new Float32Array(64))]).toEqual([0, 0]);
   });
