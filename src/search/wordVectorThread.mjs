@@ -3,18 +3,8 @@
 // the weighted mean of its words' vectors. Loading the vectors takes seconds and ~1 GB once per
 // thread; a text then takes microseconds. Plain JS: loaded as is by worker_threads.
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
-
-// Background work runs nicer than requests; on Linux a thread's nice value is its own (and its
-// threads inherit it). Where that cannot be set, the thread runs at the process's priority.
-if (workerData?.niceness) {
-  try {
-    setPriority(workerData.niceness);
-  } catch {
-    // not permitted here: keep the process's priority
-  }
-}
+import { parentPort } from 'node:worker_threads';
+import './threadPriority.mjs';
 
 const require = createRequire(import.meta.url);
 let table = null;
