@@ -228,19 +228,26 @@ function callerNow(
     ctx.state.principal = principal;
     return principal;
   };
+  const permissions: CallerNow['permissions'] = async (occasion) => ((await fresh(occasion)) ? options.permissionsOf(ctx) : null);
+  const mayRead: CallerNow['mayRead'] = async (uri, occasion) => {
+    const ref = parseResourceUri(uri);
+    const principal = ref && (await fresh(occasion));
+    if (!ref || !principal) return false;
+    return checks.once(occasion, `read ${uri} as ${readerAs(principal)}`, async () => {
+      const [name, input] = readerOf(ref);
+      const contextValue = await backend.createContext(ctx, true);
+      const out = await runRoute(byName.get(name)!.compiled, backend, contextValue, backend.agentKeyId(ctx)!, input);
+      return out.status === 200;
+    });
+  };
   return {
-    permissions: async (occasion) => ((await fresh(occasion)) ? options.permissionsOf(ctx) : null),
-    mayRead: async (uri, occasion) => {
-      const ref = parseResourceUri(uri);
-      const principal = ref && (await fresh(occasion));
-      if (!ref || !principal) return false;
-      return checks.once(occasion, `read ${uri} as ${readerAs(principal)}`, async () => {
-        const [name, input] = readerOf(ref);
-        const contextValue = await backend.createContext(ctx, true);
-        const out = await runRoute(byName.get(name)!.compiled, backend, contextValue, backend.agentKeyId(ctx)!, input);
-        return out.status === 200;
-      });
-    },
+    permissions,
+    mayRead,
+    verdict: (uri, occasion) =>
+      checks.once(occasion, `verdict ${credential} ${uri ?? ''}`, async () => {
+        const now = await permissions(occasion);
+        return now && { permissions: now, readable: uri !== null && (await mayRead(uri, occasion)) };
+      }),
   };
 }
 

@@ -80,6 +80,18 @@ export interface CallerNow {
   permissions(occasion?: string): Promise<ReadonlySet<string> | null>;
   /** Whether it may read the resource now (the read REST would run, as this caller; shared as `permissions` is). */
   mayRead(uri: string, occasion?: string): Promise<boolean>;
+  /**
+   * Both at once for a change being delivered: the permissions (null: no longer valid) and, when
+   * `uri` is given, whether it may read it. One answer per credential, resource and change, shared
+   * by the credential's streams, so each stream waits on one promise rather than a chain of checks.
+   */
+  verdict(uri: string | null, occasion: string): Promise<Verdict | null>;
+}
+
+/** The caller as a change finds it: its permissions, and whether it may read the changed resource (false when not asked). */
+export interface Verdict {
+  permissions: ReadonlySet<string>;
+  readable: boolean;
 }
 
 /** What the MCP door hands the streams. */
@@ -122,7 +134,7 @@ class ChangeFeed {
     private readonly holder: string,
     private readonly caller: CallerNow,
     /** A change to send (null: a periodic check found the caller still valid, with these permissions). */
-    private readonly deliver: (change: ResourceChange | null, permissions: ReadonlySet<string>) => Promise<void>,
+    private readonly deliver: (change: ResourceChange | null, permissions: ReadonlySet<string>, readable: boolean) => Promise<void> | void,
     private readonly onEnd: () => Promise<void>,
     /**
      * Whether a change concerns this stream at all (a resource it watches, a list change it asked
@@ -132,6 +144,8 @@ class ChangeFeed {
     private readonly relevant: (change: ResourceChange) => boolean = () => true,
     /** The same, told to the hub in advance when the stream knows it (see LiveInterest). */
     private readonly interest?: LiveInterest,
+    /** The resource of a change whose readability the delivery needs (judged with the credential, see CallerNow.verdict). */
+    private readonly reads: (change: ResourceChange) => string | null = () => null,
   ) {}
 
   /** Takes the slot and subscribes (a `rate_limited` DomainError past the credential's slots). */
@@ -156,16 +170,18 @@ class ChangeFeed {
     for (const stream of this.streams) void this.pump(stream);
     // Streams of one credential whose checks fall in the same second share one.
     const tick = () => `tick ${Math.floor(Date.now() / 1_000)}`;
-    this.timer = setInterval(() => void this.recheck(tick()).then((p) => p && this.deliver(null, p)), RECHECK_MS);
+    this.timer = setInterval(() => void this.recheck(tick()).then((p) => p && this.deliver(null, p, false)), RECHECK_MS);
     this.timer.unref();
   }
 
   private async pump(stream: LiveStream): Promise<void> {
     try {
       for await (const event of stream) {
-        const permissions = await this.recheck(event.id);
-        if (!permissions) return;
-        await this.deliver(changeOf(event), permissions);
+        const change = changeOf(event);
+        const verdict = this.ended ? null : await this.caller.verdict(this.reads(change), event.id).catch(() => null);
+        if (!verdict) return;
+        const sent = this.deliver(change, verdict.permissions, verdict.readable);
+        if (sent) await sent;
       }
     } catch {
       // A subscriber too slow for the hub, or the hub closing: the stream ends.
@@ -260,7 +276,7 @@ export async function serveListen(
     deps,
     caller.holder,
     caller,
-    async (change, permissions) => {
+    (change, permissions, readable) => {
       if (filter?.toolsListChanged) {
         const tools = [...permissions].sort().join();
         if (grantedTools !== null && tools !== grantedTools) bus.publish({ kind: 'tools_list_changed' });
@@ -268,8 +284,7 @@ export async function serveListen(
       }
       if (!change) return;
       if (change.listChanged && filter?.resourcesListChanged) bus.publish({ kind: 'resources_list_changed' });
-      if (change.uri && watched.has(change.uri) && (await caller.mayRead(change.uri, change.event.id)))
-        bus.publish({ kind: 'resource_updated', uri: change.uri });
+      if (readable && change.uri && watched.has(change.uri)) bus.publish({ kind: 'resource_updated', uri: change.uri });
     },
     async () => {
       unregister();
@@ -277,6 +292,7 @@ export async function serveListen(
     },
     (change) => (change.uri !== null && watched.has(change.uri)) || (change.listChanged && filter?.resourcesListChanged === true),
     interestIn(readable, filter?.resourcesListChanged === true),
+    (change) => (change.uri !== null && watched.has(change.uri) ? change.uri : null),
   );
   try {
     if (filter && workspaces.length) await feed.start(workspaces);
