@@ -19,7 +19,13 @@
  * stream ends, a resource it may no longer read is not announced. Between changes the credential
  * is checked every RECHECK_MS.
  */
-import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type Server } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  InMemoryServerEventBus,
+  SUBSCRIPTION_ID_META_KEY,
+  type AuthInfo,
+  type Server,
+} from '@modelcontextprotocol/server';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Context } from 'koa';
 import type { LivePort } from '../src/context.js';
@@ -238,6 +244,98 @@ interface ListenFilter {
   toolsListChanged?: boolean;
 }
 
+/** What a listen's acknowledgement honoured (the SDK narrows the asked filter to the server's capabilities). */
+interface Honoured {
+  resourceSubscriptions?: string[];
+  resourcesListChanged?: boolean;
+  toolsListChanged?: boolean;
+}
+
+/**
+ * The notices of one listen stream, written straight to its response as one SSE frame each, in the
+ * SDK's own format (the JSON-RPC notification stamped with the subscription id). The SDK answers
+ * the listen — its acknowledgement, keep-alives and closing result — but a change reaching a
+ * thousand streams would otherwise pass, per stream, through the SDK's event bus, a new stamped
+ * object, a text encoder and a web stream before the socket; here it costs a string and a write.
+ * Notices wait for the acknowledgement (the stream's first frame), are kept to what it honoured,
+ * and stop when the stream closes, so none follows the closing result.
+ */
+class NoticeWriter {
+  private honoured: Honoured | null = null;
+  private pending: string[] = [];
+  private closed = false;
+  private readonly stamp: string;
+
+  constructor(
+    private readonly res: Context['res'],
+    subscriptionId: unknown,
+  ) {
+    this.stamp = `"_meta":{${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:${JSON.stringify(subscriptionId ?? null)}}`;
+  }
+
+  /** The acknowledgement went out (its frame, as the SDK wrote it): what it honoured decides, and waiting notices follow. */
+  acknowledged(frame: string): void {
+    const data = /^data: (.*)$/m.exec(frame)?.[1];
+    try {
+      this.honoured = (JSON.parse(data ?? '{}') as { params?: { notifications?: Honoured } }).params?.notifications ?? {};
+    } catch {
+      this.honoured = {};
+    }
+    for (const pending of this.pending.splice(0)) this.write(pending);
+  }
+
+  /** No more notices: the stream is closing (its closing result may follow) or closed. */
+  close(): void {
+    this.closed = true;
+    this.pending = [];
+  }
+
+  resourceUpdated(uri: string): void {
+    if (this.honoured && !this.honoured.resourceSubscriptions?.includes(uri)) return;
+    this.send('notifications/resources/updated', `{"uri":${JSON.stringify(uri)},${this.stamp}}`);
+  }
+
+  resourcesListChanged(): void {
+    if (!this.honoured || this.honoured.resourcesListChanged) this.send('notifications/resources/list_changed', `{${this.stamp}}`);
+  }
+
+  toolsListChanged(): void {
+    if (!this.honoured || this.honoured.toolsListChanged) this.send('notifications/tools/list_changed', `{${this.stamp}}`);
+  }
+
+  private send(method: string, params: string): void {
+    if (this.closed) return;
+    const frame = `event: message\ndata: {"jsonrpc":"2.0","method":"${method}","params":${params}}\n\n`;
+    if (this.honoured) this.write(frame);
+    else this.pending.push(frame);
+  }
+
+  private write(frame: string): void {
+    if (!this.closed && !this.res.writableEnded && !this.res.destroyed) this.res.write(frame);
+  }
+}
+
+/**
+ * What a listen stream sends of each change: its watched resources' updates (as the caller may read
+ * them then), list changes if asked, and a tools list change when the caller's permissions moved.
+ */
+function listenDelivery(filter: ListenFilter | undefined, watched: Set<string>, notices: NoticeWriter) {
+  let grantedTools: string | null = null;
+  const toolsNow = (permissions: ReadonlySet<string>) => {
+    const tools = [...permissions].sort().join();
+    if (grantedTools !== null && tools !== grantedTools) notices.toolsListChanged();
+    grantedTools = tools;
+  };
+  const deliver = (change: ResourceChange | null, permissions: ReadonlySet<string>, readable: boolean): void => {
+    if (filter?.toolsListChanged) toolsNow(permissions);
+    if (!change) return;
+    if (change.listChanged && filter?.resourcesListChanged) notices.resourcesListChanged();
+    if (readable && change.uri && watched.has(change.uri)) notices.resourceUpdated(change.uri);
+  };
+  /** The permissions the stream starts with (a later change is compared with them). */
+  return { deliver, granted: (permissions: ReadonlySet<string>) => void (grantedTools = [...permissions].sort().join()) };
+}
+
 /**
  * A 2026-07-28 `subscriptions/listen` (see the module's comment). `makeServer` makes the caller's
  * server (its capabilities decide what the acknowledgement honours); `bound` is the workspace the
@@ -262,33 +360,28 @@ export async function serveListen(
   const readable = await readableOf(uris, caller, filter);
   const workspaces = [...new Set([...(caller.bound ? [caller.bound] : []), ...readable.map((u) => parseResourceUri(u)!.workspace)])];
   const watched = new Set(readable);
-  const bus = new InMemoryServerEventBus();
-  let grantedTools: string | null = null;
   const handler = createMcpHandler(() => makeServer(), {
     legacy: 'reject',
-    bus,
+    bus: new InMemoryServerEventBus(), // the SDK's listen needs one; notices go through NoticeWriter instead
     maxSubscriptions: 1,
     keepAliveMs: KEEPALIVE_MS,
     onerror: () => undefined,
   });
+  const notices = new NoticeWriter(ctx.res, message.id);
+  const closeHandler = () => {
+    notices.close();
+    return handler.close();
+  };
+  const delivery = listenDelivery(filter, watched, notices);
   let unregister: () => void = () => undefined;
   const feed = new ChangeFeed(
     deps,
     caller.holder,
     caller,
-    (change, permissions, readable) => {
-      if (filter?.toolsListChanged) {
-        const tools = [...permissions].sort().join();
-        if (grantedTools !== null && tools !== grantedTools) bus.publish({ kind: 'tools_list_changed' });
-        grantedTools = tools;
-      }
-      if (!change) return;
-      if (change.listChanged && filter?.resourcesListChanged) bus.publish({ kind: 'resources_list_changed' });
-      if (readable && change.uri && watched.has(change.uri)) bus.publish({ kind: 'resource_updated', uri: change.uri });
-    },
+    delivery.deliver,
     async () => {
       unregister();
-      await handler.close();
+      await closeHandler();
     },
     (change) => (change.uri !== null && watched.has(change.uri)) || (change.listChanged && filter?.resourcesListChanged === true),
     interestIn(readable, filter?.resourcesListChanged === true),
@@ -300,25 +393,32 @@ export async function serveListen(
     if (error instanceof DomainError) return rpcError(ctx, message.id, -32603, `${error.code}: ${error.message}`, error.details);
     throw error;
   }
-  grantedTools = [...((await caller.permissions()) ?? [])].sort().join();
+  delivery.granted((await caller.permissions()) ?? new Set());
   const abort = new AbortController();
   const answer = await handler.fetch(await toWebRequest(ctx.req, message, { signal: abort.signal }), {
     authInfo: caller.authInfo,
     parsedBody: message,
   });
   if (!answer.headers.get('content-type')?.startsWith('text/event-stream') || !answer.body) {
+    notices.close();
     await feed.stop();
     ctx.status = answer.status;
     ctx.body = Buffer.from(await answer.arrayBuffer());
     return;
   }
-  unregister = deps.open.add(() => handler.close());
-  sendStream(ctx, answer, () => {
-    abort.abort();
-    unregister();
-    void feed.stop();
-    void handler.close();
-  });
+  unregister = deps.open.add(closeHandler);
+  sendStream(
+    ctx,
+    answer,
+    () => {
+      notices.close();
+      abort.abort();
+      unregister();
+      void feed.stop();
+      void handler.close();
+    },
+    (first) => notices.acknowledged(new TextDecoder().decode(first)),
+  );
 }
 
 /** The named resources the caller may read now; the filter the stream acknowledges keeps only those. */
@@ -332,8 +432,8 @@ async function readableOf(uris: unknown[], caller: CallerNow, filter: ListenFilt
   return readable;
 }
 
-/** Sends a web stream answer as it comes; `onClose` when the client or the stream ends it. */
-function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
+/** Sends a web stream answer as it comes; `onFirst` once its first chunk is written, `onClose` when the client or the stream ends it. */
+function sendStream(ctx: Context, answer: Response, onClose: () => void, onFirst: (chunk: Uint8Array) => void): void {
   ctx.respond = false;
   const headers: Record<string, string> = {};
   answer.headers.forEach((value, name) => (headers[name] = value));
@@ -348,12 +448,15 @@ function sendStream(ctx: Context, answer: Response, onClose: () => void): void {
   ctx.res.on('close', close);
   // Each chunk written as it comes (a thousand open streams: no stream adapter between).
   const reader = answer.body!.getReader();
+  let first = true;
   void (async () => {
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || closed) break;
         ctx.res.write(value);
+        if (first) onFirst(value);
+        first = false;
       }
       if (!ctx.res.writableEnded) ctx.res.end();
     } catch {
