@@ -51,7 +51,8 @@ const failures = (r: autocannon.Result, v: Loaded) => r.errors + r.non2xx - stat
 
 /**
  * Variants measured side by side: a warm-up each, then ROUNDS rounds in which every variant runs
- * once in turn, so slow and fast phases of a noisy machine hit all variants alike. Each row keeps
+ * once in turn (every other round in the reverse order), so slow and fast phases of a noisy machine
+ * hit all variants alike. Each row keeps
  * the median round; `perRound` keeps every round's req/s (for ratios).
  */
 export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
@@ -84,7 +85,11 @@ export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
   for (const v of variants) await run(v, Math.min(2, durationSeconds), true);
   const results = variants.map(() => [] as Measured[]);
   for (let round = 0; round < rounds; round++) {
-    for (const [i, v] of variants.entries()) results[i].push(await run(v, durationSeconds));
+    // Every other round in the reverse order: a variant that always ran second would always meet what
+    // the one before left behind (autovacuum, checkpoints, a background's teardown).
+    const order = [...variants.entries()];
+    if (round % 2) order.reverse();
+    for (const [i, v] of order) results[i].push(await run(v, durationSeconds));
   }
   return variants.map((v, i) => medianRow(v, results[i]));
 }
