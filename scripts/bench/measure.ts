@@ -52,8 +52,8 @@ const failures = (r: autocannon.Result, v: Loaded) => r.errors + r.non2xx - stat
 /**
  * Variants measured side by side: a warm-up each, then ROUNDS rounds in which every variant runs
  * once in turn (every other round in the reverse order), so slow and fast phases of a noisy machine
- * hit all variants alike. Each row keeps
- * the median round; `perRound` keeps every round's req/s (for ratios).
+ * hit all variants alike. Each row keeps the median round; `perRound` keeps every round's req/s
+ * (for ratios).
  */
 export async function sideBySide(variants: Loaded[]): Promise<Row[]> {
   const { durationSeconds, rounds } = OPTIONS;
