@@ -184,8 +184,9 @@ class ChangeFeed {
     try {
       for await (const event of stream) {
         const change = changeOf(event);
+        // No verdict: the credential is no longer valid (or the stream ended meanwhile), and the stream ends.
         const verdict = this.ended ? null : await this.caller.verdict(this.reads(change), event.id).catch(() => null);
-        if (!verdict) return;
+        if (!verdict) break;
         const sent = this.deliver(change, verdict.permissions, verdict.readable);
         if (sent) await sent;
       }

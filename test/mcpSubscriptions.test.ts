@@ -109,7 +109,8 @@ describe('2026-07-28: subscriptions/listen', () => {
       const revoked = await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: key.id });
       expect(revoked.errors).toBeUndefined();
       await put(app, t.key, 'a', 'Changed after the revocation.');
-      const cause = await Promise.race([sub.closed, new Promise((r) => setTimeout(() => r('still open'), 8_000))]);
+      // Ended by the change's own verdict, well before the periodic check of an idle stream (RECHECK_MS).
+      const cause = await Promise.race([sub.closed, new Promise((r) => setTimeout(() => r('still open'), 2_500))]);
       expect(cause).toBe('graceful'); // ended by the server with its result
     } finally {
       await client.close();
