@@ -19,7 +19,6 @@ const module = () => (compiled ??= new WebAssembly.Module(Buffer.from(WASM, 'bas
 
 const PAGE = 65_536;
 
-/** Row-major vectors (each zero-padded to a multiple of 8 floats) scored against a query. */
 /** A row of a matrix as bytes and its scale: what a new matrix copies when it keeps a row of an old one. */
 export interface ByteRow {
   bytes: Int8Array;
