@@ -321,9 +321,11 @@ class NoticeWriter {
  * them then), list changes if asked, and a tools list change when the caller's permissions moved.
  */
 function listenDelivery(filter: ListenFilter | undefined, watched: Set<string>, notices: NoticeWriter) {
+  /** The tools a caller's permissions grant, as a key to compare (the tool list follows the permissions). */
+  const toolsOf = (permissions: ReadonlySet<string>) => [...permissions].sort().join();
   let grantedTools: string | null = null;
   const toolsNow = (permissions: ReadonlySet<string>) => {
-    const tools = [...permissions].sort().join();
+    const tools = toolsOf(permissions);
     if (grantedTools !== null && tools !== grantedTools) notices.toolsListChanged();
     grantedTools = tools;
   };
@@ -334,7 +336,7 @@ function listenDelivery(filter: ListenFilter | undefined, watched: Set<string>, 
     if (readable && change.uri && watched.has(change.uri)) notices.resourceUpdated(change.uri);
   };
   /** The permissions the stream starts with (a later change is compared with them). */
-  return { deliver, granted: (permissions: ReadonlySet<string>) => void (grantedTools = [...permissions].sort().join()) };
+  return { deliver, granted: (permissions: ReadonlySet<string>) => void (grantedTools = toolsOf(permissions)) };
 }
 
 /**
