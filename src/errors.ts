@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { signalsLostPrimary } from './db/failover.js';
 
 /** The envelope codes clients rely on; rest/envelope.ts maps each to its HTTP status. */
 export type ErrorCode =
@@ -185,19 +186,24 @@ function unwrap(error: GraphQLError): Error | undefined {
   return isGraphQL(current) ? undefined : (current as Error | undefined);
 }
 
-/** What drivers and the database say when the connection to the database is lost or not yet there. */
-const CONNECTION_LOST = new RegExp(
+/**
+ * What else drivers and pools say when no connection serves the request, besides a lost primary
+ * (signalsLostPrimary): no connection could be had in time, the server ended this session by its
+ * own rule, or the socket was cut under a statement (the failover watch cuts those on a primary
+ * that is gone).
+ */
+const UNAVAILABLE = new RegExp(
   [
-    'Connection terminated',
-    'connect ECONNREFUSED',
     'timeout exceeded when trying to connect',
     'Timeout acquiring a connection',
     'Client has encountered a connection error',
-    'the database system is (starting up|shutting down)',
+    'Client was closed and is not queryable',
     'terminating connection',
+    'Transaction query already complete',
   ].join('|'),
   'i',
 );
+const UNAVAILABLE_CODES = new Set(['ENOENT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END', 'ERR_SOCKET_CLOSED']);
 
 /** A unique-constraint violation, from the ORM or from node-postgres. */
 export function isUniqueViolation(error: unknown): boolean {
@@ -205,29 +211,14 @@ export function isUniqueViolation(error: unknown): boolean {
   return error.name === 'UniqueConstraintViolationException' || (error as { code?: string }).code === '23505';
 }
 
+/** An error that says the database could not be reached or was lost: a 503 with Retry-After, never a 500. */
 function isConnectionFailure(error: Error): boolean {
   const code = (error as { code?: string }).code;
   return (
+    signalsLostPrimary(error) ||
     error.name === 'ConnectionException' ||
     error.name === 'KnexTimeoutError' ||
-    // 25006: a write reached a read-only server (a demoted primary, or a standby behind the address) during a failover;
-    // 08001: no host of a multi-host URL serves; 08P01: PgBouncer lost its server connection.
-    [
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'EPIPE',
-      'ENOENT',
-      'ETIMEDOUT',
-      '57P01',
-      '57P02',
-      '57P03',
-      '08000',
-      '08001',
-      '08003',
-      '08006',
-      '08P01',
-      '25006',
-    ].includes(code ?? '') ||
-    CONNECTION_LOST.test(error.message)
+    UNAVAILABLE_CODES.has(code ?? '') ||
+    UNAVAILABLE.test(error.message)
   );
 }

@@ -56,6 +56,8 @@ describe.skipIf(!RUN)('pg_auto_failover', () => {
         `slowest ${Math.round(report.slowestMs)} ms, longest without a write ${longestGapMs(report.acknowledgedAt, killedAt, Date.now())} ms, ` +
         `first write ${back} ms after the promotion`,
     );
+    // A request answered otherwise than 200 or 503: the service's error lines say why (they carry the request's id).
+    if (report.badFailures.length) console.log(errorLines(service.output()).join('\n'));
     expect(report.badFailures).toEqual([]);
     expect(lost).toEqual([]);
     expect(rewritten).toEqual([]);
@@ -64,3 +66,8 @@ describe.skipIf(!RUN)('pg_auto_failover', () => {
     expect(back!).toBeLessThan(10_000);
   }, 150_000);
 });
+
+/** The JSON log lines at error level (pino's 50) and above. */
+function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => /"level":(5\d|60)/.test(line));
+}

@@ -90,7 +90,8 @@ export function startNoteWriters(baseUrl: string, key: string, { count = 4, pref
         if (res.headers.get('idempotent-replayed') === 'true') report.replayed++;
         return 'done';
       }
-      if (res.status >= 500 && !(res.status === 503 && res.headers.get('retry-after'))) report.badFailures.push(`${path}: ${res.status}`);
+      if (res.status >= 500 && !(res.status === 503 && res.headers.get('retry-after')))
+        report.badFailures.push(`${path}: ${res.status} (request ${res.headers.get('x-request-id')})`);
       return res.status === 503 || res.status === 409 ? 'retry' : 'done';
     } catch (error) {
       report.badFailures.push(`${path}: ${(error as Error).message}`);
