@@ -17,7 +17,7 @@ import { readText } from '../src/http/body.js';
 import { parseJsonText } from '../src/http/json.js';
 import { buildTools, toolError, toRouteInput, toToolResult, type ToolDef } from './mcpTools.js';
 import { listResources, parseResourceUri, readerOf, readResource, RESOURCE_TEMPLATES, type RunRow } from './mcpResources.js';
-import { OpenStreams, serveLegacyStream, serveListen, type CallerNow } from './mcpListen.js';
+import { OpenStreams, Rechecks, serveLegacyStream, serveListen, type CallerNow } from './mcpListen.js';
 import { readerAs, SharedChecks } from './sharedChecks.js';
 import type { AgentPrincipal, LivePort, Principal } from '../src/context.js';
 import type { ResourceSubscriptionPort } from '../src/services/resourceSubscriptions.js';
@@ -148,6 +148,7 @@ export function createMcpMiddleware(
   const tools = buildTools(routes);
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
   const streams = new OpenStreams();
+  const rechecks = new Rechecks();
   const serverFor = (call: McpCall) => mcpServer(call, tools, byName, backend, options);
   const checks = new SharedChecks();
   const nowOf = (ctx: Context) => callerNow(ctx, backend, options, byName, checks);
@@ -155,6 +156,7 @@ export function createMcpMiddleware(
     live: (contextValue as unknown as { live: LivePort }).live,
     subscriptions: options.subscriptions,
     open: streams,
+    rechecks,
   });
   const modern = createMcpHandler(({ authInfo }: McpRequestContext) => serverFor((authInfo?.extra as { call: McpCall }).call), {
     legacy: 'reject',
@@ -241,6 +243,7 @@ function callerNow(
     });
   };
   return {
+    credential,
     permissions,
     mayRead,
     verdict: (uri, occasion) =>

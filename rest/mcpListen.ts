@@ -79,6 +79,8 @@ function changeNow(event: LiveEvent): ResourceChange {
 
 /** What a stream asks of the service about its caller, as the credential stands at that moment. */
 export interface CallerNow {
+  /** The credential (as the client sent it): streams with the same one share their periodic check (see Rechecks). */
+  readonly credential: string;
   /**
    * Its effective permissions now; null when the credential is no longer valid (revoked, expired).
    * `occasion`: the change being delivered (its id), whose streams of the same credential share one check.
@@ -106,6 +108,7 @@ export interface ListenDeps {
   subscriptions: ResourceSubscriptionPort;
   /** Open streams of this process, ended together when the service drains. */
   open: OpenStreams;
+  rechecks: Rechecks;
 }
 
 /** This process's open change streams: each registers how to end it gracefully. */
@@ -125,6 +128,51 @@ export class OpenStreams {
 }
 
 /**
+ * The periodic checks of this process's open streams between changes, one per credential: every
+ * RECHECK_MS it is judged once and each of its streams is told (null: no longer valid), rather
+ * than a timer and a check per stream (a thousand open streams on a hundred keys).
+ */
+export class Rechecks {
+  private readonly groups = new Map<string, { timer: NodeJS.Timeout; members: Set<Member> }>();
+
+  /** Tells `told` what each check of `caller`'s credential finds, until the returned function is called. */
+  join(caller: CallerNow, told: Told): () => void {
+    let group = this.groups.get(caller.credential);
+    if (!group) {
+      const members = new Set<Member>();
+      const timer = setInterval(() => void check(members), RECHECK_MS);
+      timer.unref();
+      this.groups.set(caller.credential, (group = { timer, members }));
+    }
+    const member = { caller, told };
+    const { members, timer } = group;
+    members.add(member);
+    return () => {
+      members.delete(member);
+      if (members.size || this.groups.get(caller.credential)?.members !== members) return;
+      clearInterval(timer);
+      this.groups.delete(caller.credential);
+    };
+  }
+}
+
+/** Judges the credential once (as its first open stream's caller) and tells every stream. */
+async function check(members: Set<Member>): Promise<void> {
+  const first = members.values().next().value;
+  if (!first) return;
+  const permissions = await first.caller.permissions().catch(() => null);
+  for (const { told } of [...members]) told(permissions);
+}
+
+interface Member {
+  caller: CallerNow;
+  told: Told;
+}
+
+/** What a periodic check tells a stream: its credential's permissions now, or null once it is no longer valid. */
+type Told = (permissions: ReadonlySet<string> | null) => void;
+
+/**
  * Feeds a stream the changes of `workspaces` for one caller: holds a slot of the credential,
  * re-checks it before each change and every RECHECK_MS, and ends (`onEnd`) when it is no longer
  * valid. `deliver` decides what of each change to send.
@@ -132,7 +180,7 @@ export class OpenStreams {
 class ChangeFeed {
   private lease: string | null = null;
   private readonly streams: LiveStream[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  private leaveRechecks: (() => void) | null = null;
   private ended = false;
 
   constructor(
@@ -174,10 +222,11 @@ class ChangeFeed {
       throw error;
     }
     for (const stream of this.streams) void this.pump(stream);
-    // Streams of one credential whose checks fall in the same second share one.
-    const tick = () => `tick ${Math.floor(Date.now() / 1_000)}`;
-    this.timer = setInterval(() => void this.recheck(tick()).then((p) => p && this.deliver(null, p, false)), RECHECK_MS);
-    this.timer.unref();
+    this.leaveRechecks = this.deps.rechecks.join(this.caller, (permissions) => {
+      if (this.ended) return;
+      if (!permissions) void this.end();
+      else void this.deliver(null, permissions, false);
+    });
   }
 
   private async pump(stream: LiveStream): Promise<void> {
@@ -196,14 +245,6 @@ class ChangeFeed {
     await this.end();
   }
 
-  /** The caller's permissions now; ends the stream when the credential is no longer valid. */
-  private async recheck(occasion?: string): Promise<ReadonlySet<string> | null> {
-    if (this.ended) return null;
-    const permissions = await this.caller.permissions(occasion).catch(() => null);
-    if (!permissions) await this.end();
-    return permissions;
-  }
-
   private async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
@@ -214,8 +255,8 @@ class ChangeFeed {
   /** Frees the slot and the subscriptions (the client went away, or the stream ended). */
   async stop(): Promise<void> {
     this.ended = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.leaveRechecks?.();
+    this.leaveRechecks = null;
     for (const stream of this.streams.splice(0)) await stream.return?.().catch(() => undefined);
     const lease = this.lease;
     this.lease = null;
@@ -321,8 +362,6 @@ class NoticeWriter {
  * them then), list changes if asked, and a tools list change when the caller's permissions moved.
  */
 function listenDelivery(filter: ListenFilter | undefined, watched: Set<string>, notices: NoticeWriter) {
-  /** The tools a caller's permissions grant, as a key to compare (the tool list follows the permissions). */
-  const toolsOf = (permissions: ReadonlySet<string>) => [...permissions].sort().join();
   let grantedTools: string | null = null;
   const toolsNow = (permissions: ReadonlySet<string>) => {
     const tools = toolsOf(permissions);
@@ -338,6 +377,16 @@ function listenDelivery(filter: ListenFilter | undefined, watched: Set<string>, 
   /** The permissions the stream starts with (a later change is compared with them). */
   return { deliver, granted: (permissions: ReadonlySet<string>) => void (grantedTools = toolsOf(permissions)) };
 }
+
+/** The tools a caller's permissions grant, as a key to compare (the tool list follows the permissions); made once per set. */
+function toolsOf(permissions: ReadonlySet<string>): string {
+  let tools = toolKeys.get(permissions);
+  if (tools === undefined) toolKeys.set(permissions, (tools = [...permissions].sort().join()));
+  return tools;
+}
+
+/** Shared sets (a check's answer reaches every stream of a credential) are sorted once. */
+const toolKeys = new WeakMap<ReadonlySet<string>, string>();
 
 /**
  * A 2026-07-28 `subscriptions/listen` (see the module's comment). `makeServer` makes the caller's

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceClient, startTestApp, type TestApp } from './support/app.js';
 import { createKey, createMember, tenant, type Tenant } from './support/factories.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
+import { RECHECK_MS } from '../rest/mcpListen.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -114,6 +115,33 @@ describe('2026-07-28: subscriptions/listen', () => {
       expect(cause).toBe('graceful'); // ended by the server with its result
     } finally {
       await client.close();
+    }
+  });
+
+  it('checks each key between changes: its streams hear a narrower tool list, and all end once it is revoked; another key stays', async () => {
+    const t = await tenant(app);
+    await notes(t, 'quiet');
+    const editor = await createMember(app, t.org.id, { role: 'editor' });
+    const key = await createKey(app, editor.id, { permissions: ['memory.read', 'memory.write'], workspaceId: t.workspace.id });
+    const other = await createKey(app, t.member.id, { permissions: ['memory.read'], workspaceId: t.workspace.id });
+    const mine = [await listener(app.url, key.key, '2026-07-28'), await listener(app.url, key.key, '2026-07-28')];
+    const theirs = await listener(app.url, other.key, '2026-07-28');
+    try {
+      const filter = { resourceSubscriptions: [uri(t, 'notes/quiet')], toolsListChanged: true };
+      const subs = await Promise.all(mine.map((l) => l.client.listen(filter)));
+      const otherSub = await theirs.client.listen(filter);
+      // No change is made: only the periodic check (every RECHECK_MS, once for the key's two streams) can tell them.
+      const demoted = await app.gql('mutation($id: ID!) { updateMember(id: $id, input: { role: "viewer" }) { id } }', { id: editor.id });
+      expect(demoted.errors).toBeUndefined();
+      for (const l of mine) await l.hears('notifications/tools/list_changed', undefined, RECHECK_MS + 2_000);
+      expect((await app.gql('mutation($id: ID!) { revokeAgentKey(id: $id) { id } }', { id: key.id })).errors).toBeUndefined();
+      const ended = (sub: any) => Promise.race([sub.closed, new Promise((r) => setTimeout(() => r('still open'), RECHECK_MS + 2_000))]);
+      expect(await Promise.all(subs.map(ended))).toEqual(['graceful', 'graceful']);
+      expect(await Promise.race([otherSub.closed, new Promise((r) => setTimeout(() => r('still open'), 0))])).toBe('still open');
+      expect(theirs.heard).toEqual([]);
+      await otherSub.close();
+    } finally {
+      await Promise.all([...mine, theirs].map((l) => l.client.close().catch(() => undefined)));
     }
   });
 
