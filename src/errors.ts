@@ -1,5 +1,4 @@
 import { GraphQLError } from 'graphql';
-import { signalsLostPrimary } from './db/failover.js';
 
 /** The envelope codes clients rely on; rest/envelope.ts maps each to its HTTP status. */
 export type ErrorCode =
@@ -184,6 +183,34 @@ function unwrap(error: GraphQLError): Error | undefined {
   let current: unknown = error.originalError;
   while (isGraphQL(current) && current.originalError) current = current.originalError;
   return isGraphQL(current) ? undefined : (current as Error | undefined);
+}
+
+/** SQLSTATEs that say the server this connection reached is gone, going, or not the primary any more. */
+const LOST_STATES = new Set([
+  '25006', // read_only_sql_transaction: a write reached a read-only server (demoted primary, or a standby behind the address)
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, in recovery)
+  '08000',
+  '08001', // no host of a multi-host URL serves (hostPicking.ts)
+  '08003',
+  '08006',
+  '08P01', // PgBouncer: "server conn crashed?"
+]);
+const LOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const LOST_MESSAGE =
+  /Connection terminated|terminating connection|the database system is (starting up|shutting down|in recovery)|timeout expired/i;
+
+/** One connection ended by the server's own rule (idle_session_timeout, idle_in_transaction_session_timeout), or a statement cancelled: not a lost primary. */
+const OWN_STATES = new Set(['57P05', '25P03', '57014']);
+
+/** Whether a database error says the primary was lost (see LOST_STATES): the reason to look for it again. */
+export function signalsLostPrimary(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: string }).code;
+  if (code && OWN_STATES.has(code)) return false;
+  if (code && (LOST_STATES.has(code) || LOST_CODES.has(code))) return true;
+  return LOST_MESSAGE.test(error.message);
 }
 
 /**

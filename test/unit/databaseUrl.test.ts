@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDatabaseUrl, parseDatabaseUrl, withoutPassword } from '../../src/db/databaseUrl.js';
 import { keeps } from '../../src/db/hostPicking.js';
-import { signalsLostPrimary } from '../../src/db/failover.js';
+import { classifyError, signalsLostPrimary } from '../../src/errors.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 // libpq's multi-host URLs (several host:port pairs, target_session_attrs): what node-postgres cannot read.
@@ -104,5 +104,26 @@ describe('what says the primary was lost', () => {
     expect(signalsLostPrimary(error('canceling statement due to statement timeout', '57014'))).toBe(false);
     expect(signalsLostPrimary(error('duplicate key value violates unique constraint', '23505'))).toBe(false);
     expect(signalsLostPrimary(error('Knex: Timeout acquiring a connection. The pool is probably full.'))).toBe(false);
+  });
+});
+
+describe('what answers 503 rather than 500', () => {
+  it('every error that says the primary was lost, a connection that could not be had, or a socket cut under a statement', () => {
+    const error = (message: string, code?: string) => Object.assign(new Error(message), { code });
+    const unavailable = [
+      error('timeout expired'),
+      error('the database system is in recovery', '57P03'),
+      error('getaddrinfo EAI_AGAIN db', 'EAI_AGAIN'),
+      error('connect EHOSTUNREACH 10.0.0.2:5432', 'EHOSTUNREACH'),
+      error('cannot execute INSERT in a read-only transaction', '25006'),
+      error('terminating connection due to idle-session timeout', '57P05'),
+      error('Knex: Timeout acquiring a connection. The pool is probably full.'),
+      error('Cannot call write after a stream was destroyed', 'ERR_STREAM_DESTROYED'),
+      error('Client was closed and is not queryable'),
+      error('Transaction query already complete, run with DEBUG=knex:tx for more info'),
+    ];
+    for (const e of unavailable) expect([e.message, classifyError(e).code]).toEqual([e.message, 'unavailable']);
+    expect(classifyError(error("Cannot read properties of undefined (reading 'id')")).code).toBe('internal');
+    expect(classifyError(error('canceling statement due to statement timeout', '57014')).code).toBe('internal');
   });
 });
