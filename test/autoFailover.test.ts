@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AUTOCTL, AUTOCTL_PG_BIN, QUICK_DETECTION, startAutoFormation, type AutoFormation } from './support/autoFailover.js';
+import { errorLines } from './support/internalErrors.js';
 import { firstAckAfterMs, longestGapMs, provisionWriterKey, startNoteWriters } from './support/noteWriters.js';
 import { queryOnce } from './support/ownDatabase.js';
 import { spawnService, type ServiceProcess } from './support/processes.js';
@@ -66,8 +67,3 @@ describe.skipIf(!RUN)('pg_auto_failover', () => {
     expect(back!).toBeLessThan(10_000);
   }, 150_000);
 });
-
-/** The JSON log lines at error level (pino's 50) and above. */
-function errorLines(output: string): string[] {
-  return output.split('\n').filter((line) => /"level":(5\d|60)/.test(line));
-}

@@ -106,6 +106,11 @@ export function testLogger(options: { level?: Level | 'silent'; destination?: { 
   return logger;
 }
 
+/** The lines of a process's output logged at error level or above (the ones a watch takes). */
+export function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => levelOf(line) >= ERROR);
+}
+
 /** A pino line's level (0 when it has none). */
 function levelOf(line: string): number {
   const match = /"level":(\d+)/.exec(line);
