@@ -5,9 +5,10 @@ import { createKey, createMember, tenant, type Tenant } from './support/factorie
 import { spawnService, type ServiceProcess } from './support/processes.js';
 import { RECHECK_MS } from '../rest/mcpListen.js';
 
+const METRICS = 'mcp_subscriptions_metrics_token_0123456789';
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ metricsToken: METRICS });
 });
 afterAll(async () => app?.close());
 
@@ -46,6 +47,14 @@ async function listener(url: string, key: string, revision: '2025-11-25' | '2026
     }
   };
   return { client: client as any, heard, hears };
+}
+
+/** The service's count of live event reads (its metrics). */
+async function liveReads(): Promise<number> {
+  const text = await (await fetch(`${app.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
+  const line = text.split('\n').find((l) => l.startsWith('wks_live_event_reads_total '));
+  if (!line) throw new Error('no wks_live_event_reads_total in the metrics');
+  return Number(line.split(' ')[1]);
 }
 
 async function notes(t: Tenant, ...paths: string[]) {
@@ -87,6 +96,31 @@ describe('2026-07-28: subscriptions/listen', () => {
       // A new note changes the list.
       await put(app, writer.key, 'runbooks/new', 'New.');
       await hears('notifications/resources/list_changed');
+      await sub.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('reads new events at once after a write a stream watches; writes nobody watches wait for the next poll', async () => {
+    const t = await tenant(app);
+    await notes(t, 'watched', 'busy');
+    const { client, hears } = await listener(app.url, t.key, '2026-07-28');
+    try {
+      const sub = await client.listen({ resourceSubscriptions: [uri(t, 'notes/watched')] });
+      const before = await liveReads();
+      const started = Date.now();
+      for (let i = 0; i < 12; i++) {
+        expect((await put(app, t.key, 'busy', `Busy ${i}.`)).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      const reads = (await liveReads()) - before;
+      // One poll every 200 ms (and one more at either end); a read after each write would be twelve more.
+      expect(reads).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 200) + 2);
+      const changed = Date.now();
+      expect((await put(app, t.key, 'watched', 'Now.')).status).toBe(200);
+      const notice = await hears('notifications/resources/updated', uri(t, 'notes/watched'));
+      expect(notice.at - changed).toBeLessThan(1_000);
       await sub.close();
     } finally {
       await client.close();

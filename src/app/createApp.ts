@@ -248,6 +248,7 @@ function appMetrics(options: AppOptions, domain: Awaited<ReturnType<typeof creat
     reads: domain.reads,
     sockets: () => subscriptions.stats,
     subscriptions: () => domain.live.size,
+    liveReads: () => domain.live.reads,
     routes: ROUTES,
     embedded: options.embedded ?? null,
     activity: domain.activity,

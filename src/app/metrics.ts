@@ -19,8 +19,10 @@ export interface MetricsSources {
   reads: ReadRouter | null;
   /** This process's WebSockets (open, not yet through connection_init, admitted). */
   sockets(): { open: number; unauthenticated: number; admitted: number };
-  /** GraphQL subscriptions open in this process. */
+  /** Live subscriptions open in this process (GraphQL subscriptions and MCP change streams). */
   subscriptions(): number;
+  /** Reads of new events by this process's live hub. */
+  liveReads(): number;
   /** The REST route table (labels are its route names). */
   routes: readonly { method: string; path: string; name: string }[];
   /** The embedded database's thread (null on a PostgreSQL server). */
@@ -119,14 +121,7 @@ export function createMetrics(sources: MetricsSources) {
       for (const state of ['open', 'unauthenticated', 'admitted'] as const) this.set({ state }, stats[state]);
     },
   });
-  new Gauge({
-    name: 'wks_graphql_subscriptions',
-    help: 'GraphQL subscriptions open in this process.',
-    registers: [registry],
-    collect() {
-      this.set(sources.subscriptions());
-    },
-  });
+  liveMetrics(registry, sources);
   // The counter and histogram children of each (route, method, status).
   const bound = boundChildren<{ requests: { inc(): void }; duration: { observe(seconds: number): void } }>();
   const observe = (ctx: Context, seconds: number) => {
@@ -195,6 +190,29 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
     const children = bound(pool, () => ({ waited: waited.labels(pool), queued: queued.labels(pool) }));
     children.waited.observe(seconds);
     if (wasQueued) children.queued.inc();
+  });
+}
+
+/** This process's live subscriptions, and how often its live hub reads new events. */
+function liveMetrics(registry: Registry, sources: Pick<MetricsSources, 'subscriptions' | 'liveReads'>): void {
+  new Gauge({
+    name: 'wks_graphql_subscriptions',
+    help: 'Live subscriptions open in this process: GraphQL subscriptions and MCP change streams.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptions());
+    },
+  });
+  new Counter({
+    name: 'wks_live_event_reads_total',
+    help:
+      "Reads of new events by this process's live hub: one every 200 ms while anyone subscribes, and one soon after a write of " +
+      'this process that a subscriber may care about.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(sources.liveReads());
+    },
   });
 }
 

@@ -6,7 +6,7 @@ import type { SqlTarget } from '../db/sql.js';
 import { DomainError } from '../errors.js';
 import { liveEventsPast } from '../store/events.js';
 import { currentSnapshot, dropExpiredSubscriptions, insertSubscriptionLease } from '../store/live.js';
-import { onWebhookWork } from '../webhooks/signal.js';
+import { onWebhookWork, type Touched } from '../webhooks/signal.js';
 import { HeldLeases, LEASE_S, underLocks } from './leases.js';
 
 /** One committed event as live subscribers receive it (the audit trail's row). */
@@ -109,6 +109,7 @@ export class LiveHub {
   private readonly leases: HeldLeases;
   private readonly offSignal: () => void;
   private closed = false;
+  private readCount = 0;
 
   private readonly db: SqlTarget;
 
@@ -118,12 +119,21 @@ export class LiveHub {
   ) {
     this.db = freshEm(orm);
     this.leases = new HeldLeases(this.db, 'live_subscriptions', logger);
-    this.offSignal = onWebhookWork(() => this.wake());
+    // A write in this process wakes the hub only if some subscriber may care about what it touched;
+    // the rest are read at the next poll, handed to no one.
+    this.offSignal = onWebhookWork((writes) => {
+      if (!writes || writes.some((w) => this.asked.concerns(w))) this.wake();
+    });
   }
 
   /** Subscribers in this process (tests, health). */
   get size(): number {
     return this.subscribers.size;
+  }
+
+  /** Reads of new events this process made (metrics): every POLL_MS while anyone subscribes, and after a write a subscriber may care about. */
+  get reads(): number {
+    return this.readCount;
   }
 
   /**
@@ -247,6 +257,7 @@ export class LiveHub {
   }
 
   private async readOnce(): Promise<void> {
+    this.readCount++;
     for (;;) {
       const workspaces = [...new Set([...this.subscribers].map((s) => s.workspaceId))];
       if (!workspaces.length || !this.cursor) return;
@@ -397,6 +408,10 @@ function committedIn(snapshot: Snapshot, xid: bigint): boolean {
   return !snapshot.running.has(xid);
 }
 
+/** The index's keys: a workspace's subscribers to one target, and to one action. */
+const byTarget = (workspaceId: string, target: string) => `${workspaceId}\u0000t\u0000${target}`;
+const byAction = (workspaceId: string, action: string) => `${workspaceId}\u0000a\u0000${action}`;
+
 /** Subscribers by workspace and by what they ask for: each event is offered to those it may concern. */
 class InterestIndex {
   /** Subscribers without a LiveInterest, by workspace: asked about every event. */
@@ -421,12 +436,22 @@ class InterestIndex {
     }
   }
 
+  /** Whether a write's event may concern any subscriber (see about); one outside any workspace reaches none. */
+  concerns(event: Touched): boolean {
+    if (event.workspaceId === null) return false;
+    return (
+      !!this.everything.get(event.workspaceId)?.size ||
+      !!this.some.get(byTarget(event.workspaceId, targetOf(event.targetType, event.targetId)))?.size ||
+      !!this.some.get(byAction(event.workspaceId, event.action))?.size
+    );
+  }
+
   /** The subscribers an event may concern (each once). */
   about(event: LiveEvent): Iterable<Subscriber> {
     const all = this.everything.get(event.workspaceId);
-    const byTarget = this.some.get(`${event.workspaceId}\u0000t\u0000${targetOf(event.targetType, event.targetId)}`);
-    const byAction = this.some.get(`${event.workspaceId}\u0000a\u0000${event.action}`);
-    const found = [all, byTarget, byAction].filter((set): set is Set<Subscriber> => !!set?.size);
+    const target = this.some.get(byTarget(event.workspaceId, targetOf(event.targetType, event.targetId)));
+    const action = this.some.get(byAction(event.workspaceId, event.action));
+    const found = [all, target, action].filter((set): set is Set<Subscriber> => !!set?.size);
     if (found.length <= 1) return found[0] ?? [];
     return new Set(found.flatMap((set) => [...set]));
   }
@@ -434,8 +459,8 @@ class InterestIndex {
   private keysOf(s: Subscriber): [Map<string, Set<Subscriber>>, string][] {
     if (!s.interest) return [[this.everything, s.workspaceId]];
     return [
-      ...s.interest.targets.map((t): [Map<string, Set<Subscriber>>, string] => [this.some, `${s.workspaceId}\u0000t\u0000${t}`]),
-      ...s.interest.actions.map((a): [Map<string, Set<Subscriber>>, string] => [this.some, `${s.workspaceId}\u0000a\u0000${a}`]),
+      ...s.interest.targets.map((t): [Map<string, Set<Subscriber>>, string] => [this.some, byTarget(s.workspaceId, t)]),
+      ...s.interest.actions.map((a): [Map<string, Set<Subscriber>>, string] => [this.some, byAction(s.workspaceId, a)]),
     ];
   }
 }

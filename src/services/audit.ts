@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../context.js';
 import type { Params, Row, SqlTarget } from '../db/sql.js';
 import type { AuditEvent } from '../entities/AuditEvent.js';
-import { signalWebhookWork } from '../webhooks/signal.js';
+import { signalWebhookWork, type Touched } from '../webhooks/signal.js';
 import { eventPayloads, latestWorkspaceEvents, queueEvent, writeWithEvents, type EventedWrite } from '../store/events.js';
 import type { EventType } from '../webhooks/events.js';
 
@@ -35,7 +35,17 @@ export type EventCaller = Pick<RequestContext, 'principal' | 'requestId' | 'admi
  */
 export function recordAudit(em: EntityManager, ctx: EventCaller, input: AuditInput): void {
   queueEvent(em, eventValues(ctx, input));
-  signalWebhookWork();
+  signalWebhookWork(touchedBy(input));
+}
+
+/** What the live hub hears a write touched (see signalWebhookWork). */
+function touchedBy(input: AuditInput): Touched {
+  return {
+    workspaceId: input.workspaceId ?? null,
+    action: input.action,
+    targetType: input.targetType,
+    targetId: input.targetId === null ? null : String(input.targetId),
+  };
 }
 
 /** The event row's values, in EVENT_COLUMNS order. */
@@ -91,7 +101,12 @@ export async function auditedWrite<T = Row>(
   params: Params,
 ): Promise<T[]> {
   const rows = await writeWithEvents<T>(em, statement, params, eventValues(ctx, input));
-  if (rows.length) signalWebhookWork();
+  const column = statement.actionColumn;
+  // With actionColumn, each row's event type is its own (returned with it, or unknown).
+  for (const row of rows) {
+    const action = column ? (row as Row)[column] : input.action;
+    signalWebhookWork(typeof action === 'string' ? touchedBy({ ...input, action: action as EventType }) : undefined);
+  }
   return rows;
 }
 
