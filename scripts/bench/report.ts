@@ -49,11 +49,14 @@ export interface Comparison {
   over: Row | null;
 }
 
-/** The median over rounds of a / b, from side-by-side rows. */
+/** The median over rounds of a / b, from side-by-side rows (of an even number of rounds, the mean of the middle two). */
 function medianRatio(a: Row, b: Row): number | null {
   if (!a.perRound || !b.perRound) return null;
   const ratios = a.perRound.map((x, i) => x / b.perRound![i]).sort((x, y) => x - y);
-  return +ratios[Math.floor(ratios.length / 2)].toFixed(2);
+  const middle = ratios.length / 2;
+  const median = ratios.length % 2 ? ratios[Math.floor(middle)] : (ratios[middle - 1] + ratios[middle]) / 2;
+  // Three places: a ratio just under a target is not rounded up to it.
+  return +median.toFixed(3);
 }
 
 /** Every ratio the chosen scenarios declare, from the rows by id. */
