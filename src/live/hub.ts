@@ -121,8 +121,8 @@ export class LiveHub {
     this.leases = new HeldLeases(this.db, 'live_subscriptions', logger);
     // A write in this process wakes the hub only if some subscriber may care about what it touched;
     // the rest are read at the next poll, handed to no one.
-    this.offSignal = onWebhookWork((writes) => {
-      if (!writes || writes.some((w) => this.asked.concerns(w))) this.wake();
+    this.offSignal = onWebhookWork((write) => {
+      if (!write || this.asked.concerns(write)) this.wake();
     });
   }
 

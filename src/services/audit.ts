@@ -102,11 +102,10 @@ export async function auditedWrite<T = Row>(
 ): Promise<T[]> {
   const rows = await writeWithEvents<T>(em, statement, params, eventValues(ctx, input));
   const column = statement.actionColumn;
-  // With actionColumn, each row's event type is its own (returned with it, or unknown).
-  for (const row of rows) {
-    const action = column ? (row as Row)[column] : input.action;
+  // With actionColumn, each row's event type is its own (returned with it, or unknown): one signal per type written.
+  const actions = new Set(rows.map((row) => (column ? (row as Row)[column] : input.action)));
+  for (const action of actions)
     signalWebhookWork(typeof action === 'string' ? touchedBy({ ...input, action: action as EventType }) : undefined);
-  }
   return rows;
 }
 
