@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enforceRetention, RETENTION_BATCH, RETENTION_LOCK } from '../src/app/background.js';
 import { freshEm } from '../src/db/orm.js';
 import { sql } from '../src/db/sql.js';
+import { PASS_WITHOUT_HOOKS } from '../src/store/events.js';
 import { DELETE_OLD_EVENTS, DELETE_OLD_SEARCHES } from '../src/store/retention.js';
 import { fanOutPast, startTestApp, type TestApp } from './support/app.js';
 import { tenant, type Tenant } from './support/factories.js';
@@ -106,6 +107,14 @@ describe('retention of the event table and the search log (housekeeping)', () =>
       expect(plan, plan).toContain('Index Cond: (created_at < ');
       expect(plan, plan).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
     }
+  });
+
+  it("starts the webhook fan-out's pass at its cursor: a condition of the (xid, id) index scan, not a filter over every event", async () => {
+    const rows = await sql<Record<string, string>>(db(), `explain ${PASS_WITHOUT_HOOKS(500)}`, [RETENTION_LOCK + 1]);
+    const plan = rows.map((r) => Object.values(r)[0]).join('\n');
+    // The cursor's two values are the plan's parameters ($1 on PostgreSQL 15, (InitPlan 2).col1 on 17).
+    expect(plan, plan).toMatch(/Index Cond: \(\(ROW\(xid, id\) > ROW\(/);
+    expect(plan, plan).not.toMatch(/Filter: \(ROW\(events\.xid, events\.id\) > /);
   });
 
   it('deletes everything past the cutoff in one pass (more than 20 batches), keeping recent rows and events not fanned out', async () => {

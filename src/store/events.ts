@@ -174,6 +174,10 @@ export async function advanceWebhookCursor(em: SqlTarget, to: EventPosition): Pr
  */
 const PAST_CURSOR = (xid: string, id: string) => `(xid, id) > (${xid}, ${id}) and xid < pg_snapshot_xmin(pg_current_snapshot())`;
 
+/** The fan-out's cursor position, as scalar subqueries. */
+const CURSOR_XID = `(select last_xid from event_cursors where name = 'webhooks')`;
+const CURSOR_ID = `(select last_id from event_cursors where name = 'webhooks')`;
+
 /**
  * The fan-out's common pass in one statement: under the transaction-scoped advisory lock `lock`,
  * the events past the cursor (as eventsPast reads them, at most `batch`); when no enabled webhook
@@ -187,21 +191,25 @@ export async function passEventsWithoutHooks(
   lock: number,
   batch: number,
 ): Promise<{ locked: boolean; events: number; hooked: boolean }> {
-  const [row] = await sql<{ locked: boolean; events: number; hooked: boolean }>(
-    db,
-    `with l as (select pg_try_advisory_xact_lock(?) as locked),
-          c as (select last_xid, last_id from event_cursors where name = 'webhooks'),
-          e as (select id, xid, organization_id from events, c, l
-                 where l.locked and ${PAST_CURSOR('c.last_xid', 'c.last_id')} order by xid, id limit ${batch}),
-          h as (select exists (select 1 from webhooks w where w.enabled and w.organization_id in (select organization_id from e)) as hooked),
-          last as (select xid, id from e order by xid desc, id desc limit 1),
-          moved as (update event_cursors set last_xid = last.xid, last_id = last.id from last, h
-                     where event_cursors.name = 'webhooks' and not h.hooked returning 1)
-     select (select locked from l) as locked, (select count(*) from e)::int as events, (select hooked from h) as hooked`,
-    [lock],
-  );
+  const [row] = await sql<{ locked: boolean; events: number; hooked: boolean }>(db, PASS_WITHOUT_HOOKS(batch), [lock]);
   return row;
 }
+
+/**
+ * passEventsWithoutHooks's statement (its one parameter: the lock). The cursor is read as scalar
+ * subqueries (parameters of the plan), not as a joined row: only then is the row comparison a
+ * condition of the (xid, id) index scan; joined, every event since the first was read and filtered
+ * (71 ms at 200,000 events, against 0.1 ms).
+ */
+export const PASS_WITHOUT_HOOKS = (batch: number) =>
+  `with l as (select pg_try_advisory_xact_lock(?) as locked),
+        e as (select id, xid, organization_id from events, l
+               where l.locked and ${PAST_CURSOR(CURSOR_XID, CURSOR_ID)} order by xid, id limit ${batch}),
+        h as (select exists (select 1 from webhooks w where w.enabled and w.organization_id in (select organization_id from e)) as hooked),
+        last as (select xid, id from e order by xid desc, id desc limit 1),
+        moved as (update event_cursors set last_xid = last.xid, last_id = last.id from last, h
+                   where event_cursors.name = 'webhooks' and not h.hooked returning 1)
+   select (select locked from l) as locked, (select count(*) from e)::int as events, (select hooked from h) as hooked`;
 
 /** An event waiting to be fanned out. */
 export interface FanOutEvent {
