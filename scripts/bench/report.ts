@@ -49,15 +49,20 @@ export interface Comparison {
   over: Row | null;
 }
 
-/** The median over rounds of a / b, from side-by-side rows (of an even number of rounds, the mean of the middle two). */
+/**
+ * The median over rounds of a / b, from side-by-side rows (of an even number of rounds, the mean of
+ * the middle two), unrounded: a target is judged on it, and only what is shown is rounded (shown).
+ */
 function medianRatio(a: Row, b: Row): number | null {
   if (!a.perRound || !b.perRound) return null;
   const ratios = a.perRound.map((x, i) => x / b.perRound![i]).sort((x, y) => x - y);
   const middle = ratios.length / 2;
   const median = ratios.length % 2 ? ratios[Math.floor(middle)] : (ratios[middle - 1] + ratios[middle]) / 2;
-  // Three places: a ratio just under a target is not rounded up to it.
-  return +median.toFixed(3);
+  return median;
 }
+
+/** A ratio as shown and written: three places (a ratio just under its target shows as under it, e.g. 0.899). */
+const shown = (ratio: number) => +ratio.toFixed(3);
 
 /** Every ratio the chosen scenarios declare, from the rows by id. */
 export function compare(scenarios: Scenario[], rows: Row[]): Comparison[] {
@@ -111,7 +116,7 @@ export function printComparisons(comparisons: Comparison[]): void {
       continue;
     }
     const side = (name: string, r: Row) => `${name} ${num(r.rps)} req/s p99 ${num(r.p99)} ms`;
-    console.log(`${label}: ${side(of.name, c.of)} vs ${side(over.name, c.over)} → ${c.value}×${verdict(c)}`);
+    console.log(`${label}: ${side(of.name, c.of)} vs ${side(over.name, c.over)} → ${shown(c.value)}×${verdict(c)}`);
     if (c.of.walBytesPerRequest !== undefined && c.over.walBytesPerRequest !== undefined) console.log(`  ${walLine(c)}`);
   }
 }
@@ -119,8 +124,13 @@ export function printComparisons(comparisons: Comparison[]): void {
 /** Writes bench-results/latest.json: the settings, every row (with every round) and ratio, and the query counts. */
 export function writeResults(rows: Row[], comparisons: Comparison[], queryCounts: Record<string, number[]> | null): void {
   mkdirSync('bench-results', { recursive: true });
-  const ratios = Object.fromEntries(comparisons.map((c) => [c.ratio.key, c.value]));
-  const details = comparisons.map(({ ratio, value, of, over }) => ({ ...ratio, value, ofRow: of?.id ?? null, overRow: over?.id ?? null }));
+  const ratios = Object.fromEntries(comparisons.map((c) => [c.ratio.key, c.value === null ? null : shown(c.value)]));
+  const details = comparisons.map(({ ratio, value, of, over }) => ({
+    ...ratio,
+    value: value === null ? null : shown(value),
+    ofRow: of?.id ?? null,
+    overRow: over?.id ?? null,
+  }));
   const results = {
     at: new Date().toISOString(),
     cores: cpus().length,

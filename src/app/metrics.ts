@@ -197,7 +197,7 @@ function poolMetrics(registry: Registry, orm: MikroORM): void {
 function liveMetrics(registry: Registry, sources: Pick<MetricsSources, 'subscriptions' | 'liveReads'>): void {
   new Gauge({
     name: 'wks_graphql_subscriptions',
-    help: 'Live subscriptions open in this process: GraphQL subscriptions and MCP change streams.',
+    help: 'Live subscriptions open in this process: GraphQL subscriptions and MCP change streams (one per workspace a stream covers).',
     registers: [registry],
     collect() {
       this.set(sources.subscriptions());

@@ -30,11 +30,11 @@ export const SUBSCRIBER_BUFFER = 256;
  * waits this long for it to catch up before it ends a subscriber still over the limit.
  */
 const CATCH_UP_MS = 2000;
-/** How often a process with subscribers reads new events (writes in this process also wake it at once). */
+/** How often a process with subscribers reads new events (a write in this process that one of them may care about also wakes it). */
 const POLL_MS = 200;
 /**
- * Reads start at least this far apart: under a stream of writes, each of which wakes the hub, one
- * read then takes the events of many writes (a change still arrives within a few tens of ms)
+ * Reads start at least this far apart: under a stream of writes that wake the hub, one read then
+ * takes the events of many writes (a change still arrives within a few tens of ms)
  * instead of the database being asked after every write.
  */
 const MIN_READ_GAP_MS = 25;
@@ -89,8 +89,10 @@ export class SubscriberTooSlowError extends DomainError {
  * transaction as each change) to this process's GraphQL subscribers. While anyone subscribes, the
  * hub reads new events of the watched workspaces in commit order — after its cursor, and only from
  * transactions older than every one still running, the webhook dispatcher's rule, so no commit
- * can land behind the cursor — every POLL_MS, and at once when this process writes. So a write
- * through any process reaches subscribers on every process sharing the database.
+ * can land behind the cursor — every POLL_MS, and soon after this process writes something one of
+ * its subscribers may care about (see LiveInterest; a subscriber without one cares about every
+ * write in its workspace). So a write through any process reaches subscribers on every process
+ * sharing the database.
  */
 export class LiveHub {
   private readonly subscribers = new Set<Subscriber>();
@@ -213,7 +215,7 @@ export class LiveHub {
     }
   }
 
-  /** Reads new events soon (this process committed a write): now, or MIN_READ_GAP_MS after the last read started. */
+  /** Reads new events soon (this process wrote something a subscriber may care about): now, or MIN_READ_GAP_MS after the last read started. */
   wake(): void {
     if (!this.subscribers.size || this.soon) return;
     const wait = this.lastRead + MIN_READ_GAP_MS - Date.now();

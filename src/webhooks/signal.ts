@@ -8,14 +8,14 @@ export interface Touched {
   targetId: string | null;
 }
 
-/** How long after a write its signal goes out (after the caller's commit). */
+/** How long after a write its signal goes out: usually after the caller's commit (a read that misses it leaves it to the next poll). */
 const SIGNAL_DELAY_MS = 25;
 
 const signal = new EventEmitter();
 
 /**
- * Wakes this process's dispatcher and live hub shortly (after the caller's commit; other processes
- * poll), telling what the write touched (when the caller knows it), so the hub can tell whether any
+ * Wakes this process's dispatcher and live hub shortly (SIGNAL_DELAY_MS; other processes poll),
+ * telling what the write touched (when the caller knows it), so the hub can tell whether any
  * of its subscribers cares.
  */
 export function signalWebhookWork(write?: Touched): void {
