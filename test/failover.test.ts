@@ -164,6 +164,35 @@ describe.skipIf(!RUN)('failover', () => {
     expect(await metric(server, 'wks_db_failovers_total')).toBe(1);
   }, 90_000);
 
+  it('cuts a COMMIT left waiting on the old primary once its address reaches a new one, though no statement fails', async () => {
+    const servers = await pair();
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });
+    proxies.push(proxy);
+    const server = await serviceOn(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`);
+    const key = await provisionWriterKey(server.url, ADMIN);
+    const put = (path: string) =>
+      fetch(`${server.url}/api/v1/workspaces/-/memory/note`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ path, body: 'x', kind: 'note', links: [], tags: [] }),
+      });
+    expect((await put('before')).status).toBe(200);
+    // The synchronous standby is promoted while the old primary still takes writes: a COMMIT there now waits for
+    // ever, with no error for the failover watch to hear. Then the address is repointed.
+    servers.promote('b');
+    const sent = Date.now();
+    const stuck = put('stuck');
+    await new Promise((r) => setTimeout(r, 1_000));
+    proxy.repoint({ host: '127.0.0.1', port: servers.ports.b });
+    // The watch's periodic probe (every 5 s) finds another primary behind the address and cuts what waits on the old one.
+    const answer = await stuck;
+    expect(answer.status).toBe(503);
+    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect((await put('after')).status).toBe(200);
+    expect(proxy.openTo(servers.ports.a)).toBe(0);
+    expect(await metric(server, 'wks_db_failovers_total')).toBe(1);
+  }, 60_000);
+
   it('never acknowledges a write whose COMMIT got no answer, and answers its retry with the first outcome', async () => {
     const servers = await pair();
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });

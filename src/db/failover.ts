@@ -26,6 +26,8 @@ export interface WatchedPools {
 export type WatchState = 'serving' | 'checking' | 'switching';
 
 const PROBE_EVERY_MS = 250;
+/** While serving, how often the watch asks which server a new connection reaches (see beat). */
+const HEARTBEAT_MS = 5_000;
 
 /**
  * One ORM's watch over its primary. `report` takes every database error the ORM's statements
@@ -47,6 +49,8 @@ export class FailoverWatch extends EventEmitter {
   /** Connections that were busy when the primary was lost: cut if it does not come back as it was. */
   private suspects: Busy[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private beating = false;
   private closed = false;
 
   constructor(
@@ -56,10 +60,36 @@ export class FailoverWatch extends EventEmitter {
     super();
   }
 
-  /** Learns the server first served (a later change of it is a failover). */
+  /** Learns the server first served (a later change of it is a failover), and keeps asking (see beat). */
   async start(): Promise<void> {
     const found = await this.probe().catch(() => null);
     if (found?.writable) this.server = found.server;
+    this.heartbeat ??= setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /**
+   * While serving, a probe every HEARTBEAT_MS. One that finds another writable server than the one
+   * served (a stable address repointed after a promotion) is a failover no statement may report:
+   * a COMMIT on the old primary waiting for its synchronous standby, now promoted, waits for ever
+   * without an error, and with every request waiting on one, none meets the old primary's refusal.
+   * The pools are emptied and those statements cut, as on a reported loss. A probe that fails or
+   * finds no writable server says nothing here: statements report real losses themselves.
+   */
+  private async beat(): Promise<void> {
+    if (this.closed || this.beating || this.state !== 'serving' || this.server === null) return;
+    this.beating = true;
+    try {
+      const found = await this.probe().catch(() => null);
+      if (this.closed || this.state !== 'serving' || !found?.writable || found.server === this.server) return;
+      this.state = 'checking';
+      this.losses++;
+      this.empty();
+      this.emit('lost', `a new connection reaches another primary (${found.server})`);
+      this.restore(found.server);
+    } finally {
+      this.beating = false;
+    }
   }
 
   /** Whether requests may go to the database now (not while the switch looks for a writable server). */
@@ -122,6 +152,7 @@ export class FailoverWatch extends EventEmitter {
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
   }
 }
 
