@@ -55,6 +55,13 @@ async function serviceOn(databaseUrl: string): Promise<RunningServer> {
   return server;
 }
 
+/** The service behind one stable address: a TCP proxy to the pair's primary `a` (repointed by the test), kept for cleaning up. */
+async function serviceBehindProxy(servers: FailoverPair): Promise<{ proxy: TcpProxy; server: RunningServer }> {
+  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });
+  proxies.push(proxy);
+  return { proxy, server: await serviceOn(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`) };
+}
+
 /** A metric's value from /metrics (0 when absent). */
 async function metric(server: RunningServer, name: string): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text();
@@ -137,9 +144,7 @@ describe.skipIf(!RUN)('failover', () => {
 
   it('behind one stable address: drops every connection to the old primary when it turns read-only, and the next ones work', async () => {
     const servers = await pair();
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });
-    proxies.push(proxy);
-    const server = await serviceOn(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`);
+    const { proxy, server } = await serviceBehindProxy(servers);
     const key = await provisionWriterKey(server.url, ADMIN);
     const writers = startNoteWriters(server.url, key, { count: 4 });
     await until(() => writers.report.acknowledged.length >= 40, 'writes acknowledged before the switch', 30_000);
@@ -166,9 +171,7 @@ describe.skipIf(!RUN)('failover', () => {
 
   it('cuts a COMMIT left waiting on the old primary once its address reaches a new one, though no statement fails', async () => {
     const servers = await pair();
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });
-    proxies.push(proxy);
-    const server = await serviceOn(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`);
+    const { proxy, server } = await serviceBehindProxy(servers);
     const key = await provisionWriterKey(server.url, ADMIN);
     const put = (path: string) =>
       fetch(`${server.url}/api/v1/workspaces/-/memory/note`, {
@@ -195,9 +198,7 @@ describe.skipIf(!RUN)('failover', () => {
 
   it('never acknowledges a write whose COMMIT got no answer, and answers its retry with the first outcome', async () => {
     const servers = await pair();
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: servers.ports.a });
-    proxies.push(proxy);
-    const server = await serviceOn(`postgres://postgres@127.0.0.1:${proxy.port}/postgres`);
+    const { proxy, server } = await serviceBehindProxy(servers);
     const key = await provisionWriterKey(server.url, ADMIN, ['changelog.update', 'changelog.read']);
     const put = () =>
       fetch(`${server.url}/api/v1/workspaces/-/memory/note`, {

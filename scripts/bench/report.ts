@@ -57,8 +57,7 @@ function medianRatio(a: Row, b: Row): number | null {
   if (!a.perRound || !b.perRound) return null;
   const ratios = a.perRound.map((x, i) => x / b.perRound![i]).sort((x, y) => x - y);
   const middle = ratios.length / 2;
-  const median = ratios.length % 2 ? ratios[Math.floor(middle)] : (ratios[middle - 1] + ratios[middle]) / 2;
-  return median;
+  return ratios.length % 2 ? ratios[Math.floor(middle)] : (ratios[middle - 1] + ratios[middle]) / 2;
 }
 
 /** A ratio as shown and written: three places (a ratio just under its target shows as under it, e.g. 0.899). */

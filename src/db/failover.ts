@@ -82,10 +82,7 @@ export class FailoverWatch extends EventEmitter {
     try {
       const found = await this.probe().catch(() => null);
       if (this.closed || this.state !== 'serving' || !found?.writable || found.server === this.server) return;
-      this.state = 'checking';
-      this.losses++;
-      this.empty();
-      this.emit('lost', `a new connection reaches another primary (${found.server})`);
+      this.lose(`a new connection reaches another primary (${found.server})`);
       this.restore(found.server);
     } finally {
       this.beating = false;
@@ -100,11 +97,16 @@ export class FailoverWatch extends EventEmitter {
   /** Takes a database error met by a statement or a pool; a lost primary starts a check. */
   report(error: unknown): void {
     if (this.closed || this.state !== 'serving' || !signalsLostPrimary(error)) return;
+    this.lose((error as Error).message);
+    void this.check();
+  }
+
+  /** The primary is lost: the pools are emptied (busy connections kept as suspects) and it is said why. */
+  private lose(reason: string): void {
     this.state = 'checking';
     this.losses++;
     this.empty();
-    this.emit('lost', (error as Error).message);
-    void this.check();
+    this.emit('lost', reason);
   }
 
   private async check(): Promise<void> {

@@ -440,22 +440,23 @@ class InterestIndex {
 
   /** Whether a write's event may concern any subscriber (see about); one outside any workspace reaches none. */
   concerns(event: Touched): boolean {
-    if (event.workspaceId === null) return false;
-    return (
-      !!this.everything.get(event.workspaceId)?.size ||
-      !!this.some.get(byTarget(event.workspaceId, targetOf(event.targetType, event.targetId)))?.size ||
-      !!this.some.get(byAction(event.workspaceId, event.action))?.size
-    );
+    const { workspaceId } = event;
+    return workspaceId !== null && this.setsAbout({ ...event, workspaceId }).length > 0;
   }
 
   /** The subscribers an event may concern (each once). */
   about(event: LiveEvent): Iterable<Subscriber> {
+    const found = this.setsAbout(event);
+    if (found.length <= 1) return found[0] ?? [];
+    return new Set(found.flatMap((set) => [...set]));
+  }
+
+  /** The non-empty sets an event's subscribers are in: its workspace's unfiltered ones, its target's, its action's. */
+  private setsAbout(event: Pick<LiveEvent, 'workspaceId' | 'action' | 'targetType' | 'targetId'>): Set<Subscriber>[] {
     const all = this.everything.get(event.workspaceId);
     const target = this.some.get(byTarget(event.workspaceId, targetOf(event.targetType, event.targetId)));
     const action = this.some.get(byAction(event.workspaceId, event.action));
-    const found = [all, target, action].filter((set): set is Set<Subscriber> => !!set?.size);
-    if (found.length <= 1) return found[0] ?? [];
-    return new Set(found.flatMap((set) => [...set]));
+    return [all, target, action].filter((set): set is Set<Subscriber> => !!set?.size);
   }
 
   private keysOf(s: Subscriber): [Map<string, Set<Subscriber>>, string][] {
